@@ -1,0 +1,107 @@
+"""The small base class every coreset estimator shares.
+
+A coreset estimator is fitted on (X, y) and *selects*: ``sample_indices_`` (M row indices) and
+``sample_weight_`` (M positive weights). ``fit_resample`` returns the weighted subset in the
+``(X_m, y_m, {"sample_weight": w_m})`` form the resampler-aware pipeline consumes. Subclasses
+implement ``_fit_coreset`` only.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ..models import MODEL_NAMES, get_model, infer_model_name
+
+
+class BaseCoreset(BaseEstimator):
+    """Base class of coreset estimators (do not use directly).
+
+    Subclasses define ``_fit_coreset(X, y, sample_weight, random_state)`` returning
+    ``(indices, weights)`` with X a float64 array, y the model-checked targets and
+    ``sample_weight`` the user's non-negative weights (ones if none were given).
+    """
+
+    _parameter_constraints: dict = {
+        "n_points": [Interval(Integral, 1, None, closed="left")],
+        "model": [StrOptions({"auto", *MODEL_NAMES})],
+        "prior_scale": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def _resolve_model(self, y):
+        name = infer_model_name(y) if self.model == "auto" else self.model
+        return get_model(name, prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Select the coreset.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN and infinity are rejected.
+        y : array-like of shape (n_samples,)
+            Targets in the model's coding (binary labels, counts or real values).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the data's log-likelihood terms; the coreset approximates
+            the weighted sum and its weights include them.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator with ``sample_indices_`` and ``sample_weight_``.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        n_samples = X.shape[0]
+        if self.n_points > n_samples:
+            raise ValueError(
+                f"n_points={self.n_points} is larger than the number of samples ({n_samples})."
+            )
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        model = self._resolve_model(y)
+        self.model_ = model.name
+        y = model.check_targets(y)
+        rng = check_random_state(self.random_state)
+        indices, weights = self._fit_coreset(X, y, sample_weight, model, rng)
+        order = np.argsort(indices, kind="stable")
+        self.sample_indices_ = np.asarray(indices, dtype=np.intp)[order]
+        self.sample_weight_ = np.asarray(weights, dtype=np.float64)[order]
+        if not np.all(np.isfinite(self.sample_weight_)):
+            raise FloatingPointError("The coreset weights are not finite; please report this.")
+        return self
+
+    def fit_resample(self, X, y, sample_weight=None):
+        """Fit, then return the weighted subset.
+
+        Returns
+        -------
+        X_coreset : array-like of shape (n_points_, n_features)
+            The selected rows of ``X`` (same container type: pandas stays pandas).
+        y_coreset : array-like of shape (n_points_,)
+            The selected targets, in the caller's coding.
+        params : dict
+            ``{"sample_weight": sample_weight_}``, to pass to the next estimator's ``fit``.
+        """
+        self.fit(X, y, sample_weight=sample_weight)
+        idx = self.sample_indices_
+        return _safe_indexing(X, idx), _safe_indexing(y, idx), {"sample_weight": self.sample_weight_.copy()}
+
+    @property
+    def n_points_(self):
+        """Number of distinct points in the fitted coreset (may be below ``n_points``)."""
+        check_is_fitted(self, "sample_indices_")
+        return len(self.sample_indices_)
+
+    def _fit_coreset(self, X, y, sample_weight, model, random_state):
+        raise NotImplementedError
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.non_deterministic = False
+        return tags

@@ -1,0 +1,212 @@
+"""numba kernels shared by the Hilbert coreset algorithms.
+
+Every kernel reads the (N, J) matrix ``V`` whose rows are the vectors v_n, stored C-contiguous
+in float64 or float32, and accumulates in float64.  The per-iteration work of every greedy
+algorithm is one pass over ``V``; those passes are memory-bound, so they are split into
+contiguous chunks over rows and run in parallel (measured ~1.4x faster than one-thread numba and
+faster than numpy's BLAS gemv on 2 cores at N = 1e6, J = 50).
+
+``fastmath`` is restricted to re-association/contraction so that the length-J dot products
+vectorise; it never assumes finite values (inputs are validated before they get here).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+# Re-association lets LLVM vectorise the dot-product reductions; results differ from a
+# sequential sum only by rounding (~1e-16 relative).
+_FM = {"reassoc", "contract", "nsz", "arcp"}
+
+
+def n_chunks(n_rows):
+    """Number of row chunks for the parallel passes (enough to balance 2-8 threads)."""
+    return int(max(1, min(n_rows // 256, 64)))
+
+
+@njit(cache=True, parallel=True, fastmath=_FM)
+def norms_and_sum(V, nchunks):
+    """Row norms sigma_n = ||v_n|| and the row sum y = sum_n v_n, in one pass.
+
+    Returns ``(sigma, y)``, both float64.  Non-finite input shows up as a non-finite sigma_n.
+    """
+    N, J = V.shape
+    sigma = np.empty(N)
+    partial = np.zeros((nchunks, J))
+    size = (N + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        lo = c * size
+        hi = min(N, lo + size)
+        for n in range(lo, hi):
+            acc = 0.0
+            for j in range(J):
+                v = np.float64(V[n, j])
+                acc += v * v
+                partial[c, j] += v
+            sigma[n] = np.sqrt(acc)
+    y = np.zeros(J)
+    for c in range(nchunks):
+        for j in range(J):
+            y[j] += partial[c, j]
+    return sigma, y
+
+
+@njit(cache=True, parallel=True, fastmath=_FM)
+def matvec(V, x, out):
+    """out[n] = <v_n, x> for all rows (x float64, out float64)."""
+    N, J = V.shape
+    for n in prange(N):
+        acc = 0.0
+        for j in range(J):
+            acc += V[n, j] * x[j]
+        out[n] = acc
+
+
+@njit(cache=True, parallel=True, fastmath=_FM)
+def matvec_rows(V, rows, x, out):
+    """out[i] = <v_{rows[i]}, x>: the pass restricted to a subset of rows."""
+    J = V.shape[1]
+    for i in prange(rows.shape[0]):
+        n = rows[i]
+        acc = 0.0
+        for j in range(J):
+            acc += V[n, j] * x[j]
+        out[i] = acc
+
+
+@njit(cache=True, parallel=True, fastmath=_FM)
+def argmax_scaled_dot(V, scale, x, nchunks):
+    """argmax_n scale[n] * <v_n, x> over rows with scale[n] != 0 (first index on ties).
+
+    Used with scale = 1/sigma_n by Frank-Wolfe and OMP (rows to skip get scale 0).
+    Returns ``(index, value)``; index is -1 when every scale is 0.
+    """
+    N, J = V.shape
+    best_val = np.full(nchunks, -np.inf)
+    best_idx = np.full(nchunks, -1, dtype=np.int64)
+    size = (N + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        lo = c * size
+        hi = min(N, lo + size)
+        bv = -np.inf
+        bi = -1
+        for n in range(lo, hi):
+            s = scale[n]
+            if s == 0.0:
+                continue
+            acc = 0.0
+            for j in range(J):
+                acc += V[n, j] * x[j]
+            val = acc * s
+            if val > bv:
+                bv = val
+                bi = n
+        best_val[c] = bv
+        best_idx[c] = bi
+    bv = -np.inf
+    bi = -1
+    for c in range(nchunks):
+        if best_idx[c] >= 0 and (bi < 0 or best_val[c] > bv):
+            bv = best_val[c]
+            bi = best_idx[c]
+    return bi, bv
+
+
+@njit(cache=True, inline="always")
+def _giga_score(p, q, inv_sigma, dnorm):
+    # cos(d_t, d_tn) = <l_n, d_t> / (||d_t|| sqrt(1 - <l_n, l(w_t)>^2)); 0 where the
+    # denominator vanishes (l_n parallel to l(w_t)).
+    a = q * inv_sigma
+    den = 1.0 - a * a
+    if den > 0.0:
+        return (p * inv_sigma) / (dnorm * np.sqrt(den))
+    return 0.0
+
+
+@njit(cache=True, parallel=True, fastmath=_FM)
+def giga_select(V, inv_sigma, d, lw, dnorm, nchunks):
+    """GIGA step 2 in one pass: argmax_n of the geodesic-alignment score.
+
+    For every row both <v_n, d_t> and <v_n, l(w_t)> are computed directly from the current
+    J-vectors d_t and l(w_t) (two dot products on the same cached row, so still one pass over
+    memory).  Rows with inv_sigma == 0 (sigma_n == 0) are skipped.  Four rows are processed
+    together so that float32 storage is not limited by the latency of the float64 reductions.
+    Returns ``(index, score)``; ties go to the first index.
+    """
+    N, J = V.shape
+    best_val = np.full(nchunks, -np.inf)
+    best_idx = np.full(nchunks, -1, dtype=np.int64)
+    size = (N + nchunks - 1) // nchunks
+    size = ((size + 3) // 4) * 4
+    for c in prange(nchunks):
+        lo = c * size
+        hi = min(N, lo + size)
+        bv = -np.inf
+        bi = -1
+        n = lo
+        while n + 4 <= hi:
+            p0 = 0.0
+            p1 = 0.0
+            p2 = 0.0
+            p3 = 0.0
+            q0 = 0.0
+            q1 = 0.0
+            q2 = 0.0
+            q3 = 0.0
+            for j in range(J):
+                dj = d[j]
+                lj = lw[j]
+                v0 = np.float64(V[n, j])
+                v1 = np.float64(V[n + 1, j])
+                v2 = np.float64(V[n + 2, j])
+                v3 = np.float64(V[n + 3, j])
+                p0 += v0 * dj
+                p1 += v1 * dj
+                p2 += v2 * dj
+                p3 += v3 * dj
+                q0 += v0 * lj
+                q1 += v1 * lj
+                q2 += v2 * lj
+                q3 += v3 * lj
+            if inv_sigma[n] != 0.0:
+                s = _giga_score(p0, q0, inv_sigma[n], dnorm)
+                if s > bv:
+                    bv = s
+                    bi = n
+            if inv_sigma[n + 1] != 0.0:
+                s = _giga_score(p1, q1, inv_sigma[n + 1], dnorm)
+                if s > bv:
+                    bv = s
+                    bi = n + 1
+            if inv_sigma[n + 2] != 0.0:
+                s = _giga_score(p2, q2, inv_sigma[n + 2], dnorm)
+                if s > bv:
+                    bv = s
+                    bi = n + 2
+            if inv_sigma[n + 3] != 0.0:
+                s = _giga_score(p3, q3, inv_sigma[n + 3], dnorm)
+                if s > bv:
+                    bv = s
+                    bi = n + 3
+            n += 4
+        while n < hi:
+            if inv_sigma[n] != 0.0:
+                p = 0.0
+                q = 0.0
+                for j in range(J):
+                    v = np.float64(V[n, j])
+                    p += v * d[j]
+                    q += v * lw[j]
+                s = _giga_score(p, q, inv_sigma[n], dnorm)
+                if s > bv:
+                    bv = s
+                    bi = n
+            n += 1
+        best_val[c] = bv
+        best_idx[c] = bi
+    bv = -np.inf
+    bi = -1
+    for c in range(nchunks):
+        if best_idx[c] >= 0 and (bi < 0 or best_val[c] > bv):
+            bv = best_val[c]
+            bi = best_idx[c]
+    return bi, bv

@@ -1,0 +1,231 @@
+"""Non-negative orthogonal matching pursuit (NN-OMP) Hilbert coreset.
+
+Selection uses the normalised correlation <v_n / sigma_n, r> with the residual r = y - Phi w
+(one pass over the matrix per iteration); the weights are the exact non-negative least-squares
+solution on the selected set, maintained by a warm-started Lawson-Hanson active-set method with
+a Cholesky factor of the Gram matrix of the passive set that is updated by one row when a point
+enters (its Gram row needs only the products with the current support rows) and downdated by
+Givens rotations when a point leaves.
+"""
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+from . import _kernels
+from ._common import (
+    check_max_iter,
+    check_n_points,
+    check_nonneg_float,
+    check_vectors,
+    finish,
+    prepare,
+)
+
+# A new column whose squared Cholesky pivot is below this fraction of its squared norm lies
+# (numerically) in the span of the support: adding it cannot reduce the residual.
+_RANK_TOL = 1e-12
+
+
+class _ActiveSet:
+    """Passive set P with rows Phi_P (float64), b_P = Phi_P y, weights w_P > 0 and L L^T = G_PP."""
+
+    def __init__(self, y, capacity):
+        J = y.shape[0]
+        self.y = y
+        self.idx = []
+        self.rows = np.empty((capacity, J))
+        self.b = np.empty(capacity)
+        self.w = np.empty(capacity)
+        self.L = np.zeros((capacity, capacity))
+        self.p = 0
+
+    def _grow(self):
+        cap = 2 * self.rows.shape[0]
+        p = self.p
+        rows = np.empty((cap, self.rows.shape[1]))
+        rows[:p] = self.rows[:p]
+        L = np.zeros((cap, cap))
+        L[:p, :p] = self.L[:p, :p]
+        b = np.empty(cap)
+        b[:p] = self.b[:p]
+        w = np.empty(cap)
+        w[:p] = self.w[:p]
+        self.rows, self.L, self.b, self.w = rows, L, b, w
+
+    def try_add(self, n, row):
+        """Append column n with weight 0; False (and no change) if it is numerically dependent."""
+        p = self.p
+        g = self.rows[:p] @ row  # the new Gram row: one product per added point
+        gnn = row @ row
+        ell = solve_triangular(self.L[:p, :p], g, lower=True, check_finite=False) if p else g
+        piv2 = gnn - ell @ ell
+        if not piv2 > _RANK_TOL * gnn:
+            return False
+        if p == self.rows.shape[0]:
+            self._grow()
+        self.L[p, :p] = ell
+        self.L[p, p] = np.sqrt(piv2)
+        self.rows[p] = row
+        self.b[p] = row @ self.y
+        self.w[p] = 0.0
+        self.idx.append(n)
+        self.p = p + 1
+        return True
+
+    def remove(self, k):
+        """Delete position k; restore the triangular factor with Givens rotations (O(p^2))."""
+        p = self.p
+        L = self.L
+        # Rows k+1.. of L lose their row k: shift them up; the block becomes lower-Hessenberg.
+        L[k : p - 1, : p] = L[k + 1 : p, : p]
+        for i in range(k, p - 1):
+            a, c = L[i, i], L[i, i + 1]
+            r = np.hypot(a, c)
+            if r == 0.0:
+                continue
+            cs, sn = a / r, c / r
+            col_i = L[i : p - 1, i].copy()
+            col_j = L[i : p - 1, i + 1]
+            L[i : p - 1, i] = cs * col_i + sn * col_j
+            L[i : p - 1, i + 1] = -sn * col_i + cs * col_j
+        L[: p, p - 1] = 0.0
+        L[p - 1, : p] = 0.0
+        for arr in (self.rows, self.b, self.w):
+            arr[k : p - 1] = arr[k + 1 : p]
+        del self.idx[k]
+        self.p = p - 1
+
+    def solve(self):
+        p = self.p
+        L = self.L[:p, :p]
+        z = solve_triangular(L, self.b[:p], lower=True, check_finite=False)
+        return solve_triangular(L.T, z, lower=False, check_finite=False)
+
+    def residual(self):
+        p = self.p
+        return self.y - self.w[:p] @ self.rows[:p]
+
+    def refine(self):
+        """Lawson-Hanson inner loop: from feasible w (w_P >= 0) to the LS solution on P, backing
+        off along the segment and dropping points whose weight reaches 0.  Returns the dropped
+        data indices."""
+        dropped = []
+        while self.p:
+            z = self.solve()
+            w = self.w[: self.p]
+            if np.all(z > 0):
+                w[:] = z
+                break
+            neg = np.flatnonzero(z <= 0)
+            ratios = w[neg] / (w[neg] - z[neg])
+            j = int(np.argmin(ratios))
+            alpha = ratios[j]
+            w += alpha * (z - w)
+            w[neg[j]] = 0.0
+            for k in sorted(np.flatnonzero(w <= 0), reverse=True):
+                dropped.append(self.idx[k])
+                self.remove(int(k))
+        return dropped
+
+
+def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_state=None,
+        return_info=False):
+    """Non-negative orthogonal matching pursuit Hilbert coreset.
+
+    Each iteration adds the point most aligned with the residual r = y - Phi w (largest
+    <v_n / sigma_n, r>, which must be positive) to the selected set S and re-solves
+    min ||y - Phi_S w_S|| subject to w_S >= 0 exactly (warm-started active set with an updated
+    Cholesky factor).  Points whose NNLS weight is 0 leave S (they may be selected again later),
+    so every point of S has a positive weight and the iteration continues until
+    |S| = ``n_points`` or a stop rule fires.
+
+    Parameters
+    ----------
+    vectors : array-like of shape (N, J)
+        Rows are the vectors v_n (float64 or float32 storage; never modified).
+        Rows with sigma_n = 0 are never selected.
+    n_points : int
+        Maximum number of nonzero weights, 1 <= n_points <= N.  At most rank(Phi) <= J points
+        can be useful: once the residual vanishes (relative ``tol``) or the best new point is
+        numerically in the span of S, the iteration stops ('numerical_limit').
+    max_iter : int or None
+        Maximum number of additions (default ``10 * n_points + 100``).
+    tol : float, default=1e-12
+        Stop ('numerical_limit') when ||r|| <= tol * ||y||; a point counts as positively
+        correlated only if <v_n / sigma_n, r> > tol * ||r||.
+    target : array-like of shape (J,), optional
+        The vector y to approximate (default: the sum of the rows).
+    random_state : ignored
+        Accepted for a uniform signature; the algorithm is deterministic.
+    return_info : bool, default=False
+        Also return a dict: ``n_iter``, ``stop_reason`` ('size_reached', 'converged' (no
+        positive correlation left: w is the NNLS optimum over all points), 'numerical_limit',
+        'max_iter', 'zero_target'), ``error`` (relative Hilbert error), ``n_support``.
+
+    Returns
+    -------
+    w : ndarray of shape (N,), float64
+    info : dict, only if ``return_info``
+    """
+    V = check_vectors(vectors)
+    N, J = V.shape
+    M = check_n_points(n_points, N)
+    max_iter = check_max_iter(max_iter, 10 * M + 100)
+    tol = check_nonneg_float(tol, "tol")
+    sigma, y = prepare(V, target)
+    ynorm = np.linalg.norm(y)
+    inv_sigma = np.zeros(N)
+    pos = sigma > 0
+    inv_sigma[pos] = 1.0 / sigma[pos]
+    if ynorm == 0 or not pos.any():
+        return finish(V, np.zeros(N), y, return_info, 0, "zero_target")
+    nch = _kernels.n_chunks(N)
+    act = _ActiveSet(y, min(M, J) + 2)
+    # The scale vector doubles as the "not yet selected" mask (0 = skip in the kernel).
+    scale = inv_sigma.copy()
+    r = y.copy()
+    n_iter = 0
+    reason = "max_iter"
+    while True:
+        if act.p >= M:
+            reason = "size_reached"
+            break
+        rnorm = np.linalg.norm(r)
+        if rnorm <= tol * ynorm:
+            reason = "numerical_limit"
+            break
+        if n_iter >= max_iter:
+            break
+        f, corr = _kernels.argmax_scaled_dot(V, scale, r, nch)
+        if f < 0 or not corr > tol * rnorm:
+            reason = "converged"
+            break
+        n_iter += 1
+        if not act.try_add(f, V[f].astype(np.float64)):
+            reason = "numerical_limit"
+            break
+        scale[f] = 0.0
+        # Lawson-Hanson on S u {f}, warm-started at (w_S, 0): the inner loop restores
+        # feasibility; the outer loop re-admits a dropped point whose gradient is positive.
+        candidates = []
+        while True:
+            dropped = act.refine()
+            candidates.extend(dropped)
+            for n in dropped:
+                scale[n] = inv_sigma[n]
+            if not candidates:
+                break
+            r = act.residual()
+            rows = np.asarray(candidates, dtype=np.intp)
+            grad = (V[rows].astype(np.float64) @ r) * inv_sigma[rows]
+            k = int(np.argmax(grad))
+            if not grad[k] > tol * np.linalg.norm(r):
+                break
+            n = candidates.pop(k)
+            if not act.try_add(n, V[n].astype(np.float64)):
+                break
+            scale[n] = 0.0
+        r = act.residual()
+    w = np.zeros(N)
+    w[np.asarray(act.idx, dtype=np.intp)] = act.w[: act.p]
+    return finish(V, w, y, return_info, n_iter, reason)

@@ -1,0 +1,17 @@
+"""Bayesian generalised linear models whose posterior is sampled by MALA.
+
+They accept ``sample_weight`` as exponents of the likelihood terms, so they are the natural
+final step after a coreset: ``est.fit(X[idx], y[idx], sample_weight=w)``.
+"""
+
+from ._bayesian import (
+    BayesianLinearRegression,
+    BayesianLogisticRegression,
+    BayesianPoissonRegression,
+)
+
+__all__ = [
+    "BayesianLinearRegression",
+    "BayesianLogisticRegression",
+    "BayesianPoissonRegression",
+]

@@ -1,0 +1,5 @@
+"""Random projections of per-datum log-likelihoods (log-likelihood and Fisher features)."""
+
+from ._projection import PROJECTIONS, project
+
+__all__ = ["PROJECTIONS", "project"]

@@ -1,0 +1,178 @@
+"""MCMC convergence diagnostics: rank-normalised split R-hat and bulk effective sample size.
+
+Both follow Vehtari, Gelman, Simpson, Carpenter and Buerkner (2021), "Rank-normalization,
+folding, and localization: an improved R-hat for assessing convergence of MCMC", Bayesian
+Analysis 16(2), the same definitions as ``arviz.rhat(method="rank")`` and
+``arviz.ess(method="bulk")``:
+
+* every chain is split in two halves (so a drifting chain shows up as disagreeing halves);
+* the pooled draws are replaced by normal scores of their ranks, ``Phi^-1((r - 3/8) / (S + 1/4))``;
+* R-hat is the maximum of the classic Gelman-Rubin statistic on the rank-normalised draws
+  ("bulk") and on the rank-normalised folded draws ``|x - median|`` ("tail");
+* bulk ESS is ``S / tau`` with the integrated autocorrelation time ``tau`` estimated from the
+  multi-chain autocorrelations with Geyer's initial positive and initial monotone sequences.
+
+Rank normalisation makes both invariant to monotone transformations of a parameter (R-hat of
+``sigma`` equals R-hat of ``log sigma``) and robust to heavy tails.
+"""
+
+import numpy as np
+import scipy.fft
+import scipy.special
+import scipy.stats
+
+__all__ = ["split_rhat", "ess_bulk", "rank_normalize"]
+
+
+def _as_draws(draws):
+    """(chains, draws, params) float64; a 2-D input is one parameter (chains, draws)."""
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.ndim == 2:
+        draws = draws[:, :, None]
+    if draws.ndim != 3:
+        raise ValueError(
+            f"draws must have shape (n_chains, n_draws) or (n_chains, n_draws, n_params); "
+            f"got {draws.shape}."
+        )
+    return draws
+
+
+def _split_chains(draws):
+    """Split each chain into two halves: (2C, S // 2, P). An odd middle draw is dropped."""
+    half = draws.shape[1] // 2
+    return np.concatenate([draws[:, :half], draws[:, draws.shape[1] - half:]], axis=0)
+
+
+def rank_normalize(draws):
+    """Normal scores of the pooled ranks of each parameter, same shape as ``draws``.
+
+    Parameters
+    ----------
+    draws : ndarray of shape (n_chains, n_draws, n_params)
+
+    Returns
+    -------
+    z : ndarray of the same shape
+    """
+    C, S, P = draws.shape
+    flat = draws.reshape(C * S, P)
+    ranks = scipy.stats.rankdata(flat, method="average", axis=0)
+    u = (ranks - 3.0 / 8.0) / (C * S - 2 * 3.0 / 8.0 + 1.0)
+    return scipy.special.ndtri(u).reshape(C, S, P)
+
+
+def _gelman_rubin(draws):
+    """Classic (non-split) potential scale reduction on (chains, draws, params)."""
+    S = draws.shape[1]
+    chain_mean = draws.mean(axis=1)
+    within = draws.var(axis=1, ddof=1).mean(axis=0)
+    between = S * chain_mean.var(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt((between / within + S - 1) / S)
+
+
+def split_rhat(draws):
+    """Rank-normalised split R-hat of each parameter (Vehtari et al. 2021).
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, n_params) or (n_chains, n_draws)
+        At least 4 draws per chain.
+
+    Returns
+    -------
+    rhat : ndarray of shape (n_params,)
+        ``max(bulk R-hat, tail R-hat)``; values close to 1 (say < 1.01) indicate that the
+        chains agree. NaN for a parameter that is constant across all draws.
+    """
+    draws = _as_draws(draws)
+    if draws.shape[1] < 4:
+        raise ValueError(f"split R-hat needs at least 4 draws per chain, got {draws.shape[1]}.")
+    split = _split_chains(draws)
+    bulk = _gelman_rubin(rank_normalize(split))
+    folded = np.abs(split - np.median(split.reshape(-1, split.shape[2]), axis=0))
+    tail = _gelman_rubin(rank_normalize(folded))
+    out = np.maximum(bulk, tail)
+    out[_constant(draws)] = np.nan
+    return out
+
+
+def _constant(draws):
+    flat = draws.reshape(-1, draws.shape[2])
+    return (flat.max(axis=0) - flat.min(axis=0)) < np.finfo(np.float64).resolution
+
+
+def _autocov(x):
+    """Autocovariances (biased, divided by S) of each chain along axis 1, by FFT."""
+    S = x.shape[1]
+    x = x - x.mean(axis=1, keepdims=True)
+    m = scipy.fft.next_fast_len(2 * S)
+    f = np.fft.rfft(x, n=m, axis=1)
+    return np.fft.irfft(f * np.conjugate(f), n=m, axis=1)[:, :S] / S
+
+
+def _ess_one(x):
+    """Multi-chain ESS of one parameter, x of shape (chains, draws) (Geyer's sequences)."""
+    C, S = x.shape
+    acov = _autocov(x)
+    mean_var = acov[:, 0].mean() * S / (S - 1.0)
+    var_plus = mean_var * (S - 1.0) / S
+    if C > 1:
+        var_plus += x.mean(axis=1).var(ddof=1)
+    rho = np.zeros(S)
+    acov_mean = acov.mean(axis=0)
+    rho_even = 1.0
+    rho[0] = rho_even
+    rho_odd = 1.0 - (mean_var - acov_mean[1]) / var_plus
+    rho[1] = rho_odd
+    # Geyer's initial positive sequence: sum pairs while they stay positive.
+    t = 1
+    while t < S - 3 and rho_even + rho_odd > 0.0:
+        rho_even = 1.0 - (mean_var - acov_mean[t + 1]) / var_plus
+        rho_odd = 1.0 - (mean_var - acov_mean[t + 2]) / var_plus
+        if rho_even + rho_odd >= 0:
+            rho[t + 1] = rho_even
+            rho[t + 2] = rho_odd
+        t += 2
+    max_t = t - 2
+    if rho_even > 0:
+        rho[max_t + 1] = rho_even
+    # Geyer's initial monotone sequence: the pair sums must not increase.
+    t = 1
+    while t <= max_t - 2:
+        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
+            rho[t + 1] = (rho[t - 1] + rho[t]) / 2.0
+            rho[t + 2] = rho[t + 1]
+        t += 2
+    n = C * S
+    tau = -1.0 + 2.0 * rho[: max_t + 1].sum() + rho[max_t + 1: max_t + 2].sum()
+    tau = max(tau, 1.0 / np.log10(n))
+    return np.nan if np.isnan(rho).any() else n / tau
+
+
+def ess_bulk(draws):
+    """Bulk effective sample size of each parameter (Vehtari et al. 2021).
+
+    The ESS of the rank-normalised split chains: how many independent draws would estimate
+    the centre of the distribution as precisely as these do.
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, n_params) or (n_chains, n_draws)
+        At least 4 draws per chain.
+
+    Returns
+    -------
+    ess : ndarray of shape (n_params,)
+        Between 0 and (slightly more than, for antithetic chains) n_chains * n_draws. A
+        parameter constant across all draws gets n_chains * n_draws.
+    """
+    draws = _as_draws(draws)
+    if draws.shape[1] < 4:
+        raise ValueError(f"ESS needs at least 4 draws per chain, got {draws.shape[1]}.")
+    z = rank_normalize(_split_chains(draws))
+    const = _constant(draws)
+    out = np.empty(draws.shape[2])
+    for p in range(draws.shape[2]):
+        out[p] = z.shape[0] * z.shape[1] if const[p] else _ess_one(z[:, :, p])
+    return out

@@ -1,0 +1,178 @@
+"""Preconditioned MALA for weighted GLM posteriors: the Python driver of ``_mala_kernels``."""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from . import _mala_kernels as K
+
+#: Acceptance rate targeted during warm-up; optimal for MALA (Roberts & Rosenthal 1998).
+TARGET_ACCEPT = 0.574
+
+#: Prior of ``log sigma`` when the Gaussian noise scale is sampled: N(mean, sd^2).
+NOISE_LOG_PRIOR = (0.0, 3.0)
+
+# Steps per compiled call. Fixed (independent of ``progress``) because every call reseeds
+# numba's generator: results then do not depend on whether a progress bar is shown.
+_CHUNK = 100
+
+
+@dataclass(frozen=True)
+class MALAResult:
+    """Output of :func:`sample_mala`.
+
+    Attributes
+    ----------
+    draws : ndarray of shape (n_chains, n_samples, n_params)
+        Kept draws (after warm-up).
+    acceptance_rate : ndarray of shape (n_chains,)
+        Fraction of accepted proposals after warm-up, per chain.
+    step_size : float
+        The (frozen) step size used after warm-up.
+    """
+
+    draws: np.ndarray
+    acceptance_rate: np.ndarray
+    step_size: float
+
+
+def default_step_size(n_params):
+    """Optimal MALA step for a standard normal target in ``n_params`` dimensions, ~1.65 P^(-1/6)."""
+    return 1.65 * max(n_params, 1) ** (-1.0 / 6.0)
+
+
+def _progress_bar(total, enabled, desc):
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        warnings.warn("progress=True needs tqdm (pip install tqdm); no progress bar is shown.",
+                      UserWarning, stacklevel=4)
+        return None
+    return tqdm(total=total, desc=desc, unit="step")
+
+
+def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale=1.0,
+                sample_noise=False, noise_log_prior=NOISE_LOG_PRIOR, precond_chol=None,
+                n_samples=1000, n_warmup=500, step_size="auto", target_accept=TARGET_ACCEPT,
+                random_state=None, progress=False):
+    """Run preconditioned MALA chains on a weighted GLM posterior.
+
+    The target is ``log N(theta | 0, prior_scale^2 I) + sum_n w_n l_n(theta)`` with the
+    per-datum log-likelihood ``l_n`` of the GLM ``kind`` (``skcoreset.models._glm_kernels``
+    codes). With ``sample_noise`` (Gaussian only) the last parameter is ``log sigma`` with
+    prior ``N(noise_log_prior[0], noise_log_prior[1]^2)``.
+
+    Parameters
+    ----------
+    kind : int
+        Likelihood code (LOGISTIC, POISSON or GAUSSIAN).
+    X : ndarray of shape (N, D)
+        Design matrix (intercept column included if any).
+    y : ndarray of shape (N,)
+        Targets, checked for the likelihood.
+    sample_weight : ndarray of shape (N,)
+        Non-negative weights of the log-likelihood terms.
+    init : ndarray of shape (n_chains, P)
+        Starting points, one row per chain (P = D, or D + 1 with ``sample_noise``).
+    prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior on the D coefficients.
+    noise_scale : float, default=1.0
+        Gaussian noise scale when it is not sampled (ignored by the other likelihoods).
+    sample_noise : bool, default=False
+        Whether the last parameter is ``log sigma``.
+    noise_log_prior : (float, float), default=(0.0, 3.0)
+        Mean and standard deviation of the normal prior on ``log sigma``.
+    precond_chol : ndarray of shape (P, P) or None, default=None
+        Lower Cholesky factor ``L`` of the preconditioner ``A = L L^T`` (identity if None).
+    n_samples : int, default=1000
+        Kept draws per chain.
+    n_warmup : int, default=500
+        Warm-up steps per chain (step-size adaptation, then discarded).
+    step_size : 'auto' or float, default='auto'
+        'auto' adapts the step by dual averaging toward ``target_accept`` during warm-up,
+        starting from ``1.65 P^(-1/6)``; a number is used as is throughout.
+    target_accept : float, default=0.574
+    random_state : int, RandomState instance or None, default=None
+    progress : bool, default=False
+        Show a tqdm progress bar (if tqdm is installed).
+
+    Returns
+    -------
+    MALAResult
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    theta = np.array(init, dtype=np.float64, order="C", ndmin=2)  # a copy: updated in place
+    C, P = theta.shape
+    if P != X.shape[1] + int(sample_noise):
+        raise ValueError(f"init has {P} parameters; the design has {X.shape[1]} columns"
+                         + (" plus log sigma." if sample_noise else "."))
+    if precond_chol is None:
+        L = np.eye(P)
+    else:
+        L = np.ascontiguousarray(precond_chol, dtype=np.float64)
+        if L.shape != (P, P):
+            raise ValueError(f"precond_chol must have shape {(P, P)}, got {L.shape}.")
+        L = np.tril(L)
+    n_samples, n_warmup = int(n_samples), int(n_warmup)
+    rng = check_random_state(random_state)
+    n_chunks = -(-n_warmup // _CHUNK) + -(-n_samples // _CHUNK)
+    seeds = rng.randint(0, 2**31 - 1, size=n_chunks)
+
+    kind = int(kind)
+    sample_noise = bool(sample_noise)
+    prior_prec = 1.0 / float(prior_scale) ** 2
+    noise = float(noise_scale)
+    s_mu = float(noise_log_prior[0])
+    s_prec = 1.0 / float(noise_log_prior[1]) ** 2
+
+    logp = np.empty(C)
+    grad = np.empty((C, P))
+    bad = K.mala_init(kind, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec,
+                      logp, grad)
+    if bad:
+        raise ValueError(f"The log posterior or its gradient is not finite at {bad} of the "
+                         f"{C} starting points; check the data's scale.")
+
+    adapt = step_size == "auto"
+    eps = default_step_size(P) if adapt else float(step_size)
+    da = np.zeros(K.DA_SIZE)
+    da[K.DA_LOG_EPS] = np.log(eps)
+    da[K.DA_LOG_EPS_BAR] = 0.0
+    # Dual averaging shrinks toward 10 x the initial step (Hoffman & Gelman 2014).
+    da[K.DA_MU] = np.log(10.0 * eps)
+    da[K.DA_TARGET] = float(target_accept)
+
+    draws = np.empty((C, n_samples, P))
+    accept_warm = np.zeros(C, dtype=np.int64)
+    accept = np.zeros(C, dtype=np.int64)
+    bar = _progress_bar(n_warmup + n_samples, progress, "MALA")
+    chunk = 0
+    try:
+        for start in range(0, n_warmup, _CHUNK):
+            n = min(_CHUNK, n_warmup - start)
+            K.mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu,
+                       s_prec, L, eps, adapt, da, n, int(seeds[chunk]), draws, 0, False,
+                       accept_warm)
+            chunk += 1
+            if bar is not None:
+                bar.update(n)
+        if adapt and n_warmup > 0:
+            eps = float(np.exp(da[K.DA_LOG_EPS_BAR]))
+        for start in range(0, n_samples, _CHUNK):
+            n = min(_CHUNK, n_samples - start)
+            K.mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu,
+                       s_prec, L, eps, False, da, n, int(seeds[chunk]), draws, start, True,
+                       accept)
+            chunk += 1
+            if bar is not None:
+                bar.update(n)
+    finally:
+        if bar is not None:
+            bar.close()
+    return MALAResult(draws=draws, acceptance_rate=accept / max(n_samples, 1), step_size=eps)

@@ -1,0 +1,173 @@
+"""Likelihood kernels and the Laplace approximation against the NumPy oracle."""
+
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime, minimize
+
+from skcoreset.models import get_model, infer_model_name, laplace_approximation
+
+from oracles import models_oracle as oracle
+
+MODELS = ["logistic", "poisson", "gaussian"]
+
+
+def _data(name, n=300, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    eta = X @ rng.standard_normal(d) * 0.5
+    if name == "logistic":
+        y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
+    elif name == "poisson":
+        y = rng.poisson(np.exp(eta)).astype(float)
+    else:
+        y = eta + 0.3 * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_kernels_match_oracle(name, fit_intercept):
+    X, y = _data(name)
+    model = get_model(name, prior_scale=1.7, fit_intercept=fit_intercept, noise_scale=0.3)
+    Xd = model.design(X)
+    rng = np.random.default_rng(1)
+    theta = 0.3 * rng.standard_normal(Xd.shape[1])
+    w = rng.uniform(0, 2, len(y))
+    np.testing.assert_allclose(model.loglik(theta, Xd, y), oracle.loglik(name, Xd @ theta, y, 0.3),
+                               rtol=1e-12, atol=1e-12)
+    lp, grad = model.log_posterior(theta, Xd, y, w)
+    lp0, grad0 = oracle.log_posterior(name, theta, Xd, y, w, 1.7, 0.3)
+    np.testing.assert_allclose(lp, lp0, rtol=1e-11)
+    np.testing.assert_allclose(grad, grad0, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(model.neg_log_posterior_hessian(theta, Xd, y, w),
+                               oracle.neg_hessian(name, theta, Xd, y, w, 1.7, 0.3), rtol=1e-10)
+    G = model.loglik_grad_per_datum(theta, Xd, y)
+    np.testing.assert_allclose(G, oracle.dloglik(name, Xd @ theta, y, 0.3)[:, None] * Xd, rtol=1e-12)
+    # the gradient is the derivative of the log posterior (finite differences)
+    fd = approx_fprime(theta, lambda t: model.log_posterior(t, Xd, y, w)[0], 1e-6)
+    np.testing.assert_allclose(grad, fd, rtol=1e-4, atol=1e-4 * np.abs(fd).max())
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_loglik_matrix_matches_oracle(name, dtype):
+    X, y = _data(name, n=500)
+    model = get_model(name, noise_scale=0.5)
+    Xd = model.design(X)
+    thetas = 0.2 * np.random.default_rng(2).standard_normal((37, Xd.shape[1]))
+    out = model.loglik_matrix(Xd, y, thetas, out=np.empty((len(y), 37), dtype=dtype))
+    expected = oracle.loglik(name, Xd @ thetas.T, y[:, None], 0.5)
+    rtol = 1e-12 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(out, expected, rtol=rtol, atol=rtol)
+
+
+def test_logistic_is_stable_for_huge_linear_predictors():
+    model = get_model("logistic", fit_intercept=False)
+    Xd = np.array([[1.0], [1.0], [-1.0], [-1.0]])
+    y = np.array([1.0, 0.0, 1.0, 0.0])
+    theta = np.array([5000.0])
+    ll = model.loglik(theta, Xd, y)
+    np.testing.assert_allclose(ll, [0.0, -5000.0, -5000.0, 0.0])
+    lp, grad = model.log_posterior(theta, Xd, y, np.ones(4))
+    assert np.isfinite(lp) and np.all(np.isfinite(grad))
+    H = model.neg_log_posterior_hessian(theta, Xd, y, np.ones(4))
+    assert np.all(np.isfinite(H))
+    M = model.loglik_matrix(Xd, y, np.array([[5000.0], [-3000.0]]))
+    assert np.all(np.isfinite(M))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_laplace_mode_and_covariance(name):
+    X, y = _data(name, n=400)
+    model = get_model(name, prior_scale=2.0)
+    w = np.random.default_rng(3).uniform(0.5, 1.5, len(y))
+    lap = laplace_approximation(model, X, y, w)
+    Xd = model.design(X)
+    noise = lap.model.noise
+    res = minimize(lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0, noise)[0],
+                   np.zeros(Xd.shape[1]), jac=lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0, noise)[1],
+                   method="BFGS", options={"gtol": 1e-9})
+    np.testing.assert_allclose(lap.mean, res.x, atol=1e-5)
+    H = oracle.neg_hessian(name, lap.mean, Xd, y, w, 2.0, noise)
+    np.testing.assert_allclose(lap.cov, np.linalg.inv(H), rtol=1e-8)
+    np.testing.assert_allclose(lap.chol @ lap.chol.T, lap.cov, rtol=1e-10, atol=1e-14)
+    # lbfgs finds the same mode
+    lap2 = laplace_approximation(model, X, y, w, method="lbfgs", tol=1e-9, max_iter=1000)
+    np.testing.assert_allclose(lap2.mean, lap.mean, atol=1e-4)
+
+
+def test_gaussian_noise_is_estimated():
+    X, y = _data("gaussian", n=3000)
+    lap = laplace_approximation(get_model("gaussian"), X, y)
+    assert lap.model.noise_scale == pytest.approx(0.3, rel=0.05)
+
+
+def test_laplace_on_separable_data_is_finite():
+    X = np.r_[np.full((30, 2), 2.0), np.full((30, 2), -2.0)]
+    y = np.r_[np.ones(30), np.zeros(30)]
+    lap = laplace_approximation(get_model("logistic", prior_scale=1.0), X, y)
+    assert np.all(np.isfinite(lap.mean)) and np.all(np.isfinite(lap.cov))
+    # the prior bounds the MAP: ||theta||^2 / 2 <= the data term at theta = 0
+    assert lap.mean @ lap.mean / 2 <= 60 * np.log(2)
+
+
+def test_laplace_subsample_scales_to_full_data():
+    # Well-specified Poisson data: a subsample's MAP is off the full MAP by about
+    # sqrt(N / n - 1) posterior sds; its covariance, with weights scaled up, is the full one's.
+    X, y = _data("poisson", n=20000, d=5, seed=4)
+    model = get_model("poisson")
+    full = laplace_approximation(model, X, y)
+    sub = laplace_approximation(model, X, y, subsample=5000, random_state=0)
+    sd = np.sqrt(np.diag(full.cov))
+    np.testing.assert_allclose(np.sqrt(np.diag(sub.cov)), sd, rtol=0.1)
+    z = np.abs(sub.mean - full.mean) / sd
+    assert np.max(z) < 4 * np.sqrt(20000 / 5000 - 1)
+    # without scaling the weights the sd would be sqrt(4) = 2x larger: make sure it is not
+    assert np.all(np.sqrt(np.diag(sub.cov)) < 1.5 * sd)
+
+
+def test_inputs_not_mutated():
+    X, y = _data("poisson")
+    X0, y0 = X.copy(), y.copy()
+    w = np.ones(len(y))
+    laplace_approximation(get_model("poisson"), X, y, w, subsample=100, random_state=0)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(w, 1.0)
+
+
+@pytest.mark.parametrize(
+    "name, y, match",
+    [
+        ("logistic", [0, 1, 2, 1], "binary labels"),
+        ("logistic", [1, 1, 1, 1], "both classes"),
+        ("logistic", [0, 1, np.nan, 1], "NaN"),
+        ("poisson", [0, 1, -2, 1], "non-negative"),
+        ("poisson", [0, 1.5, 2, 1], "integer"),
+        ("gaussian", [0, 1.5, np.inf, 1], "NaN or infinity"),
+    ],
+)
+def test_bad_targets(name, y, match):
+    with pytest.raises(ValueError, match=match):
+        get_model(name).check_targets(np.array(y, dtype=float))
+
+
+def test_minus_one_one_labels_map_to_zero_one():
+    y = get_model("logistic").check_targets(np.array([-1, 1, 1, -1]))
+    np.testing.assert_array_equal(y, [0, 1, 1, 0])
+
+
+def test_model_arguments_are_checked():
+    with pytest.raises(ValueError, match="Unknown model"):
+        get_model("probit")
+    with pytest.raises(ValueError, match="prior_scale"):
+        get_model("logistic", prior_scale=-1.0)
+
+
+@pytest.mark.parametrize(
+    "y, name",
+    [([0, 1, 1], "logistic"), ([-1, 1, 1], "logistic"), ([0, 3, 7], "poisson"), ([0.5, 1.2, 3.0], "gaussian"),
+     ([-3, 1, 2], "gaussian")],
+)
+def test_infer_model_name(y, name):
+    assert infer_model_name(np.array(y)) == name

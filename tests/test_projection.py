@@ -1,0 +1,84 @@
+"""Projections against the NumPy oracle, and their statistical meaning."""
+
+import numpy as np
+import pytest
+
+from skcoreset.models import get_model, laplace_approximation
+from skcoreset.projection import project
+
+from oracles import models_oracle as oracle
+
+
+def _problem(name, n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    eta = X @ np.array([0.5, -0.3, 0.2])
+    y = {"logistic": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
+         "poisson": rng.poisson(np.exp(eta)).astype(float),
+         "gaussian": eta + 0.5 * rng.standard_normal(n)}[name]
+    model = get_model(name)
+    Xd = model.design(X)
+    lap = laplace_approximation(model, Xd, y, design=True)
+    return lap.model, Xd, y, lap
+
+
+@pytest.mark.parametrize("name", ["logistic", "poisson", "gaussian"])
+@pytest.mark.parametrize("projection", ["loglik", "fisher"])
+def test_projection_matches_oracle(name, projection):
+    model, Xd, y, lap = _problem(name)
+    V = project(model, Xd, y, lap, projection=projection, n_projections=50, random_state=7)
+    # replay the same random draws
+    rng = np.random.RandomState(7)
+    thetas = lap.sample(50, random_state=rng)
+    if projection == "loglik":
+        expected = oracle.loglik_features(name, Xd, y, thetas, model.noise)
+    else:
+        coords = rng.randint(0, Xd.shape[1], size=50)
+        expected = oracle.fisher_features(name, Xd, y, thetas, coords, model.noise)
+    np.testing.assert_allclose(V, expected, rtol=1e-10, atol=1e-12)
+    V32 = project(model, Xd, y, lap, projection=projection, n_projections=50,
+                  dtype=np.float32, random_state=7)
+    assert V32.dtype == np.float32
+    np.testing.assert_allclose(V32, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
+
+
+def test_loglik_inner_product_estimates_posterior_covariance():
+    # <v_n, v_m> -> Cov_{pi_hat}(l_n, l_m) as J grows: compare with a large independent draw.
+    model, Xd, y, lap = _problem("logistic", n=6)
+    V = project(model, Xd, y, lap, n_projections=20000, random_state=0)
+    L = model.loglik_matrix(Xd, y, lap.sample(200000, random_state=1))
+    C = np.cov(L)
+    np.testing.assert_allclose(V @ V.T, C, rtol=0.1, atol=0.05 * np.abs(C).max())
+
+
+def test_fisher_inner_product_is_unbiased():
+    # E[<v_n, v_m>] = E_pi_hat[grad l_n . grad l_m]: average over independent projections.
+    model, Xd, y, lap = _problem("poisson", n=5)
+    thetas = lap.sample(200000, random_state=3)
+    eta = Xd @ thetas.T  # (n, S): the exact expectation by a large Monte Carlo average
+    D = oracle.dloglik("poisson", eta, y[:, None])
+    exact = np.einsum("is,js,ik,jk->ij", D, D, Xd, Xd) / thetas.shape[0]
+    reps = [project(model, Xd, y, lap, projection="fisher", n_projections=2000, random_state=s)
+            for s in range(20)]
+    est = np.mean([V @ V.T for V in reps], axis=0)
+    se = np.std([V @ V.T for V in reps], axis=0) / np.sqrt(len(reps))
+    assert np.all(np.abs(est - exact) < 5 * se + 1e-3 * np.abs(exact).max())
+
+
+def test_sample_weight_scales_rows_and_inputs_untouched():
+    model, Xd, y, lap = _problem("gaussian")
+    X0, y0 = Xd.copy(), y.copy()
+    w = np.linspace(0, 2, len(y))
+    V = project(model, Xd, y, lap, n_projections=30, random_state=1)
+    Vw = project(model, Xd, y, lap, n_projections=30, random_state=1, sample_weight=w)
+    np.testing.assert_allclose(Vw, V * w[:, None])
+    np.testing.assert_array_equal(Xd, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_bad_arguments():
+    model, Xd, y, lap = _problem("logistic", n=20)
+    with pytest.raises(ValueError, match="projection"):
+        project(model, Xd, y, lap, projection="random")
+    with pytest.raises(ValueError, match="dtype"):
+        project(model, Xd, y, lap, dtype=np.int32)
