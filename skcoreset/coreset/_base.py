@@ -67,7 +67,16 @@ class BaseCoreset(BaseEstimator):
         self.model_ = model.name
         y = model.check_targets(y)
         rng = check_random_state(self.random_state)
+        # Rows of zero weight carry no likelihood: no algorithm may pick them.
+        kept = np.flatnonzero(sample_weight > 0)
+        if len(kept) < n_samples:
+            if self.n_points > len(kept):
+                raise ValueError(f"n_points={self.n_points} is larger than the number of samples "
+                                 f"with positive sample_weight ({len(kept)}).")
+            X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
         indices, weights = self._fit_coreset(X, y, sample_weight, model, rng)
+        if len(kept) < n_samples:
+            indices = kept[indices]
         order = np.argsort(indices, kind="stable")
         self.sample_indices_ = np.asarray(indices, dtype=np.intp)[order]
         self.sample_weight_ = np.asarray(weights, dtype=np.float64)[order]

@@ -303,7 +303,7 @@ class SensitivityCoreset(BaseCoreset):
         n_samples = X.shape[0]
         if not sized_by_bound and self.n_points > n_samples:
             raise ValueError(
-                f"n_points={self.n_points} is larger than the number of samples ({n_samples})."
+                f"n_points={self.n_points} is larger than the number of samples (n_samples={n_samples})."
             )
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         model = self._resolve_model(y)

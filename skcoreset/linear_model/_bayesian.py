@@ -81,6 +81,11 @@ class _BaseBayesianGLM(BaseEstimator):
         self._check_kept_targets(y)
 
         fixed_noise = self._noise_scale_param()
+        if self._model_name == "gaussian" and fixed_noise is None and X.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} with noise_scale=None needs at least 2 samples with "
+                f"non-zero weight to learn the noise scale; got {X.shape[0]} sample."
+            )
         model = get_model(self._model_name, prior_scale=self.prior_scale,
                           fit_intercept=self.fit_intercept, noise_scale=fixed_noise)
         y = model.check_targets(y)
@@ -411,8 +416,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
             )
         if self.classes_.shape[0] > 2:
             raise ValueError(
-                f"{type(self).__name__} is a binary classifier; y has "
-                f"{self.classes_.shape[0]} classes."
+                f"Only binary classification is supported. {type(self).__name__} got y "
+                f"with {self.classes_.shape[0]} classes."
             )
         return y_enc.astype(np.float64)
 
@@ -482,7 +487,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(np.intp)]
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(np.intp)]
 
     def _targets_for_density(self, y, n_rows):
         check_is_fitted(self)

@@ -1,0 +1,188 @@
+"""The Hilbert coreset estimators on real data: conventions, errors, and quality."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from skcoreset.coreset import (
+    FrankWolfeCoreset,
+    GIGACoreset,
+    IHTCoreset,
+    ImportanceCoreset,
+    OMPCoreset,
+    UniformCoreset,
+)
+from skcoreset.models import get_model, laplace_approximation
+
+ESTIMATORS = [UniformCoreset, ImportanceCoreset, FrankWolfeCoreset, GIGACoreset, IHTCoreset,
+              OMPCoreset]
+
+
+def gaussian_kl(m0, S0, m1, S1):
+    """KL(N(m0, S0) || N(m1, S1)), written from the formula."""
+    k = len(m0)
+    S1inv = np.linalg.inv(S1)
+    d = m1 - m0
+    return 0.5 * (np.trace(S1inv @ S0) + d @ S1inv @ d - k
+                  + np.linalg.slogdet(S1)[1] - np.linalg.slogdet(S0)[1])
+
+
+@pytest.fixture(scope="module")
+def phishing_fits(phishing):
+    """Every estimator at 100 points on Phishing, and the full-data Laplace fit."""
+    X, y = phishing
+    fits = {}
+    for cls in ESTIMATORS:
+        fits[cls.__name__] = cls(n_points=100, model="logistic", random_state=0).fit(X, y)
+    fits["A-IHT II"] = IHTCoreset(n_points=100, model="logistic", debias=True,
+                                  random_state=0).fit(X, y)
+    full = laplace_approximation(get_model("logistic"), X, y)
+    return X, y, fits, full
+
+
+def test_every_estimator_selects_a_weighted_subset(phishing_fits):
+    X, y, fits, _ = phishing_fits
+    for name, est in fits.items():
+        idx, w = est.sample_indices_, est.sample_weight_
+        assert idx.dtype.kind == "i" and len(idx) == len(w) == est.n_points_, name
+        assert 1 <= est.n_points_ <= 100, name
+        assert np.all(np.diff(idx) > 0), f"{name}: indices sorted and distinct"
+        assert np.all(w > 0) and np.all(np.isfinite(w)), name
+        assert est.n_features_in_ == X.shape[1]
+        assert est.model_ == "logistic"
+        assert est.hilbert_error_ >= 0, name
+        if "Uniform" not in name and "Importance" not in name:
+            # w = 0 has error 1: an optimiser of the error can only do better
+            assert est.hilbert_error_ < 1, name
+
+
+def test_greedy_methods_reach_the_requested_size(phishing_fits):
+    _, _, fits, _ = phishing_fits
+    for name in ["GIGACoreset", "FrankWolfeCoreset", "OMPCoreset", "IHTCoreset", "UniformCoreset"]:
+        assert fits[name].n_points_ == 100, (name, fits[name].stop_reason_)
+
+
+def test_optimised_coresets_beat_uniform(phishing_fits):
+    """GIGA, IHT and OMP: smaller projection error and smaller Laplace KL than uniform."""
+    X, y, fits, full = phishing_fits
+    model = get_model("logistic")
+
+    def kl(est):
+        lap = laplace_approximation(model, X[est.sample_indices_], y[est.sample_indices_],
+                                    est.sample_weight_)
+        return gaussian_kl(full.mean, full.cov, lap.mean, lap.cov)
+
+    # uniform's error is random: compare against its average over seeds
+    uni = [UniformCoreset(n_points=100, model="logistic", random_state=s).fit(X, y)
+           for s in range(5)]
+    uni_err = np.mean([u.hilbert_error_ for u in uni])
+    uni_kl = np.mean([kl(u) for u in uni])
+    for name in ["GIGACoreset", "IHTCoreset", "A-IHT II", "OMPCoreset"]:
+        est = fits[name]
+        assert est.hilbert_error_ < 0.5 * uni_err, (name, est.hilbert_error_, uni_err)
+        assert kl(est) < uni_kl, (name, kl(est), uni_kl)
+
+
+def test_fit_resample_returns_the_subset(phishing):
+    X, y = phishing
+    est = GIGACoreset(n_points=30, random_state=0)
+    Xm, ym, params = est.fit_resample(X, y)
+    np.testing.assert_array_equal(Xm, X[est.sample_indices_])
+    np.testing.assert_array_equal(ym, y[est.sample_indices_])
+    np.testing.assert_array_equal(params["sample_weight"], est.sample_weight_)
+
+
+def test_fit_resample_keeps_pandas(phishing):
+    pd = pytest.importorskip("pandas")
+    X, y = phishing
+    Xf = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    ys = pd.Series(y, name="label")
+    est = UniformCoreset(n_points=20, random_state=0)
+    Xm, ym, _ = est.fit_resample(Xf, ys)
+    assert isinstance(Xm, pd.DataFrame) and isinstance(ym, pd.Series)
+    assert list(est.feature_names_in_) == list(Xf.columns)
+    np.testing.assert_array_equal(Xm.index, est.sample_indices_)
+
+
+def test_reproducible_and_inputs_untouched(phishing):
+    X, y = phishing
+    X0, y0 = X.copy(), y.copy()
+    sw = np.ones(len(y))
+    for cls in ESTIMATORS:
+        a = cls(n_points=20, n_projections=50, random_state=3).fit(X, y, sample_weight=sw)
+        b = clone(a).fit(X, y, sample_weight=sw)
+        np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
+        np.testing.assert_allclose(a.sample_weight_, b.sample_weight_)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(sw, 1.0)
+
+
+def test_sample_weight(phishing):
+    X, y = phishing
+    X, y = X[:2000], y[:2000]
+    # unit weights are no weights
+    a = GIGACoreset(n_points=20, n_projections=100, random_state=0).fit(X, y)
+    b = GIGACoreset(n_points=20, n_projections=100, random_state=0).fit(X, y, np.ones(len(y)))
+    np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
+    np.testing.assert_allclose(a.sample_weight_, b.sample_weight_)
+    # zero-weight rows carry no likelihood and are never chosen
+    sw = np.ones(len(y))
+    sw[::2] = 0.0
+    for cls in [GIGACoreset, OMPCoreset, ImportanceCoreset, UniformCoreset]:
+        est = cls(n_points=20, n_projections=100, random_state=0).fit(X, y, sw)
+        assert np.all(est.sample_indices_ % 2 == 1), cls.__name__
+    # the weights approximate the *weighted* total: sum of coreset weights ~ sum of sw
+    est = UniformCoreset(n_points=200, random_state=0).fit(X, y, 3 * np.ones(len(y)))
+    assert est.sample_weight_.sum() == pytest.approx(3 * len(y))
+
+
+def test_float32_storage_gives_the_same_quality(phishing):
+    X, y = phishing
+    a = GIGACoreset(n_points=50, random_state=0).fit(X, y)
+    b = GIGACoreset(n_points=50, dtype="float32", random_state=0).fit(X, y)
+    assert b.hilbert_error_ == pytest.approx(a.hilbert_error_, rel=0.05)
+
+
+@pytest.mark.parametrize("projection", ["loglik", "fisher"])
+def test_poisson_and_gaussian_models(biketrips, projection):
+    X, y = biketrips
+    giga = GIGACoreset(n_points=100, projection=projection, random_state=0).fit(X, y)
+    assert giga.model_ == "poisson"
+    uni = UniformCoreset(n_points=100, projection=projection, random_state=0).fit(X, y)
+    assert giga.hilbert_error_ < 0.5 * uni.hilbert_error_
+    lin = GIGACoreset(n_points=50, model="gaussian", random_state=0).fit(X, np.log(y))
+    assert lin.model_ == "gaussian" and lin.laplace_.model.noise_scale > 0
+    assert lin.hilbert_error_ < 0.5
+
+
+def test_uniform_without_projection(phishing):
+    X, y = phishing
+    est = UniformCoreset(n_points=100, projection=None, random_state=0).fit(X, y)
+    assert est.n_points_ == 100 and not hasattr(est, "hilbert_error_")
+    np.testing.assert_allclose(est.sample_weight_, len(y) / 100)
+
+
+@pytest.mark.parametrize(
+    "X, y, params, err, match",
+    [
+        ([[0.0], [np.nan], [1.0]], [0, 1, 1], {}, ValueError, "NaN"),
+        ([[0.0], [np.inf], [1.0]], [0, 1, 1], {}, ValueError, "infinity"),
+        ([[0.0], [1.0], [2.0]], [0, 1, 2], {"model": "logistic"}, ValueError, "binary labels"),
+        ([[0.0], [1.0], [2.0]], [1, 1, 1], {"model": "logistic"}, ValueError, "both classes"),
+        ([[0.0], [1.0], [2.0]], [0, -1, 3], {"model": "poisson"}, ValueError, "non-negative"),
+        ([[0.0], [1.0], [2.0]], [0, 1, 1], {"n_points": 4}, ValueError, "larger than the number"),
+        ([[0.0], [1.0], [2.0]], [0, 1, 1], {"n_points": 0}, ValueError, "n_points"),
+        ([[0.0], [1.0], [2.0]], [0, 1, 1], {"model": "probit"}, ValueError, "model"),
+    ],
+)
+def test_bad_input(X, y, params, err, match):
+    params = {"n_points": 2, "n_projections": 10, **params}
+    with pytest.raises(err, match=match):
+        GIGACoreset(**params).fit(np.array(X), np.array(y))
+
+
+def test_negative_sample_weight_rejected():
+    X = np.arange(6.0).reshape(-1, 1)
+    with pytest.raises(ValueError, match="[Nn]egative"):
+        GIGACoreset(n_points=2).fit(X, [0, 1, 0, 1, 0, 1], sample_weight=[1, -1, 1, 1, 1, 1])

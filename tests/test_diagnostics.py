@@ -1,0 +1,79 @@
+"""Split R-hat and bulk ESS (Vehtari et al. 2021)."""
+
+import numpy as np
+import pytest
+
+from skcoreset.sampler import ess_bulk, split_rhat
+
+
+def _ar1(rng, n_chains, n_draws, rho, n_params=1):
+    """Stationary AR(1) chains with unit marginal variance."""
+    x = np.empty((n_chains, n_draws, n_params))
+    x[:, 0] = rng.standard_normal((n_chains, n_params))
+    innov = np.sqrt(1 - rho**2)
+    for t in range(1, n_draws):
+        x[:, t] = rho * x[:, t - 1] + innov * rng.standard_normal((n_chains, n_params))
+    return x
+
+
+def test_iid_draws():
+    rng = np.random.default_rng(0)
+    draws = rng.standard_normal((4, 1000, 3))
+    rhat = split_rhat(draws)
+    ess = ess_bulk(draws)
+    assert rhat.shape == ess.shape == (3,)
+    assert np.all(rhat < 1.01)
+    # Independent draws: ESS ~ 4000 up to sampling noise (sd of the estimate ~ 5%).
+    assert np.all(np.abs(ess / 4000 - 1) < 0.2)
+
+
+def test_ar1_ess_matches_theory():
+    # Integrated autocorrelation time of AR(1): (1 + rho) / (1 - rho) = 3 for rho = 0.5.
+    rng = np.random.default_rng(1)
+    draws = _ar1(rng, 4, 4000, 0.5, n_params=2)
+    ess = ess_bulk(draws)
+    assert np.all(np.abs(ess / (16000 / 3) - 1) < 0.15)
+
+
+def test_disagreeing_chains_flagged():
+    rng = np.random.default_rng(2)
+    draws = rng.standard_normal((4, 500, 1))
+    draws[0] += 1.0  # one chain in the wrong place
+    assert split_rhat(draws)[0] > 1.05
+    # A trend within each chain is caught by the split.
+    trend = rng.standard_normal((2, 500)) + np.linspace(0, 3, 500)
+    assert split_rhat(trend)[0] > 1.05
+
+
+def test_rank_invariance_and_2d_input():
+    rng = np.random.default_rng(3)
+    draws = _ar1(rng, 3, 400, 0.3)
+    np.testing.assert_allclose(split_rhat(np.exp(draws)), split_rhat(draws))
+    np.testing.assert_allclose(ess_bulk(np.exp(draws)), ess_bulk(draws))
+    np.testing.assert_allclose(split_rhat(draws[:, :, 0]), split_rhat(draws))
+
+
+def test_constant_parameter():
+    draws = np.ones((2, 10, 1))
+    assert np.isnan(split_rhat(draws)[0])
+    assert ess_bulk(draws)[0] == 20
+
+
+@pytest.mark.parametrize("bad", [np.zeros((2, 3, 1)), np.zeros(10), np.zeros((1, 2, 3, 4))])
+def test_bad_shapes(bad):
+    with pytest.raises(ValueError):
+        split_rhat(bad)
+    with pytest.raises(ValueError):
+        ess_bulk(bad)
+
+
+def test_matches_arviz():
+    az = pytest.importorskip("arviz")
+    rng = np.random.default_rng(4)
+    draws = _ar1(rng, 4, 301, 0.7, n_params=3)  # odd length: the split drops the middle draw
+    draws[1] += 0.2
+    draws[..., 2] = np.exp(draws[..., 2])  # skewed
+    for p in range(3):
+        ds = az.convert_to_dataset(draws[:, :, p])
+        assert split_rhat(draws)[p] == pytest.approx(float(az.rhat(ds, method="rank")["x"]), rel=1e-10)
+        assert ess_bulk(draws)[p] == pytest.approx(float(az.ess(ds, method="bulk")["x"]), rel=1e-10)
