@@ -147,9 +147,10 @@ def test_float32_storage_gives_the_same_quality(phishing):
 @pytest.mark.parametrize("projection", ["loglik", "fisher"])
 def test_poisson_and_gaussian_models(biketrips, projection):
     X, y = biketrips
-    giga = GIGACoreset(n_points=100, projection=projection, random_state=0).fit(X, y)
+    kw = dict(n_points=100, projection=projection, n_projections=100, random_state=0)
+    giga = GIGACoreset(**kw).fit(X, y)
     assert giga.model_ == "poisson"
-    uni = UniformCoreset(n_points=100, projection=projection, random_state=0).fit(X, y)
+    uni = UniformCoreset(**kw).fit(X, y)
     assert giga.hilbert_error_ < 0.5 * uni.hilbert_error_
     lin = GIGACoreset(n_points=50, model="gaussian", random_state=0).fit(X, np.log(y))
     assert lin.model_ == "gaussian" and lin.laplace_.model.noise_scale > 0

@@ -106,34 +106,39 @@ def iht(vectors, n_points, *, debias=False, max_iter=300, step_scale=0.5, tol=1e
     z = np.zeros(N)
     z_idx = np.zeros(0, dtype=np.intp)
     phi_z = np.zeros(J)
-    d = np.zeros(N)
+    d = np.zeros(N) if batch_fraction is None else None
     best_w, best_obj = w, yy
     n_iter = 0
     reason = "max_iter"
     for _ in range(max_iter):
         n_iter += 1
         r = y - phi_z
-        # d = Phi^T (y - Phi z): the one pass over the matrix.
+        # d = Phi^T (y - Phi z): the one pass over the matrix.  The selection below works on
+        # the candidate rows only (all rows, or the batch, which contains supp(z)): outside the
+        # batch d = 0 and z = 0, so b = z + mu d = 0 there and such rows cannot enter.
         if batch_fraction is None:
             _kernels.matvec(V, r, d)
+            rows, dc, zc, zpos = None, d, z, z_idx
         else:
             mask = rng.random_sample(N) < batch_fraction
             mask[z_idx] = True
             rows = np.flatnonzero(mask)  # sorted: the gathered rows are read in order
-            d[:] = 0.0
-            vals = np.empty(rows.shape[0])
-            _kernels.matvec_rows(V, rows, r, vals)
-            d[rows] = vals
+            dc = np.empty(rows.shape[0])
+            _kernels.matvec_rows(V, rows, r, dc)
+            zc = z[rows]
+            zpos = np.searchsorted(rows, z_idx)
         # S = supp(z) u {k largest |d_n| outside supp(z)}
-        absd = np.abs(d)
-        absd[z_idx] = -1.0
-        S = np.union1d(z_idx, _top_k_signed(absd, min(k, N - z_idx.size)))
-        mu = _line_search_step(V, S, d[S], c)
-        b = z + mu * d  # the full d, not d restricted to S
-        X = _top_k_signed(b, k)
-        X = X[b[X] > 0]
+        absd = np.abs(dc)
+        absd[zpos] = -1.0
+        S_loc = np.union1d(zpos, _top_k_signed(absd, min(k, dc.shape[0] - zpos.size)))
+        S = S_loc if rows is None else rows[S_loc]
+        mu = _line_search_step(V, S, dc[S_loc], c)
+        b = zc + mu * dc  # the full d, not d restricted to S
+        X_loc = _top_k_signed(b, k)
+        X_loc = X_loc[b[X_loc] > 0]
+        X = X_loc if rows is None else rows[X_loc]
         w_new = np.zeros(N)
-        w_new[X] = b[X]
+        w_new[X] = b[X_loc]
         if debias:
             # Projected gradient step on the support X (touches only the rows in X).
             r_new = y - combination(V, X, w_new[X])

@@ -140,7 +140,8 @@ class _BaseBayesianGLM(BaseEstimator):
                 self.noise_scale_samples_ = np.exp(draws[:, :, -1])
             else:
                 self.noise_scale_samples_ = np.full(draws.shape[:2], float(fixed_noise))
-            self.noise_scale_ = float(self.noise_scale_samples_.mean())
+            self.noise_scale_ = (float(self.noise_scale_samples_.mean()) if sample_noise
+                                 else float(fixed_noise))
         self.coef_ = self.coef_samples_.mean(axis=(0, 1))
         self.intercept_ = float(self.intercept_samples_.mean()) if self.fit_intercept else 0.0
         self.acceptance_rate_ = result.acceptance_rate

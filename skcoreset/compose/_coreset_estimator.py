@@ -1,0 +1,533 @@
+"""Meta-estimators that fit an estimator on a weighted coreset of the training data.
+
+``CoresetClassifier(coreset=..., estimator=...)`` fits the coreset on all rows, then fits the
+estimator on the M selected rows with the coreset weights as ``sample_weight``; prediction uses
+every row. Being an ordinary estimator, it fits in a stock :class:`sklearn.pipeline.Pipeline`,
+:class:`~sklearn.model_selection.GridSearchCV` (``coreset__n_points``), ``clone`` and pickle.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    RegressorMixin,
+    _fit_context,
+    clone,
+    is_classifier,
+    is_regressor,
+)
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils._tags import get_tags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+
+from ..models import MODEL_NAMES
+
+_MAX_INT = np.iinfo(np.int32).max
+
+
+# -- likelihood of an estimator ---------------------------------------------------------------
+def infer_likelihood(estimator):
+    """Name of the coreset likelihood that matches ``estimator``.
+
+    The rules, in order:
+
+    1. a ``_likelihood`` attribute ('logistic', 'poisson' or 'gaussian') on the estimator or
+       its class (skcoreset's Bayesian models define it);
+    2. a pipeline (anything with ``steps``): the likelihood of its final step;
+    3. any classifier: 'logistic';
+    4. a Poisson regressor: :class:`~sklearn.linear_model.PoissonRegressor`, a
+       :class:`~sklearn.linear_model.TweedieRegressor` with ``power=1``, or any regressor whose
+       ``loss`` or ``criterion`` parameter is 'poisson' (histogram gradient boosting, trees);
+    5. anything else: 'gaussian' (linear regression).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator that the coreset feeds.
+
+    Returns
+    -------
+    name : {'logistic', 'poisson', 'gaussian'}
+    """
+    for name in (getattr(estimator, "_likelihood", None), getattr(estimator, "_model_name", None)):
+        if isinstance(name, str) and name in MODEL_NAMES:
+            return name
+    steps = getattr(estimator, "steps", None)
+    if isinstance(steps, list) and steps:
+        final = steps[-1][1]
+        if final is not None and final != "passthrough":
+            return infer_likelihood(final)
+    if is_classifier(estimator):
+        return "logistic"
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    if type(estimator).__name__ == "PoissonRegressor":
+        return "poisson"
+    if type(estimator).__name__ == "TweedieRegressor" and params.get("power") == 1:
+        return "poisson"
+    if params.get("loss") == "poisson" or params.get("criterion") == "poisson":
+        return "poisson"
+    return "gaussian"
+
+
+def _with_model(coreset, estimator):
+    """A clone of ``coreset`` whose 'auto' likelihood is resolved from ``estimator``."""
+    coreset = clone(coreset)
+    params = coreset.get_params(deep=False)
+    if params.get("model") == "auto" and estimator is not None:
+        coreset.set_params(model=infer_likelihood(estimator))
+    return coreset
+
+
+def _encode_binary(y):
+    """(y_fit, classes): labels recoded to {0., 1.} for the logistic coreset, classes sorted.
+
+    Numeric {0, 1} and {-1, 1} labels are passed as they are (the likelihood accepts them).
+    """
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1:
+        y_arr = np.ravel(y_arr) if y_arr.ndim == 2 and y_arr.shape[1] == 1 else y_arr
+    classes = np.unique(y_arr)
+    if len(classes) > 2:
+        raise ValueError(
+            f"The coreset likelihood is binary logistic, but y has {len(classes)} classes; "
+            "coresets for multiclass targets are not supported."
+        )
+    if y_arr.dtype.kind in "biuf" and (set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}):
+        return y, classes
+    if len(classes) < 2:
+        return y, classes  # the coreset raises its own message about the single class
+    return (y_arr == classes[1]).astype(np.float64), classes
+
+
+def _resample(coreset, X, y, sample_weight, model_name):
+    """Fit ``coreset`` and return (X_m, y_m, w_m) with y_m in the caller's coding.
+
+    ``model_name`` is the resolved likelihood ('logistic' recodes string labels for the
+    coreset; the estimator after it gets the original labels of the selected rows).
+    """
+    y_fit = y
+    encoded = False
+    if model_name == "logistic" and y is not None:
+        y_fit, _ = _encode_binary(y)
+        encoded = y_fit is not y
+    kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+    out = coreset.fit_resample(X, y_fit, **kwargs)
+    if len(out) == 2:
+        if sample_weight is not None:
+            raise TypeError(
+                f"{type(coreset).__name__}.fit_resample returned no weights, so the weights "
+                "given to it cannot be passed on; skcoreset expects fit_resample to return "
+                "(X, y, {'sample_weight': w})."
+            )
+        X_m, y_m = out
+        w_m = None
+    else:
+        X_m, y_m, params = out
+        w_m = params.get("sample_weight")
+    if encoded:
+        y_m = _safe_indexing(y, coreset.sample_indices_)
+    return X_m, y_m, w_m
+
+
+def _configured_model(coreset):
+    """The likelihood a coreset is configured with, or None if it infers it from y."""
+    name = coreset.get_params(deep=False).get("model")
+    if name is None and type(coreset).__name__ == "SensitivityCoreset":
+        name = "logistic"
+    return name if name in MODEL_NAMES else None
+
+
+def _random_state_params(estimator, rng):
+    """Integer seeds for every ``random_state`` parameter of ``estimator`` (nested included)."""
+    keys = sorted(k for k in estimator.get_params(deep=True)
+                  if k == "random_state" or k.endswith("__random_state"))
+    return {k: int(rng.randint(_MAX_INT)) for k in keys}
+
+
+def _estimator_has(attr):
+    """available_if check: the fitted estimator (or, before fit, the configured one) has attr."""
+
+    def check(self):
+        if hasattr(self, "estimator_"):
+            getattr(self.estimator_, attr)
+        else:
+            getattr(self._get_estimator(), attr)
+        return True
+
+    return check
+
+
+# -- the meta-estimators ----------------------------------------------------------------------
+class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
+    _parameter_constraints: dict = {
+        "coreset": [HasMethods(["fit", "fit_resample"]), None],
+        "estimator": [HasMethods(["fit"]), None],
+        "random_state": ["random_state"],
+        "store_coreset": ["boolean"],
+    }
+
+    def __init__(self, coreset=None, estimator=None, *, random_state=None, store_coreset=True):
+        self.coreset = coreset
+        self.estimator = estimator
+        self.random_state = random_state
+        self.store_coreset = store_coreset
+
+    # -- hooks --------------------------------------------------------------------------
+    def _default_estimator(self):
+        raise NotImplementedError
+
+    def _get_estimator(self):
+        return self._default_estimator() if self.estimator is None else self.estimator
+
+    def _get_coreset(self):
+        if self.coreset is None:
+            from ..coreset import GIGACoreset
+
+            return GIGACoreset()
+        return self.coreset
+
+    def _prepare_targets(self, y):
+        return y
+
+    # -- fit ----------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)  # the inner estimators are validated by their fit
+    def fit(self, X, y, sample_weight=None):
+        """Select a coreset of ``(X, y)``, then fit the estimator on it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (pandas DataFrames keep their column names through both steps).
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the data. The coreset is fitted with them and its weights include them
+            (it approximates the weighted log-likelihood), so the estimator is fitted with the
+            coreset weights alone.
+
+        Returns
+        -------
+        self : object
+            Fitted meta-estimator.
+        """
+        estimator = clone(self._get_estimator())
+        if not has_fit_parameter(estimator, "sample_weight"):
+            raise TypeError(
+                f"{type(estimator).__name__}.fit does not accept sample_weight, so it cannot be "
+                f"fitted on a weighted coreset; use an estimator whose fit takes sample_weight."
+            )
+        coreset = _with_model(self._get_coreset(), estimator)
+        if self.random_state is not None:
+            # As BaggingRegressor does: one seed per inner random_state, drawn in a fixed order.
+            rng = check_random_state(self.random_state)
+            coreset.set_params(**_random_state_params(coreset, rng))
+            estimator.set_params(**_random_state_params(estimator, rng))
+
+        y = self._prepare_targets(y)
+        model_name = _configured_model(coreset)
+        if model_name is None and is_classifier(self):
+            model_name = "logistic"
+        X_m, y_m, w_m = _resample(coreset, X, y, sample_weight, model_name)
+
+        self.coreset_ = coreset
+        self.sample_indices_ = np.asarray(coreset.sample_indices_, dtype=np.intp)
+        self.sample_weight_ = np.asarray(w_m if w_m is not None else coreset.sample_weight_,
+                                         dtype=np.float64)
+        self.n_features_in_ = coreset.n_features_in_
+        if hasattr(coreset, "feature_names_in_"):
+            self.feature_names_in_ = coreset.feature_names_in_
+        if self.store_coreset:
+            self.X_coreset_ = X_m
+            self.y_coreset_ = y_m
+        self._check_coreset_targets(y_m)
+        estimator.fit(X_m, y_m, sample_weight=self.sample_weight_)
+        self.estimator_ = estimator
+        return self
+
+    def _check_coreset_targets(self, y_m):
+        pass
+
+    # -- delegation ---------------------------------------------------------------------
+    @available_if(_estimator_has("predict"))
+    def predict(self, X, **params):
+        """Predict with the estimator fitted on the coreset (all rows of ``X``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        **params : dict
+            Passed to the estimator's ``predict``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict(X, **params)
+
+    @available_if(_estimator_has("score"))
+    def score(self, X, y, sample_weight=None):
+        """The estimator's ``score`` on ``(X, y)`` (accuracy for classifiers, R^2 for regressors).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return self.estimator_.score(X, y, **kwargs)
+
+    @available_if(_estimator_has("log_predictive_density"))
+    def log_predictive_density(self, X, y):
+        """Mean log posterior predictive density of ``(X, y)`` under the coreset posterior.
+
+        Available when the estimator has it (skcoreset's Bayesian models).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        lpd : float
+        """
+        check_is_fitted(self)
+        return self.estimator_.log_predictive_density(X, y)
+
+    @available_if(_estimator_has("sample_posterior_predictive"))
+    def sample_posterior_predictive(self, X, n_draws=100, random_state=None):
+        """Draws of the posterior predictive at the rows of ``X`` (delegated to the estimator).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+        n_draws : int, default=100
+        random_state : int, RandomState instance or None, default=None
+
+        Returns
+        -------
+        y_draws : ndarray of shape (n_draws, n_rows)
+        """
+        check_is_fitted(self)
+        return self.estimator_.sample_posterior_predictive(X, n_draws=n_draws,
+                                                           random_state=random_state)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self._get_estimator())
+        tags.input_tags.sparse = False  # the coreset estimators need dense X
+        tags.input_tags.allow_nan = False
+        tags.target_tags.required = True
+        tags.target_tags.positive_only = inner.target_tags.positive_only
+        tags.non_deterministic = inner.non_deterministic
+        return tags
+
+
+class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
+    """Fit a classifier on a weighted coreset of the training data.
+
+    ``fit`` selects a coreset of the rows with ``coreset`` (its likelihood is logistic), then
+    fits ``estimator`` on the selected rows with the coreset weights as ``sample_weight``.
+    ``predict``, ``predict_proba``, ``decision_function``, ``score`` ... use every row of the
+    data they get and are those of the estimator (each is available when the estimator has it).
+
+    Parameters
+    ----------
+    coreset : coreset estimator, default=None
+        Any skcoreset coreset (e.g. :class:`~skcoreset.coreset.GIGACoreset`); None means
+        ``GIGACoreset()``. It is cloned. With ``model='auto'`` the likelihood is 'logistic'.
+    estimator : classifier, default=None
+        Any classifier whose ``fit`` accepts ``sample_weight`` (skcoreset's
+        :class:`~skcoreset.linear_model.BayesianLogisticRegression`, scikit-learn's
+        :class:`~sklearn.linear_model.LogisticRegression`, ...); None means
+        ``BayesianLogisticRegression()``. It is cloned.
+    random_state : int, RandomState instance or None, default=None
+        When not None, seeds every ``random_state`` parameter of the coreset and of the
+        estimator (nested ones included) with integers drawn from it, as
+        :class:`~sklearn.ensemble.BaggingClassifier` does. None leaves their own settings.
+    store_coreset : bool, default=True
+        Keep the selected rows as ``X_coreset_`` / ``y_coreset_`` (needed by
+        :func:`skcoreset.metrics.posterior_fidelity_score`).
+
+    Attributes
+    ----------
+    coreset_ : coreset estimator
+        The fitted clone of ``coreset``.
+    estimator_ : classifier
+        The fitted clone of ``estimator``.
+    sample_indices_ : ndarray of shape (n_points_,)
+        Rows of the training data in the coreset.
+    sample_weight_ : ndarray of shape (n_points_,)
+        Their weights (the user's ``sample_weight`` included).
+    X_coreset_, y_coreset_ : array-like
+        The selected rows (same container type as the training data), when ``store_coreset``.
+    classes_ : ndarray of shape (2,)
+        The class labels.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has string column names.
+
+    Notes
+    -----
+    The coreset likelihood is binary logistic, so only binary targets are supported.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skcoreset.compose import CoresetClassifier
+    >>> from skcoreset.coreset import UniformCoreset
+    >>> from skcoreset.datasets import make_logistic_regression
+    >>> X, y = make_logistic_regression(n_samples=500, random_state=0)[:2]  # doctest: +SKIP
+    >>> clf = CoresetClassifier(UniformCoreset(50, projection=None), LogisticRegression(),
+    ...                         random_state=0).fit(X, y)  # doctest: +SKIP
+    >>> clf.sample_indices_.shape  # doctest: +SKIP
+    (50,)
+    """
+
+    def _default_estimator(self):
+        from ..linear_model import BayesianLogisticRegression
+
+        return BayesianLogisticRegression()
+
+    def _prepare_targets(self, y):
+        from sklearn.utils.multiclass import check_classification_targets
+
+        y_arr = np.asarray(y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            y_arr = y_arr.ravel()
+        check_classification_targets(y_arr)
+        self.classes_ = np.unique(y_arr)
+        if len(self.classes_) > 2:
+            raise ValueError(
+                f"{type(self).__name__} supports binary targets only (the coreset likelihood is "
+                f"binary logistic); y has {len(self.classes_)} classes."
+            )
+        return y
+
+    def _check_coreset_targets(self, y_m):
+        if len(np.unique(np.asarray(y_m))) < len(self.classes_):
+            raise ValueError(
+                "The coreset holds samples of one class only; increase the coreset's n_points."
+            )
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X, **params):
+        """Class probabilities of the estimator fitted on the coreset.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        **params : dict
+            Passed to the estimator.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns follow ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict_proba(X, **params)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X, **params):
+        """Log class probabilities of the estimator fitted on the coreset.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        **params : dict
+            Passed to the estimator.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, 2)
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict_log_proba(X, **params)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X, **params):
+        """Decision function of the estimator fitted on the coreset.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        **params : dict
+            Passed to the estimator.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.estimator_.decision_function(X, **params)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        # A coreset of a small data set can fit poorly: no score thresholds in the checks.
+        tags.classifier_tags.poor_score = True
+        return tags
+
+
+class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
+    """Fit a regressor on a weighted coreset of the training data.
+
+    ``fit`` selects a coreset of the rows with ``coreset``, then fits ``estimator`` on the
+    selected rows with the coreset weights as ``sample_weight``; ``predict`` and ``score``
+    use every row. With the coreset's ``model='auto'`` the likelihood follows the estimator:
+    Poisson for :class:`~skcoreset.linear_model.BayesianPoissonRegression`,
+    :class:`~sklearn.linear_model.PoissonRegressor` (and other Poisson-loss regressors,
+    see :func:`infer_likelihood`), Gaussian-linear otherwise.
+
+    Parameters
+    ----------
+    coreset : coreset estimator, default=None
+        Any skcoreset coreset; None means ``GIGACoreset()``. It is cloned.
+    estimator : regressor, default=None
+        Any regressor whose ``fit`` accepts ``sample_weight``; None means
+        ``BayesianLinearRegression()``. It is cloned.
+    random_state : int, RandomState instance or None, default=None
+        When not None, seeds every ``random_state`` parameter of the coreset and of the
+        estimator with integers drawn from it (as :class:`~sklearn.ensemble.BaggingRegressor`).
+        None leaves their own settings.
+    store_coreset : bool, default=True
+        Keep the selected rows as ``X_coreset_`` / ``y_coreset_``.
+
+    Attributes
+    ----------
+    coreset_ : coreset estimator
+        The fitted clone of ``coreset``.
+    estimator_ : regressor
+        The fitted clone of ``estimator``.
+    sample_indices_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (n_points_,)
+        The coreset weights (the user's ``sample_weight`` included).
+    X_coreset_, y_coreset_ : array-like
+        The selected rows, when ``store_coreset``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has string column names.
+    """
+
+    def _default_estimator(self):
+        from ..linear_model import BayesianLinearRegression
+
+        return BayesianLinearRegression()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags
