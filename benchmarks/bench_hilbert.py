@@ -15,11 +15,13 @@ Usage::
 
 import argparse
 import json
+import os
 import pathlib
 import platform
 import sys
 import time
 
+import numba
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -135,12 +137,15 @@ def main(argv=None):
                     help="run the NumPy oracles only for N up to this (they are slow)")
     ap.add_argument("--oracle-max-m", type=int, default=200)
     ap.add_argument("--quick", action="store_true",
-                    help="N = 1e5, M in {10, 50}: under a minute")
+                    help="N = 1e5, M in {10, 50}, oracles at M = 10 only: under a minute")
     ap.add_argument("--out", type=str, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     if args.quick:
-        args.sizes_n, args.sizes_m = [100_000], [10, 50]
+        args.sizes_n, args.sizes_m, args.oracle_max_m = [100_000], [10, 50], 10
     t0 = time.perf_counter()
+    load0 = os.getloadavg()
+    print(f"load average at start: {load0[0]:.2f} (timings are only meaningful on an idle "
+          f"machine; numba threads: {numba.get_num_threads()})")
     warm_up()
     print(f"warm-up (numba compile or cache load): {time.perf_counter() - t0:.1f} s")
     print("oracle_x = oracle seconds / package seconds; sec/(it*pass) = GIGA seconds / "
@@ -160,10 +165,13 @@ def main(argv=None):
             g = {r["dtype"]: r for r in rows
                  if r["N"] == n and r["M"] == M and r["algorithm"] == "giga"}
             print(f"  N={n:>8} M={M:>4}: {g['f32']['seconds'] / g['f64']['seconds']:.2f}")
-    print(f"total {time.perf_counter() - t0:.1f} s")
+    print(f"total {time.perf_counter() - t0:.1f} s, load average at end: "
+          f"{os.getloadavg()[0]:.2f}")
     if args.out:
         meta = {"python": platform.python_version(), "numpy": np.__version__,
-                "machine": platform.machine(), "D": D, "one_pass": passes}
+                "machine": platform.machine(), "D": D, "one_pass": passes,
+                "numba_threads": numba.get_num_threads(), "loadavg_start": load0[0],
+                "loadavg_end": os.getloadavg()[0]}
         pathlib.Path(args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
         print(f"wrote {args.out}")
 

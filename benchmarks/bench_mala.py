@@ -106,7 +106,7 @@ def _all_draws(est):
     return np.concatenate([est.coef_samples_, est.intercept_samples_[..., None]], axis=-1)
 
 
-def bench_pipeline(N, D, M, n_samples, n_warmup, n_chains):
+def bench_pipeline(N, D, M, n_samples, n_warmup, n_chains, n_projections, dtype):
     from skcoreset.coreset import GIGACoreset
 
     X, y = logistic_data(N, D, seed=1)
@@ -118,7 +118,8 @@ def bench_pipeline(N, D, M, n_samples, n_warmup, n_chains):
         GIGACoreset(n_points=20, model="logistic", random_state=0).fit(X[:2000], y[:2000])
 
     t0 = time.perf_counter()
-    cs = GIGACoreset(n_points=M, model="logistic", random_state=0).fit(X, y)
+    cs = GIGACoreset(n_points=M, model="logistic", n_projections=n_projections, dtype=dtype,
+                     random_state=0).fit(X, y)
     t1 = time.perf_counter()
     idx, w = cs.sample_indices_, cs.sample_weight_
     with warnings.catch_warnings(record=True):
@@ -149,6 +150,8 @@ def bench_pipeline(N, D, M, n_samples, n_warmup, n_chains):
         "full_ess_min": float(full.ess_.min()), "full_rhat_max": float(full.rhat_.max()),
         "coreset_ess_min": float(core.ess_.min()), "coreset_rhat_max": float(core.rhat_.max()),
         "hilbert_error": float(getattr(cs, "hilbert_error_", np.nan)),
+        "giga_iterations": int(getattr(cs, "n_iter_", -1)),
+        "n_projections": n_projections, "projection_dtype": dtype,
     }
 
 
@@ -158,6 +161,9 @@ def main(argv=None):
     p.add_argument("--out", type=pathlib.Path, default=None, help="write results as JSON")
     p.add_argument("--pipeline-n", type=int, default=None, help="N of the pipeline problem")
     p.add_argument("--skip-pipeline", action="store_true")
+    p.add_argument("--giga-projections", type=int, default=100,
+                   help="GIGACoreset n_projections (the N x J projection is held in memory)")
+    p.add_argument("--giga-dtype", default="float32", choices=["float32", "float64"])
     args = p.parse_args(argv)
 
     if args.quick:
@@ -183,7 +189,8 @@ def main(argv=None):
 
     if not args.skip_pipeline:
         try:
-            r = bench_pipeline(pipe_n, 10, 500, pipe_samples, pipe_warmup, 4)
+            r = bench_pipeline(pipe_n, 10, 500, pipe_samples, pipe_warmup, 4,
+                               args.giga_projections, args.giga_dtype)
         except ImportError as exc:
             print(f"\npipeline skipped: {exc}")
         else:
@@ -199,7 +206,9 @@ def main(argv=None):
                   f"{r['cov_err_over_mc']:.1f})")
             print(f"  full: min ESS {r['full_ess_min']:.0f}, max R-hat {r['full_rhat_max']:.4f}; "
                   f"coreset: min ESS {r['coreset_ess_min']:.0f}, max R-hat "
-                  f"{r['coreset_rhat_max']:.4f}; Hilbert error {r['hilbert_error']:.3g}")
+                  f"{r['coreset_rhat_max']:.4f}; Hilbert error {r['hilbert_error']:.3g} "
+                  f"after {r['giga_iterations']} GIGA iterations ({r['n_projections']} "
+                  f"projections, {r['projection_dtype']})")
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
         print(f"\nwrote {args.out}")

@@ -5,23 +5,58 @@ The pipeline, one subpackage each: ``datasets`` (data) -> ``models`` (likelihood
 (estimators that select a weighted subset) -> ``sampler`` / ``linear_model`` (MCMC on it).
 """
 
+from . import (
+    compose,
+    coreset,
+    datasets,
+    hilbert,
+    linear_model,
+    metrics,
+    models,
+    pipeline,
+    projection,
+    sampler,
+)
+from .compose import CoresetClassifier, CoresetRegressor
 from .coreset import (
     FrankWolfeCoreset,
     GIGACoreset,
     IHTCoreset,
     ImportanceCoreset,
     OMPCoreset,
+    SensitivityCoreset,
     UniformCoreset,
+)
+from .linear_model import (
+    BayesianLinearRegression,
+    BayesianLogisticRegression,
+    BayesianPoissonRegression,
 )
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BayesianLinearRegression",
+    "BayesianLogisticRegression",
+    "BayesianPoissonRegression",
+    "CoresetClassifier",
+    "CoresetRegressor",
     "FrankWolfeCoreset",
     "GIGACoreset",
     "IHTCoreset",
     "ImportanceCoreset",
     "OMPCoreset",
+    "SensitivityCoreset",
     "UniformCoreset",
     "__version__",
+    "compose",
+    "coreset",
+    "datasets",
+    "hilbert",
+    "linear_model",
+    "metrics",
+    "models",
+    "pipeline",
+    "projection",
+    "sampler",
 ]

@@ -21,7 +21,6 @@ import warnings
 import numpy as np
 from sklearn import pipeline as _skpipeline
 from sklearn.base import _fit_context, is_classifier, is_regressor
-from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import scipy.special
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcoreset.linear_model import (
     BayesianLinearRegression,
@@ -116,7 +115,7 @@ def test_real_data_close_to_laplace(dataset, Est, request):
         est = Est(random_state=0).fit(X, y)  # default settings
     assert np.all(est.rhat_ < 1.01)
     assert np.all(np.abs(est.acceptance_rate_ - 0.574) < 0.1)
-    lap = laplace_approximation(get_model(Est._model_name), X, y)
+    lap = laplace_approximation(get_model(Est._likelihood), X, y)
     _, flat = _draws(est)
     # At N ~ 1e4 the posterior is nearly Gaussian: mean - MAP is O(1/N) in parameter units,
     # i.e. O(1/sqrt(N)) ~ 0.01 posterior sd; the Monte Carlo error of the mean is
@@ -291,37 +290,3 @@ def test_to_inference_data(monkeypatch):
     np.testing.assert_allclose(az.rhat(idata)["coef"].values, est.rhat_[:2], rtol=1e-10)
     np.testing.assert_allclose(az.ess(idata, method="bulk")["intercept"].values, est.ess_[2],
                                rtol=1e-10)
-
-
-# -- scikit-learn common checks ----------------------------------------------------------
-
-_MCMC_WEIGHTS = ("MCMC draws are random: integer weights and duplicated rows give the same "
-                 "posterior but not the same draws; replaced by "
-                 "test_integer_weights_equal_duplicated_rows.")
-_POISSON_COUNTS = ("the Poisson likelihood needs non-negative integer counts; this check fits "
-                   "continuous targets (n_features_in_ and idempotence are tested in "
-                   "test_poisson_targets_and_predictions).")
-
-
-def _expected_failed_checks(est):
-    fails = {"check_sample_weight_equivalence_on_dense_data": _MCMC_WEIGHTS}
-    if isinstance(est, BayesianPoissonRegression):
-        for name in ["check_regressors_train", "check_regressor_data_not_an_array",
-                     "check_regressors_no_decision_function", "check_fit_idempotent",
-                     "check_fit_check_is_fitted", "check_n_features_in",
-                     "check_n_features_in_after_fitting"]:
-            fails[name] = _POISSON_COUNTS
-    return fails
-
-
-@parametrize_with_checks(
-    [BayesianLogisticRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
-     BayesianPoissonRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
-     BayesianLinearRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0)],
-    expected_failed_checks=_expected_failed_checks,
-)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        # 2 x 50 draws are enough for the API checks but not for R-hat / ESS.
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)

@@ -153,3 +153,24 @@ def test_stochastic_iht(V):
     # a randomised block-coordinate method: not worse than a few times the full-gradient one
     assert info["error"] < 3 * full
     assert info["error"] < hilbert.uniform(V, 15, random_state=0, return_info=True)[1]["error"]
+
+
+def test_one_pass_per_iteration(V, monkeypatch):
+    """GIGA, FW and OMP read the matrix once per iteration (plus one validating pass)."""
+    from skcoreset.hilbert import _kernels
+
+    calls = {"n": 0}
+
+    def counting(kernel):
+        def wrapped(*args):
+            calls["n"] += 1
+            return kernel(*args)
+
+        return wrapped
+
+    for name in ("giga_select", "argmax_scaled_dot", "matvec", "norms_and_sum"):
+        monkeypatch.setattr(_kernels, name, counting(getattr(_kernels, name)))
+    for name in ("giga", "frank_wolfe", "omp", "iht"):
+        calls["n"] = 0
+        w, info = getattr(hilbert, name)(V, 25, return_info=True)
+        assert calls["n"] == info["n_iter"] + 1, name

@@ -6,10 +6,10 @@ import warnings
 
 import numpy as np
 import pytest
+from oracles import sensitivity_oracle as O
 from scipy import stats
 from sklearn.utils.estimator_checks import check_estimator
 
-from oracles import sensitivity_oracle as O
 from skcoreset.coreset import _sensitivity_kernels as K
 from skcoreset.coreset._sensitivity import (
     CoresetSizeWarning,

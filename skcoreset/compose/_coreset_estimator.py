@@ -6,7 +6,6 @@ every row. Being an ordinary estimator, it fits in a stock :class:`sklearn.pipel
 :class:`~sklearn.model_selection.GridSearchCV` (``coreset__n_points``), ``clone`` and pickle.
 """
 
-import numbers
 
 import numpy as np
 from sklearn.base import (
@@ -17,7 +16,6 @@ from sklearn.base import (
     _fit_context,
     clone,
     is_classifier,
-    is_regressor,
 )
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import HasMethods
@@ -54,9 +52,9 @@ def infer_likelihood(estimator):
     -------
     name : {'logistic', 'poisson', 'gaussian'}
     """
-    for name in (getattr(estimator, "_likelihood", None), getattr(estimator, "_model_name", None)):
-        if isinstance(name, str) and name in MODEL_NAMES:
-            return name
+    name = getattr(estimator, "_likelihood", None)
+    if isinstance(name, str) and name in MODEL_NAMES:
+        return name
     steps = getattr(estimator, "steps", None)
     if isinstance(steps, list) and steps:
         final = steps[-1][1]
@@ -149,6 +147,14 @@ def _random_state_params(estimator, rng):
     return {k: int(rng.randint(_MAX_INT)) for k in keys}
 
 
+def _indexable(data):
+    """``data`` itself when rows can be selected from it (arrays, lists, pandas), else an array."""
+    if data is None or isinstance(data, (np.ndarray, list)) or hasattr(data, "iloc") \
+            or hasattr(data, "columns") or hasattr(data, "tocsr"):
+        return data
+    return np.asarray(data)
+
+
 def _estimator_has(attr):
     """available_if check: the fitted estimator (or, before fit, the configured one) has attr."""
 
@@ -215,6 +221,9 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         self : object
             Fitted meta-estimator.
         """
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        X, y = _indexable(X), _indexable(y)
         estimator = clone(self._get_estimator())
         if not has_fit_parameter(estimator, "sample_weight"):
             raise TypeError(
@@ -229,6 +238,12 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             estimator.set_params(**_random_state_params(estimator, rng))
 
         y = self._prepare_targets(y)
+        if sample_weight is not None and is_classifier(self):
+            sw, yv = np.asarray(sample_weight), np.ravel(np.asarray(y))
+            if sw.ndim == 1 and sw.shape == yv.shape and sw.dtype.kind in "biuf" \
+                    and np.any(sw > 0) and len(np.unique(yv[sw > 0])) < 2 <= len(self.classes_):
+                raise ValueError("Only one class has positive sample_weight; the coreset "
+                                 "likelihood needs samples of both classes.")
         model_name = _configured_model(coreset)
         if model_name is None and is_classifier(self):
             model_name = "logistic"
@@ -402,18 +417,22 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         return BayesianLogisticRegression()
 
     def _prepare_targets(self, y):
-        from sklearn.utils.multiclass import check_classification_targets
+        from sklearn.utils.multiclass import (
+            check_classification_targets,
+            type_of_target,
+        )
 
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
             y_arr = y_arr.ravel()
         check_classification_targets(y_arr)
-        self.classes_ = np.unique(y_arr)
-        if len(self.classes_) > 2:
+        y_type = type_of_target(y_arr, input_name="y", raise_unknown=True)
+        if y_type != "binary":
             raise ValueError(
-                f"{type(self).__name__} supports binary targets only (the coreset likelihood is "
-                f"binary logistic); y has {len(self.classes_)} classes."
+                "Only binary classification is supported (the coreset likelihood is binary "
+                f"logistic). The type of the target is {y_type}."
             )
+        self.classes_ = np.unique(y_arr)
         return y
 
     def _check_coreset_targets(self, y_m):
@@ -526,6 +545,15 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
         from ..linear_model import BayesianLinearRegression
 
         return BayesianLinearRegression()
+
+    def _prepare_targets(self, y):
+        y_arr = np.asarray(y)
+        if y_arr.dtype.kind == "O":
+            try:
+                return y_arr.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("Unknown label type: regression targets must be numeric.") from None
+        return y
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

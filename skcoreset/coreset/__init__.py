@@ -9,13 +9,21 @@ from ._hilbert import (
     OMPCoreset,
     UniformCoreset,
 )
+from ._sensitivity import (
+    CoresetSizeWarning,
+    SensitivityCoreset,
+    sensitivity_coreset_size,
+)
 
 __all__ = [
     "BaseCoreset",
+    "CoresetSizeWarning",
     "FrankWolfeCoreset",
     "GIGACoreset",
     "IHTCoreset",
     "ImportanceCoreset",
     "OMPCoreset",
+    "SensitivityCoreset",
     "UniformCoreset",
+    "sensitivity_coreset_size",
 ]

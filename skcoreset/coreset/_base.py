@@ -12,7 +12,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
 from ..models import MODEL_NAMES, get_model, infer_model_name
 
@@ -32,6 +37,22 @@ class BaseCoreset(BaseEstimator):
         "fit_intercept": ["boolean"],
         "random_state": ["random_state"],
     }
+
+    def _encode_targets(self, y, model):
+        """Targets in the model's coding.
+
+        When the likelihood was not named explicitly (``model='auto'``, or an estimator that
+        is logistic by construction), any two labels are accepted as binary classes.
+        """
+        if np.asarray(y).dtype.kind == "O":
+            type_of_target(y, input_name="y", raise_unknown=True)
+        if getattr(self, "model", "auto") == "auto" and model.name == "logistic":
+            classes = np.unique(y)
+            if len(classes) == 2 and not (set(classes.tolist()) <= {0, 1}
+                                          or set(classes.tolist()) <= {-1, 1}):
+                # the larger label is the positive class, as LabelEncoder would order them
+                y = (y == classes[1]).astype(np.float64)
+        return model.check_targets(y)
 
     def _resolve_model(self, y):
         name = infer_model_name(y) if self.model == "auto" else self.model
@@ -56,27 +77,21 @@ class BaseCoreset(BaseEstimator):
         self : object
             Fitted estimator with ``sample_indices_`` and ``sample_weight_``.
         """
+        self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         n_samples = X.shape[0]
-        if self.n_points > n_samples:
+        # n_points may be None for estimators sized otherwise (e.g. by an error bound)
+        if self.n_points is not None and self.n_points > n_samples:
             raise ValueError(
-                f"n_points={self.n_points} is larger than the number of samples ({n_samples})."
+                f"n_points={self.n_points} is larger than the number of samples "
+                f"(n_samples={n_samples})."
             )
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         model = self._resolve_model(y)
         self.model_ = model.name
-        y = model.check_targets(y)
+        y = self._encode_targets(y, model)
         rng = check_random_state(self.random_state)
-        # Rows of zero weight carry no likelihood: no algorithm may pick them.
-        kept = np.flatnonzero(sample_weight > 0)
-        if len(kept) < n_samples:
-            if self.n_points > len(kept):
-                raise ValueError(f"n_points={self.n_points} is larger than the number of samples "
-                                 f"with positive sample_weight ({len(kept)}).")
-            X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
         indices, weights = self._fit_coreset(X, y, sample_weight, model, rng)
-        if len(kept) < n_samples:
-            indices = kept[indices]
         order = np.argsort(indices, kind="stable")
         self.sample_indices_ = np.asarray(indices, dtype=np.intp)[order]
         self.sample_weight_ = np.asarray(weights, dtype=np.float64)[order]
@@ -105,6 +120,9 @@ class BaseCoreset(BaseEstimator):
         """Number of distinct points in the fitted coreset (may be below ``n_points``)."""
         check_is_fitted(self, "sample_indices_")
         return len(self.sample_indices_)
+
+    def _check_params(self):
+        """Hook for checks across parameters, run before the data are validated."""
 
     def _fit_coreset(self, X, y, sample_weight, model, random_state):
         raise NotImplementedError

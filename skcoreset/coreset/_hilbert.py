@@ -88,7 +88,26 @@ class _HilbertCoreset(BaseCoreset):
         self.dtype = dtype
         self.random_state = random_state
 
-    def _project(self, X, y, sample_weight, model, random_state):
+    def _fit_coreset(self, X, y, sample_weight, model, random_state):
+        # Rows of zero weight carry no likelihood: no algorithm may pick them.
+        kept = np.flatnonzero(sample_weight > 0)
+        if self.n_points > len(kept):
+            raise ValueError(f"n_points={self.n_points} is larger than the number of samples "
+                             f"with positive sample_weight (n_samples={len(kept)}).")
+        if len(kept) < len(y):
+            X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
+        w, info = self._weights(self._vectors(X, y, sample_weight, model, random_state),
+                                random_state)
+        self.n_iter_ = int(info.get("n_iter", 0))
+        self.stop_reason_ = info.get("stop_reason", "size_reached")
+        if self.projection is not None:
+            self.hilbert_error_ = float(info["error"])
+        idx = np.flatnonzero(w)
+        # The vectors were scaled by the user's weights: a data point's weight is the product.
+        return kept[idx], w[idx] * sample_weight[idx]
+
+    def _vectors(self, X, y, sample_weight, model, random_state):
+        """The (N, J) projection: Laplace fit, then random features."""
         Xd = model.design(X)
         self.laplace_ = laplace_approximation(model, Xd, y, sample_weight, design=True,
                                               subsample=self.laplace_subsample,
@@ -96,16 +115,6 @@ class _HilbertCoreset(BaseCoreset):
         return project(self.laplace_.model, Xd, y, self.laplace_, projection=self.projection,
                        n_projections=self.n_projections, dtype=np.dtype(self.dtype),
                        sample_weight=sample_weight, random_state=random_state)
-
-    def _fit_coreset(self, X, y, sample_weight, model, random_state):
-        vectors = self._project(X, y, sample_weight, model, random_state)
-        w, info = self._weights(vectors, random_state)
-        self.hilbert_error_ = float(info["error"])
-        self.n_iter_ = int(info.get("n_iter", 0))
-        self.stop_reason_ = info.get("stop_reason", "size_reached")
-        idx = np.flatnonzero(w)
-        # The vectors were scaled by the user's weights: a data point's weight is the product.
-        return idx, w[idx] * sample_weight[idx]
 
     def _weights(self, vectors, random_state):
         raise NotImplementedError
@@ -145,16 +154,11 @@ class UniformCoreset(_HilbertCoreset):
                          dtype=dtype, random_state=random_state)
         self.replace = replace
 
-    def _fit_coreset(self, X, y, sample_weight, model, random_state):
-        if self.projection is not None:
-            return super()._fit_coreset(X, y, sample_weight, model, random_state)
-        # Without a projection only the data's weights matter: sample among weighted points.
-        vectors = sample_weight[:, None]
-        w, info = self._weights(vectors, random_state)
-        self.n_iter_ = 0
-        self.stop_reason_ = info.get("stop_reason", "size_reached")
-        idx = np.flatnonzero(w)
-        return idx, w[idx] * sample_weight[idx]
+    def _vectors(self, X, y, sample_weight, model, random_state):
+        if self.projection is None:
+            # Only the data's weights matter to the draw; no error is reported.
+            return sample_weight[:, None]
+        return super()._vectors(X, y, sample_weight, model, random_state)
 
     def _weights(self, vectors, random_state):
         return hilbert.uniform(vectors, self.n_points, replace=self.replace,

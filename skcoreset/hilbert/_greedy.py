@@ -14,6 +14,7 @@ from ._common import (
     check_nonneg_float,
     check_vectors,
     finish,
+    kernel_threads,
     prepare,
 )
 
@@ -58,6 +59,7 @@ def _default_max_iter(n_points):
     return 10 * n_points + 100
 
 
+@kernel_threads
 def frank_wolfe(vectors, n_points, *, max_iter=None, tol=1e-12, target=None,
                 random_state=None, return_info=False):
     """Frank-Wolfe Hilbert coreset (Campbell & Broderick 2019).
@@ -142,6 +144,7 @@ def frank_wolfe(vectors, n_points, *, max_iter=None, tol=1e-12, target=None,
     return finish(V, sup.dense(N), y, return_info, n_iter, reason)
 
 
+@kernel_threads
 def giga(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_state=None,
          return_info=False):
     """Greedy iterative geodesic ascent (GIGA, Campbell & Broderick 2018, Algorithm 1).

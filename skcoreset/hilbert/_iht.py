@@ -11,6 +11,7 @@ from ._common import (
     check_vectors,
     combination,
     finish,
+    kernel_threads,
     prepare,
 )
 
@@ -34,6 +35,7 @@ def _line_search_step(V, idx, g, c):
     return c * gg / den if den > 0 else 0.0
 
 
+@kernel_threads
 def iht(vectors, n_points, *, debias=False, max_iter=300, step_scale=0.5, tol=1e-5,
         batch_fraction=None, target=None, random_state=None, return_info=False):
     """A-IHT / A-IHT II Hilbert coreset (Zhang, Khanna, Kyrillidis & Koyejo 2021).

@@ -18,6 +18,7 @@ from ._common import (
     check_nonneg_float,
     check_vectors,
     finish,
+    kernel_threads,
     prepare,
 )
 
@@ -128,6 +129,7 @@ class _ActiveSet:
         return dropped
 
 
+@kernel_threads
 def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_state=None,
         return_info=False):
     """Non-negative orthogonal matching pursuit Hilbert coreset.

@@ -3,9 +3,10 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._common import check_n_points, check_vectors, finish, prepare
+from ._common import check_n_points, check_vectors, finish, kernel_threads, prepare
 
 
+@kernel_threads
 def uniform(vectors, n_points, *, replace=False, random_state=None, target=None,
             return_info=False):
     """Uniform random coreset.
@@ -71,6 +72,7 @@ def _capped_inclusion_probabilities(sigma, M):
     return pi
 
 
+@kernel_threads
 def importance(vectors, n_points, *, replace=True, random_state=None, target=None,
                return_info=False):
     """Hilbert importance sampling, p_n proportional to sigma_n = ||v_n||.

@@ -15,7 +15,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
 from ..models import get_model, laplace_approximation
 from ..sampler import NOISE_LOG_PRIOR, ess_bulk, sample_mala, split_rhat
@@ -33,7 +37,7 @@ _BLOCK_ELEMENTS = 1 << 20
 class _BaseBayesianGLM(BaseEstimator):
     """Shared fit / predictive machinery of the Bayesian GLMs (not public)."""
 
-    _model_name = None
+    _likelihood = None
 
     _parameter_constraints: dict = {
         "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -70,7 +74,7 @@ class _BaseBayesianGLM(BaseEstimator):
 
     # -- fit ---------------------------------------------------------------------------
     def _fit(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._model_name != "logistic")
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._likelihood != "logistic")
         y = self._encode_targets(y)
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         rng = check_random_state(self.random_state)
@@ -81,24 +85,24 @@ class _BaseBayesianGLM(BaseEstimator):
         self._check_kept_targets(y)
 
         fixed_noise = self._noise_scale_param()
-        if self._model_name == "gaussian" and fixed_noise is None and X.shape[0] < 2:
+        if self._likelihood == "gaussian" and fixed_noise is None and X.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} with noise_scale=None needs at least 2 samples with "
                 f"non-zero weight to learn the noise scale; got {X.shape[0]} sample."
             )
-        model = get_model(self._model_name, prior_scale=self.prior_scale,
+        model = get_model(self._likelihood, prior_scale=self.prior_scale,
                           fit_intercept=self.fit_intercept, noise_scale=fixed_noise)
         y = model.check_targets(y)
         Xd = model.design(X)
         lap = laplace_approximation(model, Xd, y, w, design=True)
-        sample_noise = self._model_name == "gaussian" and fixed_noise is None
+        sample_noise = self._likelihood == "gaussian" and fixed_noise is None
 
         mean, cov, chol = lap.mean, lap.cov, lap.chol
         if sample_noise:
             # Extend the Laplace fit by log sigma: at the mode the Fisher information of
             # s = log sigma is 2 W (W = total weight), plus the prior precision, and it is
             # (nearly) uncorrelated with the coefficients.
-            s_mu, s_sd = NOISE_LOG_PRIOR
+            _, s_sd = NOISE_LOG_PRIOR
             var_s = 1.0 / (2.0 * w.sum() + 1.0 / s_sd**2)
             P = mean.shape[0]
             mean = np.append(mean, np.log(lap.model.noise))
@@ -135,7 +139,7 @@ class _BaseBayesianGLM(BaseEstimator):
             self.intercept_samples_ = np.ascontiguousarray(draws[:, :, n_coef])
         else:
             self.intercept_samples_ = np.zeros(draws.shape[:2])
-        if self._model_name == "gaussian":
+        if self._likelihood == "gaussian":
             if sample_noise:
                 self.noise_scale_samples_ = np.exp(draws[:, :, -1])
             else:
@@ -194,9 +198,9 @@ class _BaseBayesianGLM(BaseEstimator):
         coef, intercept, _ = self._pooled_draws()
         out = np.empty(X.shape[0])
         for sl, eta in self._eta_blocks(X, coef, intercept):
-            if self._model_name == "logistic":
+            if self._likelihood == "logistic":
                 out[sl] = scipy.special.expit(eta).mean(axis=1)
-            elif self._model_name == "poisson":
+            elif self._likelihood == "poisson":
                 out[sl] = np.exp(eta).mean(axis=1)
             else:
                 out[sl] = eta.mean(axis=1)
@@ -207,7 +211,7 @@ class _BaseBayesianGLM(BaseEstimator):
         if y.ndim != 1 or y.shape[0] != n_rows:
             raise ValueError(f"y must be 1-D with {n_rows} entries (one per row of X); "
                              f"got shape {y.shape}.")
-        return get_model(self._model_name).check_targets(y)
+        return get_model(self._likelihood).check_targets(y)
 
     def log_predictive_density(self, X, y):
         """Mean log posterior predictive density of the rows of ``(X, y)``.
@@ -231,10 +235,10 @@ class _BaseBayesianGLM(BaseEstimator):
         J = coef.shape[0]
         total = 0.0
         for sl, eta in self._eta_blocks(X, coef, intercept):
-            if self._model_name == "gaussian":
+            if self._likelihood == "gaussian":
                 r = (y[sl, None] - eta) / noise
                 ll = -0.5 * r * r - np.log(noise) - 0.5 * np.log(2.0 * np.pi)
-            elif self._model_name == "logistic":
+            elif self._likelihood == "logistic":
                 ll = y[sl, None] * eta - np.logaddexp(0.0, eta)
             else:
                 with np.errstate(over="ignore"):
@@ -268,10 +272,10 @@ class _BaseBayesianGLM(BaseEstimator):
         J = coef.shape[0]
         idx = rng.choice(J, size=n_draws, replace=n_draws > J)
         eta = coef[idx] @ X.T + intercept[idx, None]
-        if self._model_name == "logistic":
+        if self._likelihood == "logistic":
             hit = rng.random_sample(eta.shape) < scipy.special.expit(eta)
             return self.classes_[hit.astype(np.intp)]
-        if self._model_name == "poisson":
+        if self._likelihood == "poisson":
             return rng.poisson(np.exp(eta))
         return eta + noise[idx, None] * rng.standard_normal(eta.shape)
 
@@ -405,7 +409,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
     (2, 2)
     """
 
-    _model_name = "logistic"
+    _likelihood = "logistic"
 
     def _encode_targets(self, y):
         check_classification_targets(y)
@@ -538,7 +542,7 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
     (3,)
     """
 
-    _model_name = "poisson"
+    _likelihood = "poisson"
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -615,7 +619,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
     (4, 500)
     """
 
-    _model_name = "gaussian"
+    _likelihood = "gaussian"
 
     _parameter_constraints: dict = {
         **_BaseBayesianGLM._parameter_constraints,

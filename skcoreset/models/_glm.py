@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _glm_kernels as K
 
+
 @dataclass(frozen=True)
 class GLMLikelihood:
     """Base class of the generalised linear likelihoods.

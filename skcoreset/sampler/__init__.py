@@ -6,12 +6,18 @@ how a coreset is used.
 """
 
 from ._diagnostics import ess_bulk, rank_normalize, split_rhat
-from ._mala import NOISE_LOG_PRIOR, TARGET_ACCEPT, MALAResult, default_step_size, sample_mala
+from ._mala import (
+    NOISE_LOG_PRIOR,
+    TARGET_ACCEPT,
+    MALAResult,
+    default_step_size,
+    sample_mala,
+)
 
 __all__ = [
-    "MALAResult",
     "NOISE_LOG_PRIOR",
     "TARGET_ACCEPT",
+    "MALAResult",
     "default_step_size",
     "ess_bulk",
     "rank_normalize",

@@ -21,7 +21,7 @@ import scipy.fft
 import scipy.special
 import scipy.stats
 
-__all__ = ["split_rhat", "ess_bulk", "rank_normalize"]
+__all__ = ["ess_bulk", "rank_normalize", "split_rhat"]
 
 
 def _as_draws(draws):

@@ -1,0 +1,347 @@
+"""Posterior-fidelity measures of a coreset (ALGORITHMS.md, "Evaluation measures").
+
+All measures compare the coreset posterior pi_w (prior times sum_m w_m l_m) with the full-data
+posterior pi (prior times sum_n l_n, or sum_n s_n l_n with data weights s):
+
+* :func:`relative_hilbert_error` - ||Phi w - y|| / ||y|| in a projection space;
+* :func:`gaussian_kl`, :func:`coreset_laplace_kl` - KL divergence between Gaussian (Laplace or
+  moment) fits, both directions;
+* :func:`polynomial_mmd` - squared MMD between two sets of posterior draws with the kernel
+  (0.2 + <a, b>)^3;
+* :func:`fisher_distance` - mean over full-posterior draws of ||grad L(w; theta) - grad L(theta)||^2.
+"""
+
+import numpy as np
+import scipy.linalg
+
+from ..models import (
+    GaussianLikelihood,
+    get_model,
+    infer_model_name,
+    laplace_approximation,
+    with_noise,
+)
+
+_DIRECTIONS = ("forward", "reverse", "symmetric")
+
+
+def relative_hilbert_error(vectors, sample_weight, sample_indices=None, target=None):
+    """Relative error ||Phi w - y|| / ||y|| of coreset weights in a projection space.
+
+    Parameters
+    ----------
+    vectors : array-like of shape (n_samples, n_projections)
+        Rows v_n (e.g. from :func:`skcoreset.projection.project`).
+    sample_weight : array-like
+        Coreset weights: of shape (n_samples,), or of the rows ``sample_indices``.
+    sample_indices : array-like of int, default=None
+        Rows the weights belong to (a fitted coreset's ``sample_indices_``).
+    target : array-like of shape (n_projections,), default=None
+        y; default: the sum of the rows (the full-data log-likelihood).
+
+    Returns
+    -------
+    error : float
+        1.0 for empty weights; 0.0 for a perfect coreset.
+    """
+    V = np.asarray(vectors, dtype=np.float64)
+    if V.ndim != 2:
+        raise ValueError(f"vectors must be 2-D, got shape {V.shape}.")
+    w = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if sample_indices is None:
+        if w.shape[0] != V.shape[0]:
+            raise ValueError(f"sample_weight has {w.shape[0]} entries for {V.shape[0]} vectors; "
+                             "pass sample_indices for a subset.")
+        approx = w @ V
+    else:
+        idx = np.asarray(sample_indices, dtype=np.intp).ravel()
+        if idx.shape != w.shape:
+            raise ValueError("sample_indices and sample_weight must have the same length.")
+        approx = w @ V[idx]
+    y = V.sum(axis=0) if target is None else np.asarray(target, dtype=np.float64)
+    norm = np.linalg.norm(y)
+    if norm == 0:
+        raise ValueError("The target has zero norm: the relative error is undefined.")
+    return float(np.linalg.norm(approx - y) / norm)
+
+
+def _check_gaussian(mean, cov, name):
+    mean = np.atleast_1d(np.asarray(mean, dtype=np.float64))
+    cov = np.atleast_2d(np.asarray(cov, dtype=np.float64))
+    if mean.ndim != 1 or cov.shape != (mean.shape[0], mean.shape[0]):
+        raise ValueError(f"{name}: mean must be 1-D (P,) and cov (P, P); got {mean.shape} and "
+                         f"{cov.shape}.")
+    try:
+        chol = np.linalg.cholesky(0.5 * (cov + cov.T))
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{name}: the covariance is not positive definite.") from None
+    return mean, cov, chol
+
+
+def gaussian_kl(mean0, cov0, mean1, cov1):
+    """KL(N(mean0, cov0) || N(mean1, cov1)) in nats.
+
+    ``0.5 * (tr(cov1^-1 cov0) + (m1 - m0)^T cov1^-1 (m1 - m0) - P + log det cov1 - log det cov0)``,
+    computed with Cholesky factors.
+
+    Parameters
+    ----------
+    mean0, cov0 : array-like of shape (P,) and (P, P)
+        The first Gaussian (the one the expectation is taken under).
+    mean1, cov1 : array-like of shape (P,) and (P, P)
+        The second Gaussian.
+
+    Returns
+    -------
+    kl : float
+        Non-negative; 0 only for equal Gaussians.
+    """
+    m0, S0, L0 = _check_gaussian(mean0, cov0, "first Gaussian")
+    m1, S1, L1 = _check_gaussian(mean1, cov1, "second Gaussian")
+    if m0.shape != m1.shape:
+        raise ValueError(f"The Gaussians have different dimensions: {m0.shape[0]} and {m1.shape[0]}.")
+    P = m0.shape[0]
+    A = scipy.linalg.solve_triangular(L1, L0, lower=True)  # L1^-1 L0: tr(S1^-1 S0) = ||A||_F^2
+    b = scipy.linalg.solve_triangular(L1, m1 - m0, lower=True)
+    logdet = 2.0 * (np.sum(np.log(np.diag(L1))) - np.sum(np.log(np.diag(L0))))
+    kl = 0.5 * (np.sum(A * A) + b @ b - P + logdet)
+    return float(max(kl, 0.0))
+
+
+def moment_fit(draws):
+    """Mean and covariance of posterior draws (the moment-matched Gaussian).
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_draws, P) or (n_chains, n_draws, P)
+
+    Returns
+    -------
+    mean : ndarray of shape (P,)
+    cov : ndarray of shape (P, P)
+    """
+    D = _as_draws(draws, "draws")
+    if D.shape[0] < 2:
+        raise ValueError("A moment fit needs at least two draws.")
+    return D.mean(axis=0), np.atleast_2d(np.cov(D, rowvar=False))
+
+
+def _as_draws(draws, name):
+    D = np.asarray(draws, dtype=np.float64)
+    if D.ndim == 3:
+        D = D.reshape(-1, D.shape[-1])
+    if D.ndim == 1:
+        D = D[:, None]
+    if D.ndim != 2:
+        raise ValueError(f"{name} must have shape (n_draws, P) or (n_chains, n_draws, P); got {D.shape}.")
+    if not np.all(np.isfinite(D)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return D
+
+
+def _resolve(model, y, prior_scale, fit_intercept):
+    if model == "auto":
+        model = infer_model_name(y)
+    return get_model(model, prior_scale=prior_scale, fit_intercept=fit_intercept)
+
+
+def coreset_laplace(X, y, sample_indices, sample_weight, *, model="auto", prior_scale=1.0,
+                    fit_intercept=True, data_weight=None):
+    """Laplace fits of the full-data posterior and of the weighted-coreset posterior.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The full data (in the coreset's feature space).
+    y : array-like of shape (n_samples,)
+        Targets in the model's coding.
+    sample_indices : array-like of int of shape (M,)
+        Coreset rows (``coreset.sample_indices_``).
+    sample_weight : array-like of shape (M,)
+        Coreset weights (``coreset.sample_weight_``; they include ``data_weight``).
+    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLMLikelihood, default='auto'
+        Likelihood ('auto' infers it from ``y``). For the Gaussian model the noise scale is
+        estimated once, on the full data, and used by both fits.
+    prior_scale : float, default=1.0
+    fit_intercept : bool, default=True
+    data_weight : array-like of shape (n_samples,), default=None
+        Weights of the full data's log-likelihood terms.
+
+    Returns
+    -------
+    full, coreset : LaplaceApproximation
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if not isinstance(model, str):
+        lik = model
+    else:
+        lik = _resolve(model, y, prior_scale, fit_intercept)
+    yv = lik.check_targets(y)
+    Xd = lik.design(X)
+    s = None if data_weight is None else np.asarray(data_weight, dtype=np.float64)
+    full = laplace_approximation(lik, Xd, yv, s, design=True)
+    lik = full.model  # Gaussian: the noise scale of the full data, shared by both fits
+    idx = np.asarray(sample_indices, dtype=np.intp)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if idx.shape != w.shape:
+        raise ValueError("sample_indices and sample_weight must have the same length.")
+    core = laplace_approximation(lik, np.ascontiguousarray(Xd[idx]), yv[idx], w, design=True)
+    return full, core
+
+
+def _kl_direction(core, full, direction):
+    if direction == "forward":  # KL(pi || pi_w): the full posterior's mass the coreset misses
+        return gaussian_kl(full.mean, full.cov, core.mean, core.cov)
+    if direction == "reverse":  # KL(pi_w || pi)
+        return gaussian_kl(core.mean, core.cov, full.mean, full.cov)
+    if direction == "symmetric":
+        return 0.5 * (gaussian_kl(full.mean, full.cov, core.mean, core.cov)
+                      + gaussian_kl(core.mean, core.cov, full.mean, full.cov))
+    raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
+
+
+def coreset_laplace_kl(X, y, sample_indices, sample_weight, *, direction="forward", model="auto",
+                       prior_scale=1.0, fit_intercept=True, data_weight=None):
+    """KL divergence between the Laplace fits of the full and the coreset posteriors.
+
+    'forward' is KL(pi || pi_w) (full posterior first: large when the coreset posterior misses
+    mass of the full one), 'reverse' is KL(pi_w || pi), 'symmetric' their mean. Both fits
+    share the model, prior and (Gaussian) noise scale; see :func:`coreset_laplace`.
+
+    Parameters
+    ----------
+    X, y, sample_indices, sample_weight
+        As for :func:`coreset_laplace`.
+    direction : {'forward', 'reverse', 'symmetric'}, default='forward'
+    model, prior_scale, fit_intercept, data_weight
+        As for :func:`coreset_laplace`.
+
+    Returns
+    -------
+    kl : float
+    """
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
+    full, core = coreset_laplace(X, y, sample_indices, sample_weight, model=model,
+                                 prior_scale=prior_scale, fit_intercept=fit_intercept,
+                                 data_weight=data_weight)
+    return _kl_direction(core, full, direction)
+
+
+def _poly_kernel_sum(A, B, offset, degree, block=2048):
+    """sum_{i, j} (offset + <a_i, b_j>)^degree, in blocks of rows to bound memory."""
+    total = 0.0
+    for start in range(0, A.shape[0], block):
+        G = A[start:start + block] @ B.T
+        G += offset
+        total += float(np.sum(G**degree))
+    return total
+
+
+def _poly_kernel_diag(A, offset, degree):
+    return float(np.sum((offset + np.einsum("ij,ij->i", A, A)) ** degree))
+
+
+def polynomial_mmd(draws0, draws1, *, offset=0.2, degree=3, unbiased=True):
+    """Squared maximum mean discrepancy with the kernel k(a, b) = (offset + <a, b>)^degree.
+
+    With the defaults, the measure of the coreset papers: (0.2 + <a, b>)^3 between two sets of
+    posterior draws (e.g. MCMC on the coreset vs on the full data). The polynomial kernel of
+    degree 3 compares the first three moments of the two distributions.
+
+    Parameters
+    ----------
+    draws0, draws1 : array-like of shape (n, P) and (m, P), or (chains, draws, P)
+        The two samples (same P; n, m >= 2 for the unbiased estimate).
+    offset : float, default=0.2
+    degree : int, default=3
+    unbiased : bool, default=True
+        True: the U-statistic (mean over i != j of the within-sample terms; unbiased for
+        MMD^2, may be slightly negative). False: the V-statistic (all pairs, i = j included;
+        biased upwards, always >= 0).
+
+    Returns
+    -------
+    mmd2 : float
+        Estimate of MMD^2 = E k(a, a') + E k(b, b') - 2 E k(a, b).
+    """
+    A = _as_draws(draws0, "draws0")
+    B = _as_draws(draws1, "draws1")
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(f"The draws have different dimensions: {A.shape[1]} and {B.shape[1]}.")
+    n, m = A.shape[0], B.shape[0]
+    kaa = _poly_kernel_sum(A, A, offset, degree)
+    kbb = _poly_kernel_sum(B, B, offset, degree)
+    kab = _poly_kernel_sum(A, B, offset, degree)
+    if unbiased:
+        if n < 2 or m < 2:
+            raise ValueError("The unbiased estimate needs at least two draws in each sample.")
+        kaa = (kaa - _poly_kernel_diag(A, offset, degree)) / (n * (n - 1))
+        kbb = (kbb - _poly_kernel_diag(B, offset, degree)) / (m * (m - 1))
+    else:
+        kaa /= n * n
+        kbb /= m * m
+    return float(kaa + kbb - 2.0 * kab / (n * m))
+
+
+def fisher_distance(X, y, sample_indices, sample_weight, theta, *, model="auto", prior_scale=1.0,
+                    fit_intercept=True, data_weight=None, noise_scale=None, normalize=False):
+    """Mean over parameter draws of ||grad L(w; theta_t) - grad L(theta_t)||^2.
+
+    L(theta) = sum_n s_n l_n(theta) is the full-data log-likelihood (s: ``data_weight``,
+    ones by default) and L(w; theta) = sum_m w_m l_m(theta) the coreset's. The draws
+    theta_t should come from the full posterior (e.g. MCMC on all rows, or its Laplace fit):
+    the prior's gradient is the same on both sides and cancels.
+
+    Parameters
+    ----------
+    X, y, sample_indices, sample_weight
+        As for :func:`coreset_laplace`.
+    theta : array-like of shape (T, P) or (chains, draws, P)
+        Parameter draws, the intercept last when ``fit_intercept`` (P = n_features + 1).
+    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLMLikelihood, default='auto'
+    prior_scale : float, default=1.0
+        Unused by the distance (the prior cancels); kept for the model's construction.
+    fit_intercept : bool, default=True
+    data_weight : array-like of shape (n_samples,), default=None
+    noise_scale : float, default=None
+        Gaussian model: the noise standard deviation (None: estimated on the full data).
+    normalize : bool, default=False
+        False: the distance of the papers, in squared log-likelihood-gradient units (it
+        grows like N^2 with the data size). True: divided by mean_t ||grad L(theta_t)||^2,
+        a scale-free relative distance (0 for a perfect coreset, 1 for empty weights).
+
+    Returns
+    -------
+    distance : float
+    """
+    X = np.asarray(X, dtype=np.float64)
+    lik = model if not isinstance(model, str) else _resolve(model, y, prior_scale, fit_intercept)
+    yv = lik.check_targets(y)
+    Xd = lik.design(X)
+    s = np.ones(Xd.shape[0]) if data_weight is None else np.asarray(data_weight, dtype=np.float64)
+    if isinstance(lik, GaussianLikelihood) and lik.noise_scale is None:
+        lik = with_noise(lik, noise_scale if noise_scale is not None else lik.estimate_noise(Xd, yv, s))
+    T = _as_draws(theta, "theta")
+    if T.shape[1] != Xd.shape[1]:
+        raise ValueError(f"theta has {T.shape[1]} parameters; the model has {Xd.shape[1]} "
+                         "(intercept last).")
+    idx = np.asarray(sample_indices, dtype=np.intp)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if idx.shape != w.shape:
+        raise ValueError("sample_indices and sample_weight must have the same length.")
+    Xc, yc = np.ascontiguousarray(Xd[idx]), yv[idx]
+    diff2 = np.empty(T.shape[0])
+    full2 = np.empty(T.shape[0])
+    for t, th in enumerate(T):
+        g_full = s @ lik.loglik_grad_per_datum(th, Xd, yv)
+        g_core = w @ lik.loglik_grad_per_datum(th, Xc, yc)
+        diff2[t] = np.sum((g_core - g_full) ** 2)
+        full2[t] = np.sum(g_full**2)
+    dist = float(diff2.mean())
+    if normalize:
+        denom = float(full2.mean())
+        if denom == 0:
+            raise ValueError("The full-data gradient vanishes at every draw; cannot normalise.")
+        dist /= denom
+    return dist

@@ -1,0 +1,186 @@
+"""skcoreset.compose: CoresetClassifier / CoresetRegressor meta-estimators."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.linear_model import (
+    LogisticRegression,
+    PoissonRegressor,
+    Ridge,
+    TweedieRegressor,
+)
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from skcoreset.compose import CoresetClassifier, CoresetRegressor, infer_likelihood
+from skcoreset.coreset import GIGACoreset, UniformCoreset
+
+N_SUB = 2000
+
+
+@pytest.fixture(scope="module")
+def phish(phishing):
+    X, y = phishing
+    idx = np.random.RandomState(0).choice(X.shape[0], N_SUB, replace=False)
+    return X[idx], y[idx]
+
+
+@pytest.fixture(scope="module")
+def bikes(biketrips):
+    X, y = biketrips
+    idx = np.random.RandomState(1).choice(X.shape[0], N_SUB, replace=False)
+    return X[idx], y[idx]
+
+
+def giga(n=40, **kw):
+    return GIGACoreset(n, n_projections=20, **kw)
+
+
+def test_classifier_fits_on_weighted_coreset(phish):
+    X, y = phish
+    clf = CoresetClassifier(giga(40, random_state=0), LogisticRegression()).fit(X, y)
+    idx, w = clf.sample_indices_, clf.sample_weight_
+    np.testing.assert_array_equal(idx, clf.coreset_.sample_indices_)
+    np.testing.assert_array_equal(w, clf.coreset_.sample_weight_)
+    ref = LogisticRegression().fit(X[idx], y[idx], sample_weight=w)
+    np.testing.assert_allclose(clf.estimator_.coef_, ref.coef_, rtol=1e-6)
+    np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X))
+    np.testing.assert_allclose(clf.predict_log_proba(X), ref.predict_log_proba(X))
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X))
+    assert clf.predict(X).shape == (X.shape[0],)
+    assert clf.score(X, y) == pytest.approx(ref.score(X, y)) and clf.score(X, y) > 0.85
+    np.testing.assert_array_equal(clf.classes_, [0.0, 1.0])
+    assert clf.n_features_in_ == X.shape[1]
+    assert clf.coreset_.model_ == "logistic"
+    np.testing.assert_array_equal(clf.X_coreset_, X[idx])
+    # The unfitted templates are untouched.
+    assert not hasattr(clf.coreset, "sample_indices_") and clf.coreset.model == "auto"
+
+
+def test_methods_follow_the_estimator():
+    assert hasattr(CoresetClassifier(estimator=LogisticRegression()), "predict_proba")
+    assert not hasattr(CoresetClassifier(estimator=SVC()), "predict_proba")
+    assert hasattr(CoresetClassifier(estimator=SVC()), "decision_function")
+    assert not hasattr(CoresetClassifier(estimator=LogisticRegression()), "log_predictive_density")
+    assert not hasattr(CoresetRegressor(estimator=Ridge()), "predict_proba")
+
+
+def test_string_labels_and_errors(phish):
+    X, y = phish
+    labels = np.where(y > 0, "phish", "legit")
+    clf = CoresetClassifier(giga(40, random_state=0), LogisticRegression()).fit(X, labels)
+    np.testing.assert_array_equal(clf.classes_, ["legit", "phish"])
+    np.testing.assert_array_equal(clf.estimator_.classes_, clf.classes_)
+    assert set(clf.predict(X[:20])) <= {"legit", "phish"}
+    with pytest.raises(ValueError, match="Only binary classification"):
+        CoresetClassifier(giga(40), LogisticRegression()).fit(X, np.arange(len(y)) % 3)
+    with pytest.raises(TypeError, match="does not accept sample_weight"):
+        CoresetClassifier(giga(40), KNeighborsClassifier()).fit(X, y)
+    with pytest.raises(ValueError, match="requires y"):
+        CoresetClassifier(giga(40), LogisticRegression()).fit(X, None)
+
+
+def test_infer_likelihood():
+    blm = pytest.importorskip("skcoreset.linear_model")
+    assert infer_likelihood(blm.BayesianLogisticRegression()) == "logistic"
+    assert infer_likelihood(blm.BayesianPoissonRegression()) == "poisson"
+    assert infer_likelihood(blm.BayesianLinearRegression()) == "gaussian"
+    assert infer_likelihood(LogisticRegression()) == "logistic"
+    assert infer_likelihood(SVC()) == "logistic"
+    assert infer_likelihood(PoissonRegressor()) == "poisson"
+    assert infer_likelihood(TweedieRegressor(power=1)) == "poisson"
+    assert infer_likelihood(TweedieRegressor(power=2)) == "gaussian"
+    assert infer_likelihood(HistGradientBoostingRegressor(loss="poisson")) == "poisson"
+    assert infer_likelihood(Ridge()) == "gaussian"
+    assert infer_likelihood(make_pipeline(StandardScaler(), PoissonRegressor())) == "poisson"
+
+    class Custom(Ridge):
+        _likelihood = "poisson"
+
+    assert infer_likelihood(Custom()) == "poisson"
+
+
+def test_regressor_model_auto_and_poisson(bikes):
+    X, y = bikes
+    Xs = StandardScaler().fit_transform(X)
+    pois = CoresetRegressor(giga(60, random_state=0), PoissonRegressor()).fit(Xs, y)
+    assert pois.coreset_.model_ == "poisson"
+    assert pois.score(Xs, y) > 0.1
+    lin = CoresetRegressor(giga(60, random_state=0), Ridge()).fit(Xs, y)
+    assert lin.coreset_.model_ == "gaussian"
+    fixed = CoresetRegressor(giga(60, model="gaussian", random_state=0), PoissonRegressor()).fit(Xs, y)
+    assert fixed.coreset_.model_ == "gaussian"
+
+
+def test_random_state_is_passed_down(phish):
+    X, y = phish
+    clf = CoresetClassifier(giga(30), LogisticRegression(), random_state=0)
+    a = clf.fit(X, y).sample_indices_.copy()
+    seed_c, seed_e = clf.coreset_.random_state, clf.estimator_.random_state
+    assert isinstance(seed_c, int) and isinstance(seed_e, int)
+    np.testing.assert_array_equal(clone(clf).fit(X, y).sample_indices_, a)
+    other = clone(clf).set_params(random_state=1).fit(X, y)
+    assert other.coreset_.random_state != seed_c
+    # None leaves the inner settings alone.
+    keep = CoresetClassifier(giga(30, random_state=7), LogisticRegression()).fit(X, y)
+    assert keep.coreset_.random_state == 7 and keep.estimator_.random_state is None
+
+
+def test_sample_weight_combines(phish):
+    X, y = phish
+    w = np.random.RandomState(2).uniform(0.5, 2.0, X.shape[0])
+    clf = CoresetClassifier(UniformCoreset(100, projection=None, random_state=0),
+                            LogisticRegression()).fit(X, y, sample_weight=w)
+    idx = clf.sample_indices_
+    np.testing.assert_allclose(clf.sample_weight_, w[idx] * X.shape[0] / 100)
+    ref = LogisticRegression().fit(X[idx], y[idx], sample_weight=clf.sample_weight_)
+    np.testing.assert_allclose(clf.estimator_.coef_, ref.coef_, rtol=1e-6)
+
+
+def test_in_stock_pipeline_grid_search_and_pandas(phish):
+    pd = pytest.importorskip("pandas")
+    X, y = phish
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    pipe = make_pipeline(StandardScaler(),
+                         CoresetClassifier(giga(), LogisticRegression(), random_state=0))
+    pipe.set_output(transform="pandas")
+    grid = {"coresetclassifier__coreset__n_points": [5, 60]}
+    gs = GridSearchCV(pipe, grid, cv=3).fit(df, y)
+    assert gs.best_params_ == {"coresetclassifier__coreset__n_points": 60}
+    meta = gs.best_estimator_[-1]
+    np.testing.assert_array_equal(meta.feature_names_in_, df.columns)
+    np.testing.assert_array_equal(meta.estimator_.feature_names_in_, df.columns)
+    assert isinstance(meta.X_coreset_, pd.DataFrame)
+    gs2 = GridSearchCV(CoresetClassifier(giga(), LogisticRegression(), random_state=0),
+                       {"coreset__n_points": [5, 60]}, cv=3, n_jobs=2).fit(X, y)
+    s = gs2.cv_results_["mean_test_score"]
+    assert s[1] > s[0]
+    assert cross_val_score(meta, df, y, cv=3).min() > 0.8
+    p2 = pickle.loads(pickle.dumps(gs.best_estimator_))
+    np.testing.assert_allclose(p2.predict_proba(df), gs.best_estimator_.predict_proba(df))
+
+
+def test_bayesian_inner_estimators(phish, bikes):
+    blm = pytest.importorskip("skcoreset.linear_model")
+    X, y = phish
+    kw = dict(n_samples=200, n_warmup=200, n_chains=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = CoresetClassifier(giga(60), blm.BayesianLogisticRegression(**kw), random_state=0)
+        clf.fit(X, y)
+        Xb, yb = bikes
+        Xb = StandardScaler().fit_transform(Xb)
+        reg = CoresetRegressor(giga(80), blm.BayesianPoissonRegression(**kw), random_state=0)
+        reg.fit(Xb, yb)
+    assert clf.score(X, y) > 0.85
+    assert -0.5 < clf.log_predictive_density(X, y) < 0
+    assert clf.sample_posterior_predictive(X[:4], n_draws=3, random_state=0).shape == (3, 4)
+    assert reg.coreset_.model_ == "poisson"
+    assert np.isfinite(reg.log_predictive_density(Xb, yb))

@@ -1,0 +1,233 @@
+"""skcoreset.pipeline: the flat scaler -> coreset -> estimator shape."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn import config_context
+from sklearn.base import clone
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LogisticRegression, PoissonRegressor, Ridge
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline as SkPipeline
+from sklearn.pipeline import make_pipeline as sk_make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skcoreset.coreset import GIGACoreset, UniformCoreset
+from skcoreset.pipeline import Pipeline, make_pipeline
+
+N_SUB = 2000
+
+
+@pytest.fixture(scope="module")
+def phish(phishing):
+    X, y = phishing
+    rng = np.random.RandomState(0)
+    idx = rng.choice(X.shape[0], N_SUB, replace=False)
+    return X[idx], y[idx]
+
+
+@pytest.fixture(scope="module")
+def bikes(biketrips):
+    X, y = biketrips
+    rng = np.random.RandomState(1)
+    idx = rng.choice(X.shape[0], N_SUB, replace=False)
+    return X[idx], y[idx]
+
+
+def giga(n=40, **kw):
+    return GIGACoreset(n, n_projections=20, random_state=0, **kw)
+
+
+def test_flat_pipeline_fits_later_steps_on_weighted_coreset(phish):
+    X, y = phish
+    pipe = make_pipeline(StandardScaler(), giga(40), LogisticRegression())
+    assert [n for n, _ in pipe.steps] == ["standardscaler", "gigacoreset", "logisticregression"]
+    pipe.fit(X, y)
+    scaler, coreset, clf = pipe.named_steps.values()
+    # The scaler saw all rows; the coreset the scaled rows.
+    np.testing.assert_allclose(scaler.mean_, X.mean(axis=0))
+    assert coreset.model_ == "logistic"
+    idx, w = coreset.sample_indices_, coreset.sample_weight_
+    np.testing.assert_array_equal(pipe.sample_indices_, idx)
+    np.testing.assert_array_equal(pipe.sample_weight_, w)
+    # The final estimator equals a manual fit on the weighted coreset.
+    ref = LogisticRegression().fit(scaler.transform(X)[idx], y[idx], sample_weight=w)
+    np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-6)
+    # Prediction uses every row and skips the coreset.
+    assert pipe.predict(X).shape == (X.shape[0],)
+    np.testing.assert_allclose(pipe.predict_proba(X), ref.predict_proba(scaler.transform(X)))
+    np.testing.assert_allclose(pipe.decision_function(X), ref.decision_function(scaler.transform(X)))
+    assert pipe.score(X, y) == pytest.approx(ref.score(scaler.transform(X), y))
+    assert pipe.score(X, y) > 0.85
+    np.testing.assert_array_equal(pipe.classes_, [0.0, 1.0])
+    np.testing.assert_array_equal(pipe.fit_predict(X, y), pipe.predict(X))
+
+
+def test_pipeline_class_params_indexing_clone_pickle(phish):
+    X, y = phish
+    pipe = Pipeline([("scale", StandardScaler()), ("cs", giga(30)), ("clf", LogisticRegression())])
+    assert pipe.get_params()["cs__n_points"] == 30
+    pipe.set_params(cs__n_points=20)
+    assert pipe["cs"].n_points == 20 and pipe[1] is pipe.named_steps.cs
+    assert isinstance(pipe[:2], Pipeline) and len(pipe[:2]) == 2
+    c = clone(pipe)
+    assert c.get_params()["cs__n_points"] == 20 and c["cs"] is not pipe["cs"]
+    pipe.fit(X, y)
+    assert len(pipe["cs"].sample_indices_) == 20
+    # The coreset's model parameter is left as given; model_ records the choice.
+    assert pipe["cs"].model == "auto"
+    p2 = pickle.loads(pickle.dumps(pipe))
+    np.testing.assert_array_equal(p2.predict_proba(X), pipe.predict_proba(X))
+    assert "GIGACoreset" in pipe._repr_html_()
+
+
+def test_model_auto_follows_final_estimator(bikes):
+    X, y = bikes
+    # Counts: Poisson for PoissonRegressor, Gaussian-linear for Ridge (y alone would say Poisson).
+    pois = make_pipeline(StandardScaler(), giga(60), PoissonRegressor()).fit(X, y)
+    assert pois["gigacoreset"].model_ == "poisson"
+    assert pois.score(X, y) > 0.1
+    lin = make_pipeline(StandardScaler(), giga(60), Ridge()).fit(X, y)
+    assert lin["gigacoreset"].model_ == "gaussian"
+    explicit = make_pipeline(StandardScaler(), giga(60, model="gaussian"), PoissonRegressor()).fit(X, y)
+    assert explicit["gigacoreset"].model_ == "gaussian"
+
+
+def test_string_labels_reach_the_estimator(phish):
+    X, y = phish
+    labels = np.where(y > 0, "phish", "legit")
+    pipe = make_pipeline(giga(40), LogisticRegression()).fit(X, labels)
+    np.testing.assert_array_equal(pipe.classes_, ["legit", "phish"])
+    assert set(pipe.predict(X[:50])) <= {"legit", "phish"}
+    numeric = make_pipeline(giga(40), LogisticRegression()).fit(X, y)
+    np.testing.assert_array_equal(pipe["gigacoreset"].sample_indices_,
+                                  numeric["gigacoreset"].sample_indices_)
+
+
+def test_sample_weight_reaches_coreset_and_combines(phish):
+    X, y = phish
+    w = np.random.RandomState(3).uniform(0.5, 2.0, X.shape[0])
+    pipe = make_pipeline(StandardScaler(), UniformCoreset(100, projection=None, random_state=0),
+                         LogisticRegression())
+    pipe.fit(X, y, sample_weight=w)
+    cs = pipe["uniformcoreset"]
+    # The scaler before the coreset gets the data weights...
+    np.testing.assert_allclose(pipe["standardscaler"].mean_, np.average(X, axis=0, weights=w))
+    # ... and the coreset weights include them (uniform: w_n * N / M).
+    np.testing.assert_allclose(cs.sample_weight_, w[cs.sample_indices_] * X.shape[0] / 100)
+    np.testing.assert_allclose(pipe.sample_weight_, cs.sample_weight_)
+    # The same through the stepname__ syntax.
+    p2 = clone(pipe).fit(X, y, uniformcoreset__sample_weight=w)
+    np.testing.assert_allclose(p2.sample_weight_, cs.sample_weight_)
+    with pytest.raises(ValueError, match="supplies the weights"):
+        clone(pipe).fit(X, y, logisticregression__sample_weight=w)
+    with pytest.raises(ValueError, match="does not accept the foo"):
+        clone(pipe).fit(X, y, foo=1)
+
+
+def test_steps_after_coreset_are_weighted(phish):
+    X, y = phish
+    pipe = make_pipeline(giga(40), StandardScaler(), LogisticRegression()).fit(X, y)
+    cs = pipe["gigacoreset"]
+    np.testing.assert_allclose(pipe["standardscaler"].mean_,
+                               np.average(X[cs.sample_indices_], axis=0, weights=cs.sample_weight_))
+    with pytest.warns(UserWarning, match="does not accept sample_weight"):
+        make_pipeline(giga(40), PCA(3), LogisticRegression()).fit(X, y)
+    with pytest.raises(TypeError, match="must accept sample_weight"):
+        make_pipeline(giga(40), KNeighborsClassifier()).fit(X, y)
+
+
+def test_grid_search_over_coreset_size(phish):
+    X, y = phish
+    pipe = make_pipeline(StandardScaler(), giga(), LogisticRegression())
+    grid = {"gigacoreset__n_points": [5, 60]}
+    gs = GridSearchCV(pipe, grid, cv=3).fit(X, y)
+    assert gs.best_params_ == {"gigacoreset__n_points": 60}
+    s = gs.cv_results_["mean_test_score"]
+    assert s[1] > s[0]
+    gs2 = GridSearchCV(pipe, grid, cv=3, n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(gs2.cv_results_["mean_test_score"], s)
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,) and scores.min() > 0.8
+
+
+def test_pandas_and_set_output(phish):
+    pd = pytest.importorskip("pandas")
+    X, y = phish
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    ys = pd.Series(y, name="target")
+    pipe = make_pipeline(StandardScaler(), giga(40), LogisticRegression()).set_output(transform="pandas")
+    pipe.fit(df, ys)
+    np.testing.assert_array_equal(pipe.feature_names_in_, df.columns)
+    np.testing.assert_array_equal(pipe["gigacoreset"].feature_names_in_, df.columns)
+    np.testing.assert_array_equal(pipe["logisticregression"].feature_names_in_, df.columns)
+    assert isinstance(pipe.X_coreset_, pd.DataFrame) and isinstance(pipe.y_coreset_, pd.Series)
+    assert pipe.predict(df).shape == (len(df),)
+    tr = make_pipeline(StandardScaler(), giga(40), StandardScaler()).set_output(transform="pandas")
+    out = tr.fit_transform(df, ys)
+    assert isinstance(out, pd.DataFrame) and out.shape == df.shape
+    np.testing.assert_array_equal(tr.get_feature_names_out(), df.columns)
+
+
+def test_memory_caches_the_steps_before_the_coreset(phish, tmp_path):
+    X, y = phish
+    pipe = make_pipeline(StandardScaler(), giga(20), LogisticRegression(), memory=str(tmp_path))
+    pipe.fit(X, y)
+    assert hasattr(pipe["standardscaler"], "mean_")  # fitted clone put back in place
+    plain = make_pipeline(StandardScaler(), giga(20), LogisticRegression()).fit(X, y)
+    np.testing.assert_allclose(pipe.predict_proba(X), plain.predict_proba(X))
+    again = clone(pipe).fit(X, y)  # loads the scaler from the cache
+    np.testing.assert_allclose(again.predict_proba(X), plain.predict_proba(X))
+
+
+def test_metadata_routing(phish):
+    X, y = phish
+    w = np.random.RandomState(4).uniform(0.5, 2.0, X.shape[0])
+    with config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(
+            StandardScaler().set_fit_request(sample_weight=True),
+            UniformCoreset(50, projection=None, random_state=0).set_fit_request(sample_weight=True),
+            LogisticRegression(),  # no request needed: it gets the coreset weights
+        )
+        pipe.fit(X, y, sample_weight=w)
+        cs = pipe["uniformcoreset"]
+        np.testing.assert_allclose(cs.sample_weight_, w[cs.sample_indices_] * X.shape[0] / 50)
+        np.testing.assert_allclose(pipe["standardscaler"].mean_, np.average(X, axis=0, weights=w))
+        assert pipe.score(X, y) > 0.8
+
+
+def test_stock_pipeline_rejects_a_coreset_step(phish):
+    X, y = phish
+    stock = sk_make_pipeline(StandardScaler(), giga(20), LogisticRegression())
+    with pytest.raises(TypeError, match="intermediate steps should be transformers"):
+        stock.fit(X, y)
+    # As the final step the coreset fits (a coreset of the scaled rows), but cannot predict.
+    last = SkPipeline([("s", StandardScaler()), ("c", giga(20))]).fit(X, y)
+    assert len(last["c"].sample_indices_) == 20
+    assert not hasattr(last, "predict")
+
+
+def test_bad_steps():
+    with pytest.raises(TypeError, match="neither"):
+        Pipeline([("a", LogisticRegression()), ("b", LogisticRegression())]).fit([[0.0]], [0])
+    with pytest.raises(ValueError, match="not unique"):
+        Pipeline([("a", giga()), ("a", LogisticRegression())]).fit([[0.0]], [0])
+
+
+def test_bayesian_final_estimator(phish):
+    blr = pytest.importorskip("skcoreset.linear_model").BayesianLogisticRegression
+    X, y = phish
+    pipe = make_pipeline(StandardScaler(), giga(60),
+                         blr(n_samples=200, n_warmup=200, n_chains=2, random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+    est = pipe[-1]
+    assert est.coef_samples_.shape == (2, 200, X.shape[1])
+    assert pipe.score(X, y) > 0.85
+    lpd = pipe.log_predictive_density(X, y)
+    assert -0.5 < lpd < 0
+    assert pipe.sample_posterior_predictive(X[:7], n_draws=5, random_state=0).shape == (5, 7)
