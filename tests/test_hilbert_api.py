@@ -174,3 +174,20 @@ def test_one_pass_per_iteration(V, monkeypatch):
         calls["n"] = 0
         w, info = getattr(hilbert, name)(V, 25, return_info=True)
         assert calls["n"] == info["n_iter"] + 1, name
+
+
+def test_omp_terminates_when_more_points_than_dimensions(phishing):
+    # Near the numerical limit rounding could make a re-admitted point drop out again forever;
+    # asking for more points than the J dimensions must end at the limit with <= J points.
+    from skcoreset.models import get_model, laplace_approximation
+    from skcoreset.projection import project
+
+    X, y = phishing
+    model = get_model("logistic")
+    Xd = model.design(X)
+    lap = laplace_approximation(model, Xd, y, design=True)
+    V = project(model, Xd, y, lap, n_projections=30, random_state=0)
+    w, info = hilbert.omp(V, 200, return_info=True)
+    assert info["stop_reason"] in ("numerical_limit", "converged")
+    assert np.count_nonzero(w) <= 30
+    assert info["error"] < 1e-6

@@ -210,11 +210,14 @@ def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_stat
         # Lawson-Hanson on S u {f}, warm-started at (w_S, 0): the inner loop restores
         # feasibility; the outer loop re-admits a dropped point whose gradient is positive.
         candidates = []
+        readmitted = set()
         while True:
             dropped = act.refine()
-            candidates.extend(dropped)
             for n in dropped:
                 scale[n] = inv_sigma[n]
+            # Anti-cycling: near the numerical limit rounding can make a re-admitted point drop
+            # out again forever; each point is re-admitted at most once per addition.
+            candidates.extend(n for n in dropped if n not in readmitted)
             if not candidates:
                 break
             r = act.residual()
@@ -224,6 +227,7 @@ def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_stat
             if not grad[k] > tol * np.linalg.norm(r):
                 break
             n = candidates.pop(k)
+            readmitted.add(n)
             if not act.try_add(n, V[n].astype(np.float64)):
                 break
             scale[n] = 0.0
