@@ -6,8 +6,8 @@ by the Laplace covariance. For each (M, D): kept draws per second and bulk ESS p
 of tests/oracles/mala_oracle.py (one chain, same number of steps per chain) in the same run;
 "ratio" = oracle seconds per chain-step / numba seconds per chain-step.
 
-Part 2 (pipeline): synthetic logistic regression with N rows. GIGA coreset of M points
-(``GIGACoreset``) followed by ``BayesianLogisticRegression`` on the weighted coreset, against
+Part 2 (pipeline): synthetic logistic regression with N rows. A coreset of M points
+(``GIGACoreset`` and ``OMPCoreset`` by default, ``--coresets``) followed by ``BayesianLogisticRegression`` on the weighted coreset, against
 ``BayesianLogisticRegression`` on all N rows with the same number of draws. Reports the total
 seconds of each and the errors of the coreset posterior relative to the full one:
 
@@ -106,53 +106,65 @@ def _all_draws(est):
     return np.concatenate([est.coef_samples_, est.intercept_samples_[..., None]], axis=-1)
 
 
-def bench_pipeline(N, D, M, n_samples, n_warmup, n_chains, n_projections, dtype):
-    from skcoreset.coreset import GIGACoreset
+CORESETS = {"giga": "GIGACoreset", "omp": "OMPCoreset", "iht": "IHTCoreset"}
+
+
+def bench_pipeline(N, D, M, n_samples, n_warmup, n_chains, n_projections, dtype, methods,
+                   laplace_subsample):
+    """Coreset (each of ``methods``) + MALA on it, against MALA on all N rows."""
+    from skcoreset import coreset as coresets
 
     X, y = logistic_data(N, D, seed=1)
     kw = dict(n_samples=n_samples, n_warmup=n_warmup, n_chains=n_chains, random_state=0)
+    ckw = dict(model="logistic", n_projections=n_projections, dtype=dtype,
+               laplace_subsample=laplace_subsample, random_state=0)
     # Warm numba caches so that neither side pays compilation.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         BayesianLogisticRegression(n_samples=4, n_warmup=4).fit(X[:200], y[:200])
-        GIGACoreset(n_points=20, model="logistic", random_state=0).fit(X[:2000], y[:2000])
+        for m in methods:
+            getattr(coresets, CORESETS[m])(n_points=20, model="logistic", random_state=0).fit(
+                X[:2000], y[:2000])
 
     t0 = time.perf_counter()
-    cs = GIGACoreset(n_points=M, model="logistic", n_projections=n_projections, dtype=dtype,
-                     random_state=0).fit(X, y)
-    t1 = time.perf_counter()
-    idx, w = cs.sample_indices_, cs.sample_weight_
-    with warnings.catch_warnings(record=True):
-        warnings.simplefilter("always")
-        core = BayesianLogisticRegression(**kw).fit(X[idx], y[idx], sample_weight=w)
-    t2 = time.perf_counter()
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         full = BayesianLogisticRegression(**kw).fit(X, y)
-    t3 = time.perf_counter()
-
-    dc, df = _all_draws(core), _all_draws(full)
-    mc, cc = _moments(dc)
+    full_seconds = time.perf_counter() - t0
+    df = _all_draws(full)
     mf, cf = _moments(df)
-    mean_err, cov_err = _errors(mc, cc, mf, cf)
     h = n_chains // 2
     ma, ca = _moments(df[:h])
     mb, cb = _moments(df[h:])
     mc_mean, mc_cov = _errors(ma, ca, mb, cb)
-    return {
-        "N": N, "D": D, "M": M, "coreset_size": int(len(idx)), "draws": n_chains * n_samples,
-        "coreset_seconds": t1 - t0, "coreset_mala_seconds": t2 - t1,
-        "coreset_total_seconds": t2 - t0, "full_seconds": t3 - t2,
-        "speedup": (t3 - t2) / (t2 - t0),
-        "mean_err_sd": mean_err, "cov_err": cov_err,
-        "mc_mean_err_sd": mc_mean / 2, "mc_cov_err": mc_cov / 2,
-        "mean_err_over_mc": mean_err / (mc_mean / 2), "cov_err_over_mc": cov_err / (mc_cov / 2),
-        "full_ess_min": float(full.ess_.min()), "full_rhat_max": float(full.rhat_.max()),
-        "coreset_ess_min": float(core.ess_.min()), "coreset_rhat_max": float(core.rhat_.max()),
-        "hilbert_error": float(getattr(cs, "hilbert_error_", np.nan)),
-        "giga_iterations": int(getattr(cs, "n_iter_", -1)),
-        "n_projections": n_projections, "projection_dtype": dtype,
-    }
+    rows = []
+    for m in methods:
+        t0 = time.perf_counter()
+        cs = getattr(coresets, CORESETS[m])(n_points=M, **ckw).fit(X, y)
+        t1 = time.perf_counter()
+        idx, w = cs.sample_indices_, cs.sample_weight_
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            core = BayesianLogisticRegression(**kw).fit(X[idx], y[idx], sample_weight=w)
+        t2 = time.perf_counter()
+        mc, cc = _moments(_all_draws(core))
+        mean_err, cov_err = _errors(mc, cc, mf, cf)
+        rows.append({
+            "method": m, "N": N, "D": D, "M": M, "coreset_size": int(len(idx)),
+            "draws": n_chains * n_samples,
+            "coreset_seconds": t1 - t0, "coreset_mala_seconds": t2 - t1,
+            "coreset_total_seconds": t2 - t0, "full_seconds": full_seconds,
+            "speedup": full_seconds / (t2 - t0),
+            "mean_err_sd": mean_err, "cov_err": cov_err,
+            "mc_mean_err_sd": mc_mean / 2, "mc_cov_err": mc_cov / 2,
+            "mean_err_over_mc": mean_err / (mc_mean / 2), "cov_err_over_mc": cov_err / (mc_cov / 2),
+            "full_ess_min": float(full.ess_.min()), "full_rhat_max": float(full.rhat_.max()),
+            "coreset_ess_min": float(core.ess_.min()), "coreset_rhat_max": float(core.rhat_.max()),
+            "hilbert_error": float(getattr(cs, "hilbert_error_", np.nan)),
+            "iterations": int(getattr(cs, "n_iter_", -1)), "stop_reason": cs.stop_reason_,
+            "n_projections": n_projections, "projection_dtype": dtype,
+        })
+    return rows
 
 
 def main(argv=None):
@@ -161,9 +173,14 @@ def main(argv=None):
     p.add_argument("--out", type=pathlib.Path, default=None, help="write results as JSON")
     p.add_argument("--pipeline-n", type=int, default=None, help="N of the pipeline problem")
     p.add_argument("--skip-pipeline", action="store_true")
-    p.add_argument("--giga-projections", type=int, default=100,
-                   help="GIGACoreset n_projections (the N x J projection is held in memory)")
-    p.add_argument("--giga-dtype", default="float32", choices=["float32", "float64"])
+    p.add_argument("--coresets", nargs="+", default=["giga", "omp"], choices=sorted(CORESETS),
+                   help="coreset algorithms of the pipeline part")
+    p.add_argument("--projections", type=int, default=100,
+                   help="coreset n_projections (the N x J projection is held in memory)")
+    p.add_argument("--dtype", default="float32", choices=["float32", "float64"],
+                   help="storage of the projection")
+    p.add_argument("--laplace-subsample", type=int, default=100_000,
+                   help="rows of the Laplace fit behind the projection")
     args = p.parse_args(argv)
 
     if args.quick:
@@ -188,27 +205,23 @@ def main(argv=None):
                   f"{r['oracle_ess_per_s']:>12.0f} {r['ratio_per_step']:>6.1f}x", flush=True)
 
     if not args.skip_pipeline:
-        try:
-            r = bench_pipeline(pipe_n, 10, 500, pipe_samples, pipe_warmup, 4,
-                               args.giga_projections, args.giga_dtype)
-        except ImportError as exc:
-            print(f"\npipeline skipped: {exc}")
-        else:
-            results["pipeline"] = r
-            print(f"\nPipeline: logistic, N = {r['N']:,}, D = {r['D']}, GIGA M = {r['M']} "
-                  f"(support {r['coreset_size']}), {r['draws']} draws each")
-            print(f"  coreset: {r['coreset_seconds']:.1f} s + MALA {r['coreset_mala_seconds']:.1f} s"
-                  f" = {r['coreset_total_seconds']:.1f} s; full-data MALA: {r['full_seconds']:.1f} s;"
-                  f" speed-up {r['speedup']:.1f}x")
-            print(f"  mean error {r['mean_err_sd']:.3f} sd (full-chain MC error "
-                  f"{r['mc_mean_err_sd']:.3f} sd, ratio {r['mean_err_over_mc']:.1f}); "
-                  f"cov error {r['cov_err']:.3f} (MC {r['mc_cov_err']:.3f}, ratio "
-                  f"{r['cov_err_over_mc']:.1f})")
-            print(f"  full: min ESS {r['full_ess_min']:.0f}, max R-hat {r['full_rhat_max']:.4f}; "
-                  f"coreset: min ESS {r['coreset_ess_min']:.0f}, max R-hat "
-                  f"{r['coreset_rhat_max']:.4f}; Hilbert error {r['hilbert_error']:.3g} "
-                  f"after {r['giga_iterations']} GIGA iterations ({r['n_projections']} "
-                  f"projections, {r['projection_dtype']})")
+        rows = bench_pipeline(pipe_n, 10, 500, pipe_samples, pipe_warmup, 4, args.projections,
+                              args.dtype, args.coresets, args.laplace_subsample)
+        results["pipeline"] = rows
+        r0 = rows[0]
+        print(f"\nPipeline: logistic, N = {r0['N']:,}, D = {r0['D']}, M = {r0['M']}, "
+              f"{r0['draws']} draws each; full-data MALA {r0['full_seconds']:.1f} s "
+              f"(min ESS {r0['full_ess_min']:.0f}, max R-hat {r0['full_rhat_max']:.4f}); "
+              f"full-chain MC error: mean {r0['mc_mean_err_sd']:.3f} sd, cov {r0['mc_cov_err']:.3f}")
+        print(f"{'coreset':>8} {'size':>5} {'Hilbert err':>11} {'iters':>6} {'build s':>8} "
+              f"{'MALA s':>7} {'speed-up':>9} {'mean err/sd':>11} {'x MC':>6} {'cov err':>8} "
+              f"{'x MC':>6}")
+        for r in rows:
+            print(f"{r['method']:>8} {r['coreset_size']:>5} {r['hilbert_error']:>11.3g} "
+                  f"{r['iterations']:>6} {r['coreset_seconds']:>8.1f} "
+                  f"{r['coreset_mala_seconds']:>7.2f} {r['speedup']:>8.1f}x "
+                  f"{r['mean_err_sd']:>11.3f} {r['mean_err_over_mc']:>6.1f} {r['cov_err']:>8.3f} "
+                  f"{r['cov_err_over_mc']:>6.1f}")
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
         print(f"\nwrote {args.out}")

@@ -7,7 +7,7 @@ coreset step is skipped: ``predict`` / ``predict_proba`` / ``score`` ... use eve
 
 A coreset cannot be a step of a stock :class:`sklearn.pipeline.Pipeline` (that pipeline passes
 the same ``y`` to every step and has no way to pass weights from one step to the next; see
-``SKLEARN.md``). This :class:`Pipeline` is scikit-learn's, with ``fit`` and the prediction
+``doc/sklearn_design.md``). This :class:`Pipeline` is scikit-learn's, with ``fit`` and the prediction
 methods built by composing public scikit-learn pipelines around the coreset ("resampler")
 steps, so that ``get_params`` / ``set_params`` (``gigacoreset__n_points``), ``named_steps``,
 indexing, ``clone``, pickling, ``set_output`` and the HTML display are scikit-learn's.

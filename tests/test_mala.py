@@ -173,20 +173,3 @@ def test_sampled_noise_matches_quadrature():
     assert np.all(np.abs(z_mean) < 4), z_mean
     assert np.all(np.abs(z_var) < 4), z_var
 
-
-@pytest.mark.parametrize("kind", [GK.LOGISTIC, GK.POISSON, GK.GAUSSIAN])
-def test_fused_likelihood_matches_glm_kernel(kind):
-    """The sampler's one-exp logistic pass equals the shared GLM kernel (all models)."""
-    from skcoreset.sampler._mala_kernels import _weighted_loglik_grad
-
-    rng = np.random.default_rng(12)
-    X = 3 * rng.standard_normal((200, 3))  # |eta| up to ~30: both branches, large margins
-    y = rng.integers(0, 2, 200).astype(float) if kind == GK.LOGISTIC else \
-        rng.poisson(2.0, 200).astype(float)
-    w = rng.uniform(0, 2, 200)
-    theta = np.array([1.0, -0.7, 0.4])
-    g1, g2 = np.empty(3), np.empty(3)
-    v1 = _weighted_loglik_grad(kind, theta, X, y, w, 0.9, g1)
-    v2 = GK.weighted_loglik_grad(kind, theta, X, y, w, 0.9, g2)
-    assert v1 == pytest.approx(v2, rel=1e-12)
-    np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-9)

@@ -48,6 +48,24 @@ def test_kernels_match_oracle(name, fit_intercept):
 
 
 @pytest.mark.parametrize("name", MODELS)
+def test_weighted_sum_at_large_margins(name):
+    """The fused pass (one exp for logistic) on both signs of eta, |eta| up to ~30."""
+    rng = np.random.default_rng(12)
+    X = 3 * rng.standard_normal((200, 3))
+    y = rng.integers(0, 2, 200).astype(float) if name == "logistic" else \
+        rng.poisson(2.0, 200).astype(float)
+    if name == "poisson":
+        X /= 3  # keep exp(eta) moderate
+    w = rng.uniform(0, 2, 200)
+    model = get_model(name, fit_intercept=False, prior_scale=1e6, noise_scale=0.9)
+    theta = np.array([1.0, -0.7, 0.4])
+    lp, grad = model.log_posterior(theta, X, y, w)
+    lp0, grad0 = oracle.log_posterior(name, theta, X, y, w, 1e6, 0.9)
+    assert lp == pytest.approx(lp0, rel=1e-12)
+    np.testing.assert_allclose(grad, grad0, rtol=1e-11, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", MODELS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_loglik_matrix_matches_oracle(name, dtype):
     X, y = _data(name, n=500)

@@ -25,7 +25,7 @@ _COMMON_DOC = """
         integers -> Poisson, otherwise Gaussian-linear. Inside the composition tools it is
         taken from the estimator the coreset feeds.
     projection : {'loglik', 'fisher'}, default='loglik'
-        Random features of the per-datum log-likelihoods (ALGORITHMS.md section 1).
+        Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1).
     n_projections : int, default=500
         Dimension J of the projection.
     prior_scale : float, default=1.0

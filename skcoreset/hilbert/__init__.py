@@ -1,6 +1,6 @@
 """Hilbert coresets on arrays: the low-level API behind the coreset estimators.
 
-Every function takes an (N, J) matrix whose rows are the vectors v_n (ALGORITHMS.md
+Every function takes an (N, J) matrix whose rows are the vectors v_n (doc/algorithms.md
 section 1; float64 or float32 storage, never modified) and returns a float64 weight vector w
 of length N with w >= 0 and at most ``n_points`` nonzeros, such that Phi w = sum_n w_n v_n
 approximates the target y (default: the sum of the rows).  With ``return_info=True`` they

@@ -1,4 +1,4 @@
-"""Frank-Wolfe and GIGA Hilbert coresets (ALGORITHMS.md sections 3 and 4).
+"""Frank-Wolfe and GIGA Hilbert coresets (doc/algorithms.md sections 3 and 4).
 
 Both run one pass over the (N, J) matrix per iteration (a numba kernel in ``_kernels``) and do
 everything else on J-vectors and on the current support, so an iteration costs about one

@@ -1,4 +1,4 @@
-"""Accelerated iterative hard thresholding: A-IHT and A-IHT II (ALGORITHMS.md section 5)."""
+"""Accelerated iterative hard thresholding: A-IHT and A-IHT II (doc/algorithms.md section 5)."""
 
 import numpy as np
 from sklearn.utils import check_random_state

@@ -1,4 +1,4 @@
-"""Sampling baselines: uniform and Hilbert importance sampling (ALGORITHMS.md section 2)."""
+"""Sampling baselines: uniform and Hilbert importance sampling (doc/algorithms.md section 2)."""
 
 import numpy as np
 from sklearn.utils import check_random_state

@@ -1,6 +1,6 @@
 """Posterior-fidelity measures of coresets, scorers for model selection, and a plot.
 
-Measures (ALGORITHMS.md, "Evaluation measures"): :func:`relative_hilbert_error`,
+Measures (doc/algorithms.md, "Evaluation measures"): :func:`relative_hilbert_error`,
 :func:`gaussian_kl` with :func:`moment_fit` / :func:`coreset_laplace` /
 :func:`coreset_laplace_kl`, :func:`polynomial_mmd` and :func:`fisher_distance`. For tuning the
 coreset size: :func:`make_fidelity_scorer` / :func:`posterior_fidelity_score` (scorers for

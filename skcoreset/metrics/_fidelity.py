@@ -1,4 +1,4 @@
-"""Posterior-fidelity measures of a coreset (ALGORITHMS.md, "Evaluation measures").
+"""Posterior-fidelity measures of a coreset (doc/algorithms.md, "Evaluation measures").
 
 All measures compare the coreset posterior pi_w (prior times sum_m w_m l_m) with the full-data
 posterior pi (prior times sum_n l_n, or sum_n s_n l_n with data weights s):

@@ -163,8 +163,20 @@ def weighted_loglik_grad(kind, theta, X, y, w, noise, grad):
         for k in range(d):
             eta += X[i, k] * theta[k]
         wi = w[i]
-        total += wi * loglik(kind, eta, y[i], noise)
-        g = wi * dloglik(kind, eta, y[i], noise)
+        if kind == LOGISTIC:
+            # One exp shared by the log-likelihood and its derivative: the transcendental
+            # functions dominate the cost of this loop at small D.
+            e = math.exp(-abs(eta))
+            log1pe = math.log(1.0 + e)
+            if eta > 0.0:
+                total += wi * (y[i] * eta - eta - log1pe)
+                g = wi * (y[i] - 1.0 / (1.0 + e))
+            else:
+                total += wi * (y[i] * eta - log1pe)
+                g = wi * (y[i] - e / (1.0 + e))
+        else:
+            total += wi * loglik(kind, eta, y[i], noise)
+            g = wi * dloglik(kind, eta, y[i], noise)
         for k in range(d):
             grad[k] += g * X[i, k]
     return total

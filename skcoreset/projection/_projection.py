@@ -1,4 +1,4 @@
-"""Random projections of the per-datum log-likelihoods into R^J (ALGORITHMS.md section 1).
+"""Random projections of the per-datum log-likelihoods into R^J (doc/algorithms.md section 1).
 
 Both draw J parameters from a cheap posterior approximation (the Laplace fit):
 

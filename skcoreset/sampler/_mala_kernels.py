@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..models._glm_kernels import GAUSSIAN, LOGISTIC, dloglik, loglik
+from ..models._glm_kernels import GAUSSIAN, weighted_loglik_grad
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -41,39 +41,6 @@ DA_SIZE = 6
 
 
 @njit(cache=True)
-def _weighted_loglik_grad(kind, theta, X, y, w, noise, grad):
-    """``sum_n w_n l_n(theta)`` and its gradient (into ``grad``): one pass, no allocation.
-
-    Same result as ``_glm_kernels.weighted_loglik_grad``; the logistic case shares one
-    ``exp`` between the log-likelihood and its derivative, which halves the transcendental
-    work that dominates the cost at small D.
-    """
-    n, d = X.shape
-    for k in range(d):
-        grad[k] = 0.0
-    total = 0.0
-    for i in range(n):
-        eta = 0.0
-        for k in range(d):
-            eta += X[i, k] * theta[k]
-        wi = w[i]
-        if kind == LOGISTIC:
-            e = math.exp(-abs(eta))
-            if eta > 0.0:
-                total += wi * (y[i] * eta - eta - math.log1p(e))
-                g = wi * (y[i] - 1.0 / (1.0 + e))
-            else:
-                total += wi * (y[i] * eta - math.log1p(e))
-                g = wi * (y[i] - e / (1.0 + e))
-        else:
-            total += wi * loglik(kind, eta, y[i], noise)
-            g = wi * dloglik(kind, eta, y[i], noise)
-        for k in range(d):
-            grad[k] += g * X[i, k]
-    return total
-
-
-@njit(cache=True)
 def log_target(kind, sample_noise, theta, X, y, w, w_sum, prior_prec, noise, s_mu, s_prec, grad):
     """Log posterior (up to a constant) at ``theta``; its gradient is written to ``grad``.
 
@@ -84,7 +51,7 @@ def log_target(kind, sample_noise, theta, X, y, w, w_sum, prior_prec, noise, s_m
     if sample_noise:
         s = theta[P]
         sigma = math.exp(s)
-        ll = _weighted_loglik_grad(GAUSSIAN, theta[:P], X, y, w, sigma, grad[:P])
+        ll = weighted_loglik_grad(GAUSSIAN, theta[:P], X, y, w, sigma, grad[:P])
         # ll = -Q/2 - W (s + log(2 pi)/2) with Q = sum_n w_n r_n^2 / sigma^2, and
         # d ll / d s = Q - W: recovered from ll, so no second pass over the data.
         q = -2.0 * (ll + (s + 0.5 * _LOG_2PI) * w_sum)
@@ -92,7 +59,7 @@ def log_target(kind, sample_noise, theta, X, y, w, w_sum, prior_prec, noise, s_m
         grad[P] = q - w_sum - s_prec * ds
         lp = ll - 0.5 * s_prec * ds * ds
     else:
-        lp = _weighted_loglik_grad(kind, theta, X, y, w, noise, grad)
+        lp = weighted_loglik_grad(kind, theta, X, y, w, noise, grad)
     for k in range(P):
         lp -= 0.5 * prior_prec * theta[k] * theta[k]
         grad[k] -= prior_prec * theta[k]

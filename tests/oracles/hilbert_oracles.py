@@ -1,4 +1,4 @@
-"""Plain NumPy oracles for skcoreset.hilbert, written directly from ALGORITHMS.md sections 2-5.
+"""Plain NumPy oracles for skcoreset.hilbert, written directly from doc/algorithms.md sections 2-5.
 
 No incremental tricks: every quantity is recomputed from scratch each iteration, in float64,
 with dense N-vectors.  ``V`` is (N, J) with rows v_n; Phi = V.T.

@@ -1,4 +1,4 @@
-"""Plain NumPy MALA, written straight from the formulas (ALGORITHMS.md section 8).
+"""Plain NumPy MALA, written straight from the formulas (doc/algorithms.md section 8).
 
 Deliberately simple and independent of the numba sampler: the proposal density is evaluated
 with an explicit triangular solve (not the whitened shortcut of the kernels), and the step size

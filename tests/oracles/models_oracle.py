@@ -43,7 +43,7 @@ def neg_hessian(name, theta, Xd, y, w, prior_scale, noise=1.0):
 
 
 def loglik_features(name, Xd, y, thetas, noise=1.0):
-    """v_n = J^(-1/2) (l_n(theta_j) - mean_i l_n(theta_i))_j  (ALGORITHMS.md section 1)."""
+    """v_n = J^(-1/2) (l_n(theta_j) - mean_i l_n(theta_i))_j  (doc/algorithms.md section 1)."""
     L = loglik(name, Xd @ thetas.T, y[:, None], noise)
     return (L - L.mean(axis=1, keepdims=True)) / np.sqrt(thetas.shape[0])
 

@@ -1,6 +1,6 @@
 """Plain-NumPy oracles for the logistic sensitivity coreset (Huggins, Campbell & Broderick 2016).
 
-Written from the formulas (ALGORITHMS.md section 6 and the derivation in
+Written from the formulas (doc/algorithms.md section 6 and the derivation in
 ``skcoreset/coreset/_sensitivity.py``), not from the kernels:
 
 * ``bound_bruteforce``: for every n, the leave-one-out clusters are formed explicitly (masks) and
