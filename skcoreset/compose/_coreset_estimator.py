@@ -192,9 +192,10 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
 
     def _get_coreset(self):
         if self.coreset is None:
-            from ..coreset import GIGACoreset
+            # OMP: the smallest error per point on GLM posteriors (benchmarks/bench_mala.py)
+            from ..coreset import OMPCoreset
 
-            return GIGACoreset()
+            return OMPCoreset()
         return self.coreset
 
     def _prepare_targets(self, y):
@@ -362,7 +363,7 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
     ----------
     coreset : coreset estimator, default=None
         Any skcoreset coreset (e.g. :class:`~skcoreset.coreset.GIGACoreset`); None means
-        ``GIGACoreset()``. It is cloned. With ``model='auto'`` the likelihood is 'logistic'.
+        ``OMPCoreset()``. It is cloned. With ``model='auto'`` the likelihood is 'logistic'.
     estimator : classifier, default=None
         Any classifier whose ``fit`` accepts ``sample_weight`` (skcoreset's
         :class:`~skcoreset.linear_model.BayesianLogisticRegression`, scikit-learn's
@@ -514,7 +515,7 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
     Parameters
     ----------
     coreset : coreset estimator, default=None
-        Any skcoreset coreset; None means ``GIGACoreset()``. It is cloned.
+        Any skcoreset coreset; None means ``OMPCoreset()``. It is cloned.
     estimator : regressor, default=None
         Any regressor whose ``fit`` accepts ``sample_weight``; None means
         ``BayesianLinearRegression()``. It is cloned.
