@@ -1,0 +1,632 @@
+"""A pipeline in which a coreset step selects the rows the later steps are fitted on.
+
+``make_pipeline(StandardScaler(), GIGACoreset(n_points=100), BayesianLogisticRegression())``
+fits the scaler on all rows, builds the coreset of the scaled rows, and fits the estimator on
+the M selected rows with the coreset weights as ``sample_weight``. At prediction time the
+coreset step is skipped: ``predict`` / ``predict_proba`` / ``score`` ... use every row.
+
+A coreset cannot be a step of a stock :class:`sklearn.pipeline.Pipeline` (that pipeline passes
+the same ``y`` to every step and has no way to pass weights from one step to the next; see
+``doc/sklearn_design.md``). This :class:`Pipeline` is scikit-learn's, with ``fit`` and the prediction
+methods built by composing public scikit-learn pipelines around the coreset ("resampler")
+steps, so that ``get_params`` / ``set_params`` (``gigacoreset__n_points``), ``named_steps``,
+indexing, ``clone``, pickling, ``set_output`` and the HTML display are scikit-learn's.
+
+A resampler is any step with a ``fit_resample(X, y, sample_weight=None)`` method returning
+``(X_m, y_m, {"sample_weight": w_m})``: skcoreset's coreset estimators.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn import pipeline as _skpipeline
+from sklearn.base import _fit_context, is_classifier, is_regressor
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+
+from ._coreset_estimator import _configured_model, _resample, infer_likelihood
+
+__all__ = ["Pipeline", "make_pipeline"]
+
+
+def _is_resampler(step):
+    return step is not None and not isinstance(step, str) and hasattr(step, "fit_resample")
+
+
+def _is_passthrough(step):
+    return step is None or (isinstance(step, str) and step == "passthrough")
+
+
+def _final_estimator_has(attr):
+    def check(self):
+        getattr(self._final_estimator, attr)
+        return True
+
+    return check
+
+
+def _can_transform(self):
+    final = self._final_estimator
+    if not (_is_passthrough(final) or hasattr(final, "transform")):
+        return False
+    return all(hasattr(s, "transform") for _, s in self.steps[:-1]
+               if not _is_passthrough(s) and not _is_resampler(s))
+
+
+def _can_inverse_transform(self):
+    return all(hasattr(s, "inverse_transform") for _, s in self.steps
+               if not _is_passthrough(s) and not _is_resampler(s))
+
+
+class Pipeline(_skpipeline.Pipeline):
+    """A pipeline whose coreset steps select (and weight) the rows of the later steps.
+
+    The steps before the first coreset are fitted on all rows; each coreset step is fitted on
+    the output of the steps before it and keeps M weighted rows; every step after it is
+    fitted on those rows with the coreset weights as ``sample_weight`` (the final estimator
+    must accept ``sample_weight``; a transformer that does not is fitted unweighted, with a
+    warning). The coreset steps run only during ``fit``: ``predict``, ``predict_proba``,
+    ``predict_log_proba``, ``decision_function``, ``score``, ``score_samples``,
+    ``transform``, ``inverse_transform`` and ``log_predictive_density`` skip them and use
+    every row.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator) tuples
+        Transformers, coreset estimators (anything with ``fit_resample``) and a final
+        estimator, as for :class:`sklearn.pipeline.Pipeline`.
+    transform_input : None
+        Not supported (kept for scikit-learn's signature); must be None.
+    memory : str or object with the joblib.Memory interface, default=None
+        Caches the fitted transformers *before* the first coreset step (e.g. a scaler is
+        fitted once across a grid search over the coreset size).
+    verbose : bool, default=False
+        Print the time of each step of the part before the first coreset.
+
+    Attributes
+    ----------
+    named_steps : :class:`~sklearn.utils.Bunch`
+        The steps by name.
+    sample_indices_ : ndarray
+        Rows of the training data kept by the (last) coreset step, as indices of the rows
+        passed to ``fit`` (coreset of a coreset: composed).
+    sample_weight_ : ndarray
+        The weights the steps after the last coreset were fitted with.
+    X_coreset_, y_coreset_ : array-like
+        The rows the steps after the last coreset were fitted on: the coreset's input space
+        (the output of the steps before it) and the targets in the caller's coding.
+    classes_ : ndarray
+        The final estimator's classes (classifiers).
+
+    Notes
+    -----
+    **Likelihood.** A coreset step whose ``model`` is 'auto' takes its likelihood from the
+    final estimator (see :func:`skcoreset.compose.infer_likelihood`): logistic for
+    classifiers, Poisson for Poisson regressors, Gaussian-linear otherwise. The step's
+    ``model`` parameter is left as given; its fitted ``model_`` shows the choice.
+
+    **Sample weights.** ``fit(X, y, sample_weight=w)`` describes weighted data: ``w`` goes
+    to every step before the first coreset whose ``fit`` accepts ``sample_weight`` and to the
+    coreset, whose weights then include it; the steps after the coreset get the coreset
+    weights. ``stepname__param=value`` reaches one step as in scikit-learn
+    (``<coreset>__sample_weight`` is the same as ``sample_weight``); giving
+    ``sample_weight`` to a step after a coreset is an error, as is any per-row parameter for
+    such a step (its rows are no longer those of ``X``). With metadata routing enabled, the
+    steps up to the first coreset receive what they request; the steps after it receive the
+    coreset weights whether they request them or not.
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skcoreset.coreset import UniformCoreset
+    >>> from skcoreset.pipeline import make_pipeline
+    >>> pipe = make_pipeline(StandardScaler(), UniformCoreset(50, projection=None),
+    ...                      LogisticRegression())
+    >>> sorted(pipe.named_steps)
+    ['logisticregression', 'standardscaler', 'uniformcoreset']
+    >>> pipe.set_params(uniformcoreset__n_points=80)[1].n_points
+    80
+    """
+
+    # -- structure ------------------------------------------------------------------------
+    def _check_steps(self):
+        if not isinstance(self.steps, (list, tuple)) or not self.steps:
+            raise ValueError("The pipeline is empty. Please add steps.")
+        for item in self.steps:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+                raise TypeError(f"Pipeline steps must be (name, estimator) tuples; got {item!r}.")
+        names = [name for name, _ in self.steps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Names provided are not unique: {names!r}")
+        for name in names:
+            if "__" in name:
+                raise ValueError(f"Estimator names must not contain __: got {name!r}")
+            if name in self.get_params(deep=False):
+                raise ValueError(f"Estimator names conflict with constructor arguments: {name!r}")
+        for name, step in self.steps[:-1]:
+            if _is_passthrough(step) or _is_resampler(step):
+                continue
+            if not (hasattr(step, "fit") or hasattr(step, "fit_transform")) or not hasattr(step, "transform"):
+                raise TypeError(
+                    "All intermediate steps should be transformers (fit and transform), coreset "
+                    f"steps (fit_resample) or 'passthrough'; {name!r} ({type(step).__name__}) is "
+                    "neither."
+                )
+        final = self.steps[-1][1]
+        if not _is_passthrough(final) and not hasattr(final, "fit"):
+            raise TypeError(
+                f"Last step of Pipeline should implement fit or be 'passthrough'; "
+                f"{type(final).__name__} doesn't."
+            )
+        if self.transform_input is not None:
+            raise ValueError("skcoreset.pipeline.Pipeline does not support transform_input.")
+
+    def _resampler_positions(self):
+        return [i for i, (_, s) in enumerate(self.steps) if _is_resampler(s)]
+
+    def _inference_pipeline(self):
+        """A scikit-learn Pipeline of the same (fitted) steps without the coreset steps."""
+        steps = [(n, s) for n, s in self.steps if not _is_resampler(s)]
+        return _skpipeline.Pipeline(steps)
+
+    def _model_for_resamplers(self):
+        """Likelihood for coreset steps with model='auto': from the final estimator."""
+        final = self.steps[-1][1]
+        if _is_passthrough(final) or _is_resampler(final):
+            return None
+        if is_classifier(final) or is_regressor(final) or hasattr(final, "predict"):
+            return infer_likelihood(final)
+        return None
+
+    # -- fit ------------------------------------------------------------------------------
+    def _split_params(self, params, first):
+        """Per-step fit parameters and the user's data weights."""
+        per_step = {name: {} for name, _ in self.steps}
+        if _routing_enabled():
+            head = _skpipeline.Pipeline(self.steps[: first + 1])
+            routed = process_routing(head, "fit", **params)
+            for name, _ in self.steps[: first + 1]:
+                if name in routed:
+                    per_step[name].update(routed[name].get("fit", {}))
+                    per_step[name].update(routed[name].get("fit_transform", {}))
+            return per_step, None, params
+        params = dict(params)
+        data_weight = params.pop("sample_weight", None)
+        for key, value in params.items():
+            if "__" not in key:
+                raise ValueError(
+                    f"Pipeline.fit does not accept the {key} parameter. Pass parameters to a "
+                    "step with the stepname__parameter format, or the data's weights as "
+                    "sample_weight=."
+                )
+            name, param = key.split("__", 1)
+            if name not in per_step:
+                raise ValueError(f"Pipeline.fit got {key!r}, but there is no step {name!r}.")
+            per_step[name][param] = value
+        return per_step, data_weight, None
+
+    @_fit_context(prefer_skip_nested_validation=False)  # the steps are validated by their fit
+    def fit(self, X, y=None, **params):
+        """Fit the steps; the steps after a coreset are fitted on its weighted rows.
+
+        Parameters
+        ----------
+        X : iterable
+            Training data; must fulfil the input requirements of the first step.
+        y : iterable, default=None
+            Training targets.
+        **params : dict of str -> object
+            ``sample_weight=w``: weights of the data (see the class Notes), and
+            ``stepname__param=value`` for one step's ``fit``. With metadata routing enabled,
+            the parameters requested by the steps up to the first coreset.
+
+        Returns
+        -------
+        self : object
+            Pipeline with fitted steps.
+        """
+        self._check_steps()
+        positions = self._resampler_positions()
+        if not positions:
+            return super().fit(X, y, **params)
+        self.steps = list(self.steps)
+        first = positions[0]
+        n_rows = _num_rows(X)
+        per_step, data_weight, raw = self._split_params(params, first)
+
+        # 1. The steps before the first coreset: a public scikit-learn Pipeline (memory).
+        Xt = X
+        if first > 0:
+            head = _skpipeline.Pipeline(self.steps[:first], memory=self.memory, verbose=self.verbose)
+            if raw is not None:  # routing: the head pipeline routes what it consumes
+                consumed = head.get_metadata_routing().consumes(method="fit_transform", params=raw.keys())
+                head_params = {k: raw[k] for k in consumed}
+            else:
+                head_params = {}
+                for name, step in self.steps[:first]:
+                    step_params = dict(per_step[name])
+                    if (data_weight is not None and "sample_weight" not in step_params
+                            and not _is_passthrough(step) and has_fit_parameter(step, "sample_weight")):
+                        step_params["sample_weight"] = data_weight
+                    head_params.update({f"{name}__{k}": v for k, v in step_params.items()})
+            Xt = head.fit_transform(X, y, **head_params)
+            self.steps[:first] = head.steps  # fitted clones when memory caches them
+
+        # 2. The coreset steps and everything after them, step by step.
+        model = self._model_for_resamplers()
+        yt, weight, rows = y, data_weight, np.arange(n_rows)
+        last = len(self.steps) - 1
+        for idx in range(first, len(self.steps)):
+            name, step = self.steps[idx]
+            if _is_passthrough(step):
+                continue
+            step_params = dict(per_step[name])
+            if _is_resampler(step):
+                user_w = step_params.pop("sample_weight", None)
+                if user_w is not None:
+                    if idx != first:
+                        raise ValueError(f"sample_weight for {name!r}: the coreset before it "
+                                         "supplies the weights of its rows.")
+                    if weight is not None and user_w is not weight:
+                        raise ValueError(f"Got both sample_weight and {name}__sample_weight; "
+                                         "give the data's weights once.")
+                    weight = user_w
+                if step_params:
+                    raise ValueError(f"Coreset step {name!r} takes no fit parameters other than "
+                                     f"sample_weight; got {sorted(step_params)}.")
+                Xt, yt, weight = self._fit_resampler(step, Xt, yt, weight, model)
+                rows = rows[step.sample_indices_] if hasattr(step, "sample_indices_") else None
+                continue
+            if "sample_weight" in step_params:
+                raise ValueError(
+                    f"sample_weight was given for step {name!r}, which comes after a coreset: "
+                    "the coreset supplies the weights of its rows. Pass the data's weights as "
+                    "sample_weight= (or to the coreset step)."
+                )
+            for key, value in step_params.items():
+                if _num_rows(value, default=-1) == n_rows:
+                    raise ValueError(
+                        f"Parameter {key!r} of step {name!r} looks per-row ({n_rows} entries), "
+                        "but that step is fitted on the coreset's rows only."
+                    )
+            accepts = weight is not None and has_fit_parameter(step, "sample_weight")
+            if accepts:
+                step_params["sample_weight"] = weight
+            if idx < last:
+                if weight is not None and not accepts:
+                    warnings.warn(
+                        f"Step {name!r} ({type(step).__name__}) does not accept sample_weight: it "
+                        "is fitted on the coreset's rows without their weights. Place it before "
+                        "the coreset to fit it on all rows.",
+                        UserWarning,
+                        stacklevel=2,
+                    )
+                if hasattr(step, "fit_transform"):
+                    Xt = step.fit_transform(Xt, yt, **step_params)
+                else:
+                    Xt = step.fit(Xt, yt, **step_params).transform(Xt)
+            else:
+                if weight is not None and not accepts:
+                    raise TypeError(
+                        f"The final step {name!r} ({type(step).__name__}) must accept "
+                        "sample_weight in fit to be fitted on a weighted coreset."
+                    )
+                step.fit(Xt, yt, **step_params)
+        if rows is not None:
+            self.sample_indices_ = rows
+        self.sample_weight_ = weight
+        return self
+
+    def _fit_resampler(self, step, Xt, yt, weight, model):
+        """Fit one coreset step (model 'auto' resolved from the final estimator)."""
+        configured = _configured_model(step)
+        auto = "model" in step.get_params(deep=False) and step.get_params(deep=False)["model"] == "auto"
+        if auto and model is not None:
+            # Fit with the final estimator's likelihood but leave the user's parameter as given:
+            # the fitted model_ records the choice.
+            step.set_params(model=model)
+            try:
+                Xr, yr, wr = _resample(step, Xt, yt, weight, model)
+            finally:
+                step.set_params(model="auto")
+        else:
+            Xr, yr, wr = _resample(step, Xt, yt, weight, configured or model)
+        self.X_coreset_, self.y_coreset_ = Xr, yr
+        return Xr, yr, wr
+
+    def fit_transform(self, X, y=None, **params):
+        """Fit, then transform all rows of ``X`` (the coreset steps keep the row count).
+
+        Parameters
+        ----------
+        X : iterable
+        y : iterable, default=None
+        **params : dict
+            As for :meth:`fit`.
+
+        Returns
+        -------
+        Xt : array-like of shape (n_samples, n_transformed_features)
+        """
+        return self.fit(X, y, **params).transform(X)
+
+    @available_if(_final_estimator_has("predict"))
+    def fit_predict(self, X, y=None, **params):
+        """Fit, then predict all rows of ``X``.
+
+        Parameters
+        ----------
+        X : iterable
+        y : iterable, default=None
+        **params : dict
+            As for :meth:`fit`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self.fit(X, y, **params).predict(X)
+
+    # -- prediction: the same fitted steps without the coreset steps ---------------------
+    @available_if(_final_estimator_has("predict"))
+    def predict(self, X, **params):
+        """Transform ``X`` with the fitted transformers and predict with the final estimator.
+
+        The coreset steps are skipped: every row of ``X`` gets a prediction.
+
+        Parameters
+        ----------
+        X : iterable
+        **params : dict
+            Passed as by :meth:`sklearn.pipeline.Pipeline.predict`.
+
+        Returns
+        -------
+        y_pred : ndarray
+        """
+        check_is_fitted(self)
+        return self._inference_pipeline().predict(X, **params)
+
+    @available_if(_final_estimator_has("predict_proba"))
+    def predict_proba(self, X, **params):
+        """Class probabilities for every row of ``X`` (coreset steps skipped).
+
+        Parameters
+        ----------
+        X : iterable
+        **params : dict
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self._inference_pipeline().predict_proba(X, **params)
+
+    @available_if(_final_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X, **params):
+        """Log class probabilities for every row of ``X`` (coreset steps skipped).
+
+        Parameters
+        ----------
+        X : iterable
+        **params : dict
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self._inference_pipeline().predict_log_proba(X, **params)
+
+    @available_if(_final_estimator_has("decision_function"))
+    def decision_function(self, X, **params):
+        """Decision function for every row of ``X`` (coreset steps skipped).
+
+        Parameters
+        ----------
+        X : iterable
+        **params : dict
+
+        Returns
+        -------
+        scores : ndarray
+        """
+        check_is_fitted(self)
+        return self._inference_pipeline().decision_function(X, **params)
+
+    @available_if(_final_estimator_has("score_samples"))
+    def score_samples(self, X):
+        """The final estimator's ``score_samples`` for every row of ``X``.
+
+        Parameters
+        ----------
+        X : iterable
+
+        Returns
+        -------
+        y_score : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self._inference_pipeline().score_samples(X)
+
+    @available_if(_final_estimator_has("score"))
+    def score(self, X, y=None, sample_weight=None, **params):
+        """The final estimator's ``score`` on all rows of ``(X, y)`` (coreset steps skipped).
+
+        Parameters
+        ----------
+        X : iterable
+        y : iterable, default=None
+        sample_weight : array-like, default=None
+            Passed to the final estimator's ``score``.
+        **params : dict
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        return self._inference_pipeline().score(X, y, sample_weight=sample_weight, **params)
+
+    @available_if(_final_estimator_has("log_predictive_density"))
+    def log_predictive_density(self, X, y):
+        """Mean log posterior predictive density of ``(X, y)`` (skcoreset's Bayesian models).
+
+        Parameters
+        ----------
+        X : iterable
+        y : iterable
+
+        Returns
+        -------
+        lpd : float
+        """
+        check_is_fitted(self)
+        return self.steps[-1][1].log_predictive_density(self._transform_head(X), y)
+
+    @available_if(_final_estimator_has("sample_posterior_predictive"))
+    def sample_posterior_predictive(self, X, n_draws=100, random_state=None):
+        """Posterior predictive draws at the rows of ``X`` (skcoreset's Bayesian models).
+
+        Parameters
+        ----------
+        X : iterable
+        n_draws : int, default=100
+        random_state : int, RandomState instance or None, default=None
+
+        Returns
+        -------
+        y_draws : ndarray of shape (n_draws, n_rows)
+        """
+        check_is_fitted(self)
+        return self.steps[-1][1].sample_posterior_predictive(
+            self._transform_head(X), n_draws=n_draws, random_state=random_state)
+
+    def _transform_head(self, X):
+        """X through every fitted transformer before the final step (coreset steps skipped)."""
+        inference = self._inference_pipeline()
+        if len(inference.steps) == 1:
+            return X
+        return inference[:-1].transform(X)
+
+    @available_if(_can_transform)
+    def transform(self, X, **params):
+        """Transform every row of ``X`` (coreset steps skipped).
+
+        Parameters
+        ----------
+        X : iterable
+        **params : dict
+
+        Returns
+        -------
+        Xt : array-like of shape (n_samples, n_transformed_features)
+        """
+        return self._inference_pipeline().transform(X, **params)
+
+    @available_if(_can_inverse_transform)
+    def inverse_transform(self, X, **params):
+        """Apply the inverse transformations in reverse order (coreset steps skipped).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_transformed_features)
+        **params : dict
+
+        Returns
+        -------
+        X_original : array-like of shape (n_samples, n_features)
+        """
+        return self._inference_pipeline().inverse_transform(X, **params)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names (coreset steps keep the columns).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        return self._inference_pipeline().get_feature_names_out(input_features)
+
+    def __getitem__(self, ind):
+        if isinstance(ind, slice):
+            if ind.step not in (1, None):
+                raise ValueError("Pipeline slicing only supports a step of 1")
+            return type(self)(self.steps[ind], memory=self.memory, verbose=self.verbose)
+        return super().__getitem__(ind)
+
+    def get_metadata_routing(self):
+        """Metadata routing: fit routes to the steps up to the first coreset only.
+
+        The steps after a coreset get its weights, not the caller's metadata; prediction
+        methods route as scikit-learn's Pipeline does without the coreset steps.
+
+        Returns
+        -------
+        routing : MetadataRouter
+        """
+        positions = self._resampler_positions()
+        if not positions:
+            return super().get_metadata_routing()
+        first = positions[0]
+        fit_part = _skpipeline.Pipeline(self.steps[: first + 1]).get_metadata_routing()
+        predict_part = self._inference_pipeline().get_metadata_routing()
+        router = MetadataRouter(owner=self)
+        router.add(
+            fit_part=fit_part,
+            method_mapping=MethodMapping().add(caller="fit", callee="fit")
+            .add(caller="fit_transform", callee="fit")
+            .add(caller="fit_predict", callee="fit"),
+        )
+        mapping = MethodMapping()
+        for method in ("predict", "predict_proba", "predict_log_proba", "decision_function",
+                       "score", "transform", "inverse_transform"):
+            mapping.add(caller=method, callee=method)
+        router.add(predict_part=predict_part, method_mapping=mapping)
+        return router
+
+
+def _num_rows(X, default=None):
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return shape[0]
+    try:
+        return len(X)
+    except TypeError:
+        return default
+
+
+def make_pipeline(*steps, memory=None, verbose=False):
+    """Build a :class:`Pipeline` from estimators, naming the steps after their classes.
+
+    ``make_pipeline(StandardScaler(), GIGACoreset(n_points=100), BayesianLogisticRegression())``
+    has the steps 'standardscaler', 'gigacoreset' and 'bayesianlogisticregression', so a grid
+    search over the coreset size uses the key ``gigacoreset__n_points``.
+
+    Parameters
+    ----------
+    *steps : list of estimators
+        Transformers, coreset estimators and a final estimator.
+    memory : str or object with the joblib.Memory interface, default=None
+        Caches the transformers before the first coreset step.
+    verbose : bool, default=False
+        Print the time of each step before the first coreset.
+
+    Returns
+    -------
+    p : Pipeline
+    """
+    named = _skpipeline.make_pipeline(*steps).steps  # scikit-learn's naming rule
+    return Pipeline(named, memory=memory, verbose=verbose)
