@@ -187,3 +187,17 @@ def test_negative_sample_weight_rejected():
     X = np.arange(6.0).reshape(-1, 1)
     with pytest.raises(ValueError, match="[Nn]egative"):
         GIGACoreset(n_points=2).fit(X, [0, 1, 0, 1, 0, 1], sample_weight=[1, -1, 1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("cls", [FrankWolfeCoreset, GIGACoreset, IHTCoreset, OMPCoreset])
+def test_progress_bar_changes_nothing_but_stderr(phishing, cls, capsys):
+    pytest.importorskip("tqdm")
+    X, y = phishing
+    kw = dict(n_points=20, n_projections=50, random_state=0)
+    quiet = cls(**kw).fit(X, y)
+    capsys.readouterr()
+    loud = cls(progress=True, **kw).fit(X, y)
+    err = capsys.readouterr().err
+    assert "it" in err or "point" in err
+    np.testing.assert_array_equal(quiet.sample_indices_, loud.sample_indices_)
+    np.testing.assert_array_equal(quiet.sample_weight_, loud.sample_weight_)

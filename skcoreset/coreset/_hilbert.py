@@ -37,6 +37,8 @@ _COMMON_DOC = """
         up to the full data) - enough for the projection and much faster for large N.
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the (N, J) projection matrix, the largest allocation of a fit.
+    progress : bool, default=False
+        Show a tqdm progress bar of the construction (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
         Seeds the projection and any random choice of the algorithm.
 """
@@ -73,11 +75,12 @@ class _HilbertCoreset(BaseCoreset):
         "n_projections": [Interval(Integral, 1, None, closed="left")],
         "laplace_subsample": [Interval(Integral, 1, None, closed="left"), None],
         "dtype": [StrOptions({"float64", "float32"})],
+        "progress": ["boolean"],
     }
 
     def __init__(self, n_points=100, *, model="auto", projection="loglik", n_projections=500,
                  prior_scale=1.0, fit_intercept=True, laplace_subsample=None, dtype="float64",
-                 random_state=None):
+                 progress=False, random_state=None):
         self.n_points = n_points
         self.model = model
         self.projection = projection
@@ -86,6 +89,7 @@ class _HilbertCoreset(BaseCoreset):
         self.fit_intercept = fit_intercept
         self.laplace_subsample = laplace_subsample
         self.dtype = dtype
+        self.progress = progress
         self.random_state = random_state
 
     def _fit_coreset(self, X, y, sample_weight, model, random_state):
@@ -147,11 +151,11 @@ class UniformCoreset(_HilbertCoreset):
 
     def __init__(self, n_points=100, *, model="auto", projection="loglik", n_projections=500,
                  prior_scale=1.0, fit_intercept=True, laplace_subsample=None, dtype="float64",
-                 replace=False, random_state=None):
+                 replace=False, progress=False, random_state=None):
         super().__init__(n_points, model=model, projection=projection,
                          n_projections=n_projections, prior_scale=prior_scale,
                          fit_intercept=fit_intercept, laplace_subsample=laplace_subsample,
-                         dtype=dtype, random_state=random_state)
+                         dtype=dtype, progress=progress, random_state=random_state)
         self.replace = replace
 
     def _vectors(self, X, y, sample_weight, model, random_state):
@@ -200,16 +204,16 @@ class FrankWolfeCoreset(_HilbertCoreset):
 
     def __init__(self, n_points=100, *, model="auto", projection="loglik", n_projections=500,
                  prior_scale=1.0, fit_intercept=True, laplace_subsample=None, dtype="float64",
-                 max_iter=None, random_state=None):
+                 max_iter=None, progress=False, random_state=None):
         super().__init__(n_points, model=model, projection=projection,
                          n_projections=n_projections, prior_scale=prior_scale,
                          fit_intercept=fit_intercept, laplace_subsample=laplace_subsample,
-                         dtype=dtype, random_state=random_state)
+                         dtype=dtype, progress=progress, random_state=random_state)
         self.max_iter = max_iter
 
     def _weights(self, vectors, random_state):
         return hilbert.frank_wolfe(vectors, self.n_points, max_iter=self.max_iter,
-                                   return_info=True)
+                                   progress=self.progress, return_info=True)
 
 
 class GIGACoreset(FrankWolfeCoreset):
@@ -228,7 +232,8 @@ class GIGACoreset(FrankWolfeCoreset):
     )
 
     def _weights(self, vectors, random_state):
-        return hilbert.giga(vectors, self.n_points, max_iter=self.max_iter, return_info=True)
+        return hilbert.giga(vectors, self.n_points, max_iter=self.max_iter,
+                            progress=self.progress, return_info=True)
 
 
 class IHTCoreset(_HilbertCoreset):
@@ -258,11 +263,12 @@ class IHTCoreset(_HilbertCoreset):
 
     def __init__(self, n_points=100, *, model="auto", projection="loglik", n_projections=500,
                  prior_scale=1.0, fit_intercept=True, laplace_subsample=None, dtype="float64",
-                 debias=False, max_iter=300, batch_fraction=None, random_state=None):
+                 debias=False, max_iter=300, batch_fraction=None, progress=False,
+                 random_state=None):
         super().__init__(n_points, model=model, projection=projection,
                          n_projections=n_projections, prior_scale=prior_scale,
                          fit_intercept=fit_intercept, laplace_subsample=laplace_subsample,
-                         dtype=dtype, random_state=random_state)
+                         dtype=dtype, progress=progress, random_state=random_state)
         self.debias = debias
         self.max_iter = max_iter
         self.batch_fraction = batch_fraction
@@ -270,7 +276,7 @@ class IHTCoreset(_HilbertCoreset):
     def _weights(self, vectors, random_state):
         return hilbert.iht(vectors, self.n_points, debias=self.debias, max_iter=self.max_iter,
                            batch_fraction=self.batch_fraction, random_state=random_state,
-                           return_info=True)
+                           progress=self.progress, return_info=True)
 
 
 class OMPCoreset(_HilbertCoreset):
@@ -285,4 +291,4 @@ class OMPCoreset(_HilbertCoreset):
     )
 
     def _weights(self, vectors, random_state):
-        return hilbert.omp(vectors, self.n_points, return_info=True)
+        return hilbert.omp(vectors, self.n_points, progress=self.progress, return_info=True)

@@ -7,6 +7,7 @@ matrix-vector product.
 
 import numpy as np
 
+from .._progress import ProgressBar
 from . import _kernels
 from ._common import (
     check_max_iter,
@@ -61,7 +62,7 @@ def _default_max_iter(n_points):
 
 @kernel_threads
 def frank_wolfe(vectors, n_points, *, max_iter=None, tol=1e-12, target=None,
-                random_state=None, return_info=False):
+                random_state=None, return_info=False, progress=False):
     """Frank-Wolfe Hilbert coreset (Campbell & Broderick 2019).
 
     Minimises ||y - Phi w|| over the polytope {w >= 0 : sum_n sigma_n w_n = sigma}, whose
@@ -84,6 +85,8 @@ def frank_wolfe(vectors, n_points, *, max_iter=None, tol=1e-12, target=None,
         The vector y to approximate (default: the sum of the rows).
     random_state : ignored
         Accepted for a uniform signature; the algorithm is deterministic.
+    progress : bool, default=False
+        Show a tqdm progress bar of the support size (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('size_reached', 'converged' when the
         line search gives gamma = 0, i.e. no vertex improves on w, 'numerical_limit',
@@ -119,7 +122,9 @@ def frank_wolfe(vectors, n_points, *, max_iter=None, tol=1e-12, target=None,
     sup.add(f, sigma_tot * inv_sigma[f])
     n_iter = 1
     reason = "max_iter"
+    bar = ProgressBar(M, progress, "Frank-Wolfe", unit="point")
     while True:
+        bar.advance_to(sup.n_nonzero())
         if sup.n_nonzero() >= M:
             reason = "size_reached"
             break
@@ -141,12 +146,13 @@ def frank_wolfe(vectors, n_points, *, max_iter=None, tol=1e-12, target=None,
         sup.scale(1.0 - gamma)
         sup.add(f, gamma * sigma_tot * inv_sigma[f])
         phiw = (1.0 - gamma) * phiw + gamma * vf
+    bar.close()
     return finish(V, sup.dense(N), y, return_info, n_iter, reason)
 
 
 @kernel_threads
 def giga(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_state=None,
-         return_info=False):
+         return_info=False, progress=False):
     """Greedy iterative geodesic ascent (GIGA, Campbell & Broderick 2018, Algorithm 1).
 
     Works with the normalised vectors l_n = v_n / sigma_n and l = y / ||y||; each iteration
@@ -176,6 +182,8 @@ def giga(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_sta
         The vector y to approximate (default: the sum of the rows).
     random_state : ignored
         Accepted for a uniform signature; the algorithm is deterministic.
+    progress : bool, default=False
+        Show a tqdm progress bar of the support size (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('size_reached', 'numerical_limit'
         (||d_t|| < tol), 'no_ascent' (the step-3 rule: no geodesic ascent possible toward the
@@ -205,6 +213,7 @@ def giga(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_sta
     sup = _Support(M + 1)
     n_iter = 0
     reason = "max_iter"
+    bar = ProgressBar(M, progress, "GIGA", unit="point")
     while n_iter < max_iter:
         zeta1 = ell @ lw
         d = ell - zeta1 * lw
@@ -228,9 +237,11 @@ def giga(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_sta
         lw = u / s
         sup.scale((1.0 - gamma) / s)
         sup.add(nt, gamma / s)
+        bar.advance_to(sup.n_nonzero())
         if sup.n_nonzero() >= M:
             reason = "size_reached"
             break
+    bar.close()
     # Optimal scaling: the closest point to y on the ray through Phi w.
     w = sup.dense(N, factor=(ynorm * (lw @ ell)) * inv_sigma)
     return finish(V, w, y, return_info, n_iter, reason)

@@ -3,6 +3,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._progress import ProgressBar
 from . import _kernels
 from ._common import (
     check_max_iter,
@@ -37,7 +38,7 @@ def _line_search_step(V, idx, g, c):
 
 @kernel_threads
 def iht(vectors, n_points, *, debias=False, max_iter=300, step_scale=0.5, tol=1e-5,
-        batch_fraction=None, target=None, random_state=None, return_info=False):
+        batch_fraction=None, target=None, random_state=None, return_info=False, progress=False):
     """A-IHT / A-IHT II Hilbert coreset (Zhang, Khanna, Kyrillidis & Koyejo 2021).
 
     Minimises ||y - Phi w||^2 subject to w >= 0, ||w||_0 <= n_points by accelerated
@@ -72,6 +73,8 @@ def iht(vectors, n_points, *, debias=False, max_iter=300, step_scale=0.5, tol=1e
         The vector y to approximate (default: the sum of the rows).
     random_state : int, RandomState instance or None
         Only used by the stochastic variant.
+    progress : bool, default=False
+        Show a tqdm progress bar of the iterations (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('converged', 'max_iter',
         'zero_target'), ``error`` (relative Hilbert error of the returned w),
@@ -112,7 +115,9 @@ def iht(vectors, n_points, *, debias=False, max_iter=300, step_scale=0.5, tol=1e
     best_w, best_obj = w, yy
     n_iter = 0
     reason = "max_iter"
+    bar = ProgressBar(max_iter, progress, "A-IHT II" if debias else "A-IHT", unit="iter")
     for _ in range(max_iter):
+        bar.update()
         n_iter += 1
         r = y - phi_z
         # d = Phi^T (y - Phi z): the one pass over the matrix.  The selection below works on
@@ -169,4 +174,5 @@ def iht(vectors, n_points, *, debias=False, max_iter=300, step_scale=0.5, tol=1e
         if step < tol * np.linalg.norm(w_new[X]):
             reason = "converged"
             break
+    bar.close()
     return finish(V, best_w, y, return_info, n_iter, reason, objective=best_obj)

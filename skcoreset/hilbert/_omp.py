@@ -11,6 +11,7 @@ Givens rotations when a point leaves.
 import numpy as np
 from scipy.linalg import solve_triangular
 
+from .._progress import ProgressBar
 from . import _kernels
 from ._common import (
     check_max_iter,
@@ -131,7 +132,7 @@ class _ActiveSet:
 
 @kernel_threads
 def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_state=None,
-        return_info=False):
+        return_info=False, progress=False):
     """Non-negative orthogonal matching pursuit Hilbert coreset.
 
     Each iteration adds the point most aligned with the residual r = y - Phi w (largest
@@ -159,6 +160,8 @@ def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_stat
         The vector y to approximate (default: the sum of the rows).
     random_state : ignored
         Accepted for a uniform signature; the algorithm is deterministic.
+    progress : bool, default=False
+        Show a tqdm progress bar of the support size (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('size_reached', 'converged' (no
         positive correlation left: w is the NNLS optimum over all points), 'numerical_limit',
@@ -188,7 +191,9 @@ def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_stat
     r = y.copy()
     n_iter = 0
     reason = "max_iter"
+    bar = ProgressBar(M, progress, "OMP", unit="point")
     while True:
+        bar.advance_to(act.p)
         if act.p >= M:
             reason = "size_reached"
             break
@@ -232,6 +237,7 @@ def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_stat
                 break
             scale[n] = 0.0
         r = act.residual()
+    bar.close()
     w = np.zeros(N)
     w[np.asarray(act.idx, dtype=np.intp)] = act.w[: act.p]
     return finish(V, w, y, return_info, n_iter, reason)

@@ -1,11 +1,11 @@
 """Preconditioned MALA for weighted GLM posteriors: the Python driver of ``_mala_kernels``."""
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._progress import ProgressBar
 from . import _mala_kernels as K
 
 #: Acceptance rate targeted during warm-up; optimal for MALA (Roberts & Rosenthal 1998).
@@ -41,18 +41,6 @@ class MALAResult:
 def default_step_size(n_params):
     """Optimal MALA step for a standard normal target in ``n_params`` dimensions, ~1.65 P^(-1/6)."""
     return 1.65 * max(n_params, 1) ** (-1.0 / 6.0)
-
-
-def _progress_bar(total, enabled, desc):
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        warnings.warn("progress=True needs tqdm (pip install tqdm); no progress bar is shown.",
-                      UserWarning, stacklevel=4)
-        return None
-    return tqdm(total=total, desc=desc, unit="step")
 
 
 def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale=1.0,
@@ -151,7 +139,7 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
     draws = np.empty((C, n_samples, P))
     accept_warm = np.zeros(C, dtype=np.int64)
     accept = np.zeros(C, dtype=np.int64)
-    bar = _progress_bar(n_warmup + n_samples, progress, "MALA")
+    bar = ProgressBar(n_warmup + n_samples, progress, "MALA", unit="step")
     chunk = 0
     try:
         for start in range(0, n_warmup, _CHUNK):
@@ -160,8 +148,7 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
                        s_prec, L, eps, adapt, da, n, int(seeds[chunk]), draws, 0, False,
                        accept_warm)
             chunk += 1
-            if bar is not None:
-                bar.update(n)
+            bar.update(n)
         if adapt and n_warmup > 0:
             eps = float(np.exp(da[K.DA_LOG_EPS_BAR]))
         for start in range(0, n_samples, _CHUNK):
@@ -170,9 +157,7 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
                        s_prec, L, eps, False, da, n, int(seeds[chunk]), draws, start, True,
                        accept)
             chunk += 1
-            if bar is not None:
-                bar.update(n)
+            bar.update(n)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return MALAResult(draws=draws, acceptance_rate=accept / max(n_samples, 1), step_size=eps)
