@@ -9,7 +9,7 @@
     and seed, the polynomial-kernel MMD ((0.2 + <a, b>)^3) between draws of the Laplace
     approximation of the weighted coreset posterior and of the full-data posterior, and the test
     log-likelihood averaged over the draws; sensitivity (origin and Laplace-centred balls),
-    uniform and GIGA. ``--mala`` adds the same comparison with MALA posteriors
+    uniform, GIGA and OMP. ``--mala`` adds the same comparison with MALA posteriors
     (BayesianLogisticRegression) for the coreset and the full data.
 
 Usage::
@@ -38,15 +38,8 @@ from skcoreset.coreset import _sensitivity_kernels as K  # noqa: E402
 from skcoreset.coreset._sensitivity import SensitivityCoreset  # noqa: E402
 from skcoreset.models import get_model, laplace_approximation  # noqa: E402
 
-try:  # written against this API; reported as missing otherwise
-    from skcoreset.coreset import GIGACoreset, UniformCoreset
-except ImportError:  # pragma: no cover
-    GIGACoreset = UniformCoreset = None
-
-try:
-    from skcoreset.linear_model import BayesianLogisticRegression
-except ImportError:  # pragma: no cover
-    BayesianLogisticRegression = None
+from skcoreset.coreset import GIGACoreset, OMPCoreset, UniformCoreset  # noqa: E402
+from skcoreset.linear_model import BayesianLogisticRegression  # noqa: E402
 
 
 def timed(f, *args, repeat=1, **kw):
@@ -105,13 +98,10 @@ def methods(M, seed):
         "sensitivity_laplace": lambda X, y: SensitivityCoreset(n_points=M, center="laplace",
                                                                random_state=seed).fit(X, y),
     }
-    if UniformCoreset is not None:
-        out["uniform"] = lambda X, y: UniformCoreset(n_points=M, model="logistic", projection=None,
-                                                     random_state=seed).fit(X, y)
-    else:
-        out["uniform"] = None
-    if GIGACoreset is not None:
-        out["giga"] = lambda X, y: GIGACoreset(n_points=M, model="logistic", random_state=seed).fit(X, y)
+    out["uniform"] = lambda X, y: UniformCoreset(n_points=M, model="logistic", projection=None,
+                                                 random_state=seed).fit(X, y)
+    out["giga"] = lambda X, y: GIGACoreset(n_points=M, model="logistic", random_state=seed).fit(X, y)
+    out["omp"] = lambda X, y: OMPCoreset(n_points=M, model="logistic", random_state=seed).fit(X, y)
     return out
 
 
@@ -148,18 +138,14 @@ def bench_quality(data_dir, name, sizes, seeds, n_draws, mala, mala_samples, gig
             rec = {"method": meth, "M": M, "size": [], "mmd": [], "test_ll": [], "seconds": []}
             if mala:
                 rec |= {"mmd_mala": [], "test_ll_mala": []}
-            # GIGA is deterministic up to its random projection and costs ~100x more: fewer seeds
-            for seed in (seeds[:giga_seeds] if meth == "giga" else seeds):
+            # GIGA and OMP are deterministic up to their random projection and cost ~100x more:
+            # fewer seeds
+            for seed in (seeds[:giga_seeds] if meth in ("giga", "omp") else seeds):
                 make = methods(M, seed)[meth]
-                if make is None:  # uniform fallback: M distinct points, weight N / M
-                    t = time.perf_counter()
-                    idx, w = O.uniform_coreset(N, M, seed)
-                    sec = time.perf_counter() - t
-                else:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        est, sec = timed(make, X, y)
-                    idx, w = est.sample_indices_, est.sample_weight_
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est, sec = timed(make, X, y)
+                idx, w = est.sample_indices_, est.sample_weight_
                 la = laplace_approximation(model, X[idx], y[idx], w)
                 A = la.mean + z @ la.chol.T
                 rec["size"].append(len(idx))
@@ -205,7 +191,7 @@ def main(argv=None):
     p.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     p.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 500])
     p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--giga-seeds", type=int, default=2, help="seeds for GIGA (the slow one)")
+    p.add_argument("--giga-seeds", type=int, default=2, help="seeds for GIGA and OMP (the slow ones)")
     p.add_argument("--draws", type=int, default=1000, help="posterior draws per Laplace fit")
     p.add_argument("--mala", action="store_true", help="also compare MALA posteriors")
     p.add_argument("--mala-samples", type=int, default=1000)
@@ -216,11 +202,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.quick:
         a.n, a.sizes, a.seeds, a.draws, a.mala_samples = 100_000, [100, 500], 2, 500, 400
-    if a.mala and BayesianLogisticRegression is None:
-        sys.exit("--mala needs skcoreset.linear_model.BayesianLogisticRegression")
-
-    result = {"python": platform.python_version(), "machine": platform.machine(),
-              "giga_available": GIGACoreset is not None, "uniform_available": UniformCoreset is not None}
+    result = {"python": platform.python_version(), "machine": platform.machine()}
     c = bench_construction(a.n)
     result["construction"] = c
     print(f"(a) construction, N={c['N']:,}, D={c['D']} (Mixture data, k=4, origin ball, 1000 draws)")
@@ -233,8 +215,6 @@ def main(argv=None):
     print(f"  context: full-data Laplace fit            {c['laplace_full_s']:8.3f} s")
     print(f"  context: one log-posterior+gradient pass  {c['one_logpost_grad_pass_s']:8.3f} s")
     print(f"  mean sensitivity {c['mean_sensitivity']:.2f}; approx/exact mean {c['approx_over_exact_mean_sensitivity']:.4f}")
-    if GIGACoreset is None:
-        print("  note: skcoreset.coreset.GIGACoreset not importable: GIGA rows skipped")
 
     result["quality"] = []
     for name in a.datasets:
