@@ -1,11 +1,14 @@
 """The numba MALA kernels: exactness on known targets, against the NumPy oracle."""
 
+import numba
 import numpy as np
 import pytest
 from oracles.mala_oracle import glm_log_posterior, mala_oracle
 
 from skcoreset.models import _glm_kernels as GK
 from skcoreset.sampler import ess_bulk, sample_mala, split_rhat
+from skcoreset.sampler import _mala as M
+from skcoreset.sampler import _mala_kernels as K
 from skcoreset.sampler._mala_kernels import log_target
 
 SIGMA = 0.7
@@ -173,3 +176,69 @@ def test_sampled_noise_matches_quadrature():
     assert np.all(np.abs(z_mean) < 4), z_mean
     assert np.all(np.abs(z_var) < 4), z_var
 
+
+
+def _driver_problem(C=4, N=300, D=3, seed=13):
+    """A logistic problem and an over-dispersed start for calling the kernels directly."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.standard_normal((N, D - 1)), np.ones(N)])
+    y = (rng.random(N) < 0.4).astype(float)
+    w = rng.uniform(0.5, 2.0, N)
+    theta = 0.3 * rng.standard_normal((C, D))
+    logp = np.empty(C)
+    grad = np.empty((C, D))
+    assert K.mala_init(GK.LOGISTIC, False, theta, X, y, w, 1.0, 1.0, 0.0, 1.0, logp, grad) == 0
+    L = np.linalg.cholesky(np.linalg.inv(X.T @ (w[:, None] * X) / 4 + np.eye(D)))
+    return X, y, w, theta, logp, grad, L
+
+
+def _run_driver(run, problem, adapt, n_steps=60, n_calls=2, seed=14):
+    X, y, w, theta, logp, grad, L = (a.copy() for a in problem)
+    C, P = theta.shape
+    da = np.zeros(K.DA_SIZE)
+    da[K.DA_LOG_EPS], da[K.DA_MU], da[K.DA_TARGET] = np.log(0.8), np.log(8.0), 0.574
+    draws = np.zeros((C, n_steps * n_calls, P))
+    n_accept = np.zeros(C, dtype=np.int64)
+    rng = np.random.RandomState(seed)
+    eps = []
+    for k in range(n_calls):
+        z, u = rng.standard_normal((C, n_steps, P)), rng.random_sample((C, n_steps))
+        eps.append(run(GK.LOGISTIC, False, theta, logp, grad, X, y, w, 1.0, 1.0, 0.0, 1.0, L,
+                       0.8, adapt, da, z, u, draws, k * n_steps, True, n_accept))
+    return draws, theta, logp, grad, da, n_accept, eps
+
+
+@pytest.mark.parametrize("adapt", [True, False])
+def test_serial_and_parallel_drivers_identical(adapt):
+    """The threaded driver gives the serial driver's bits, whatever the number of threads."""
+    problem = _driver_problem()
+    ref = _run_driver(K.mala_run, problem, adapt)
+    draws = ref[0]
+    assert np.all(np.isfinite(draws)) and 0 < ref[5].min() and ref[5].max() < draws.shape[1]
+    # Every chain moved, independently: no two chains share a draw.
+    assert len(np.unique(draws[:, -1, 0])) == draws.shape[0]
+    n_threads = numba.get_num_threads()
+    try:
+        for t in sorted({1, 2, n_threads}):
+            numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
+            out = _run_driver(K.mala_run_parallel, problem, adapt)
+            for a, b in zip(ref, out):
+                np.testing.assert_array_equal(a, b)
+    finally:
+        numba.set_num_threads(n_threads)
+
+
+def test_sample_mala_same_draws_either_driver(monkeypatch):
+    """sample_mala: the driver choice (by problem size) never changes the result."""
+    X, y, w, mean, cov = _gaussian_problem(N=60)
+    kw = dict(prior_scale=PRIOR, noise_scale=SIGMA, n_samples=130, n_warmup=110, random_state=3)
+    init = mean + 0.1 * np.random.default_rng(4).standard_normal((3, 3))
+    monkeypatch.setattr(M, "PARALLEL_MIN_WORK", 10**12)
+    a = sample_mala(GK.GAUSSIAN, X, y, w, init, **kw)
+    monkeypatch.setattr(M, "PARALLEL_MIN_WORK", 0)
+    if numba.get_num_threads() > 1:
+        assert M._use_parallel(X.shape[0], 3, 3)
+    b = sample_mala(GK.GAUSSIAN, X, y, w, init, **kw)
+    np.testing.assert_array_equal(a.draws, b.draws)
+    np.testing.assert_array_equal(a.acceptance_rate, b.acceptance_rate)
+    assert a.step_size == b.step_size

@@ -383,9 +383,9 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         The fitted clone of ``coreset``.
     estimator_ : classifier
         The fitted clone of ``estimator``.
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (M,)
         Rows of the training data in the coreset.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (M,)
         Their weights (the user's ``sample_weight`` included).
     X_coreset_, y_coreset_ : array-like
         The selected rows (same container type as the training data), when ``store_coreset``.
@@ -532,8 +532,8 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
         The fitted clone of ``coreset``.
     estimator_ : regressor
         The fitted clone of ``estimator``.
-    sample_indices_ : ndarray of shape (n_points_,)
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (M,)
+    sample_weight_ : ndarray of shape (M,)
         The coreset weights (the user's ``sample_weight`` included).
     X_coreset_, y_coreset_ : array-like
         The selected rows, when ``store_coreset``.

@@ -104,9 +104,9 @@ class BaseCoreset(BaseEstimator):
 
         Returns
         -------
-        X_coreset : array-like of shape (n_points_, n_features)
+        X_coreset : array-like of shape (M, n_features)
             The selected rows of ``X`` (same container type: pandas stays pandas).
-        y_coreset : array-like of shape (n_points_,)
+        y_coreset : array-like of shape (M,)
             The selected targets, in the caller's coding.
         params : dict
             ``{"sample_weight": sample_weight_}``, to pass to the next estimator's ``fit``.

@@ -46,9 +46,9 @@ _COMMON_DOC = """
 _COMMON_ATTRS = """
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
-        Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (M,)
+        Sorted indices of the selected rows (M = ``n_points_``, the fitted size).
+    sample_weight_ : ndarray of shape (M,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space.

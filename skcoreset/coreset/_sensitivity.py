@@ -147,7 +147,7 @@ class SensitivityCoreset(BaseCoreset):
         points.
     exact : bool, default=True
         Leave-one-out cluster means (a guaranteed bound) or full-cluster means (the common
-        approximation; it differs by a factor |G| / (|G| - 1) in one exponent and costs the same
+        approximation; it differs by a factor ``|G| / (|G| - 1)`` in one exponent and costs the same
         here).
     kmeans_subsample : int or None, default=None
         Points used to fit k-means (all points are then assigned). ``None``:
@@ -168,9 +168,9 @@ class SensitivityCoreset(BaseCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (M,)
         Sorted indices of the distinct selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (M,)
         Their weights ``s_n K_n / (M p_n)`` (duplicates merged).
     n_points_ : int
         Number of distinct selected rows.

@@ -140,7 +140,7 @@ def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_stat
     min ||y - Phi_S w_S|| subject to w_S >= 0 exactly (warm-started active set with an updated
     Cholesky factor).  Points whose NNLS weight is 0 leave S (they may be selected again later),
     so every point of S has a positive weight and the iteration continues until
-    |S| = ``n_points`` or a stop rule fires.
+    ``|S| = n_points`` or a stop rule fires.
 
     Parameters
     ----------

@@ -369,7 +369,7 @@ _COMMON_ATTRS_DOC = """
         same order as ``rhat_``.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit, when ``X`` has string column names."""
 
 _NOTES_DOC = """

@@ -94,8 +94,8 @@ def laplace_approximation(model, X, y, sample_weight=None, *, subsample=None, me
     method : {'newton', 'lbfgs'}, default='newton'
         Optimiser for the MAP. The covariance always comes from the exact Hessian.
     tol : float, default=1e-14
-        Newton stops when half the Newton decrement falls below ``tol * (1 + |f|)`` (f the
-        negative log posterior: relative, because rounding alone leaves ~1e-16 |f|);
+        Newton stops when half the Newton decrement falls below ``tol * (1 + abs(f))`` (f the
+        negative log posterior: relative, because rounding alone leaves ~1e-16 abs(f));
         L-BFGS uses it as its gradient tolerance.
     max_iter : int, default=100
     random_state : int, RandomState or None

@@ -17,14 +17,17 @@ log ratio of proposal densities needs no triangular solve:
     log q(theta | theta') - log q(theta' | theta) = (||xi||^2 - ||xi + (eps/2)(u + u')||^2) / 2.
 
 All chains are advanced inside one compiled call; the state is three arrays (theta, logp, grad)
-plus preallocated scratch, so a step costs one O(N D) pass over the data per chain and
-allocates nothing. This module imports no scikit-learn.
+plus per-chain scratch allocated once per call, so a step costs one O(N D) pass over the data
+per chain and allocates nothing. The random numbers are drawn by the caller and passed in, so
+a step of one chain (:func:`mala_step`) is a pure function of its own state and draws: the
+serial driver :func:`mala_run` and the threaded one :func:`mala_run_parallel` give the same
+bits whatever the number of threads. This module imports no scikit-learn.
 """
 
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..models._glm_kernels import GAUSSIAN, weighted_loglik_grad
 
@@ -105,9 +108,104 @@ def mala_init(kind, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_pre
 
 
 @njit(cache=True)
+def _dual_average(da, mean_accept):
+    """One dual-averaging update of log eps (Hoffman & Gelman 2014, Algorithm 5)."""
+    m = da[DA_ITER] + 1.0
+    da[DA_ITER] = m
+    eta = 1.0 / (m + _DA_T0)
+    da[DA_HBAR] = (1.0 - eta) * da[DA_HBAR] + eta * (da[DA_TARGET] - mean_accept)
+    log_eps = da[DA_MU] - math.sqrt(m) / _DA_GAMMA * da[DA_HBAR]
+    # Keep the step finite whatever the early acceptance history.
+    log_eps = min(max(log_eps, -30.0), 5.0)
+    da[DA_LOG_EPS] = log_eps
+    mk = m ** (-_DA_KAPPA)
+    da[DA_LOG_EPS_BAR] = mk * log_eps + (1.0 - mk) * da[DA_LOG_EPS_BAR]
+
+
+@njit(cache=True)
+def mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum, prior_prec, noise,
+              s_mu, s_prec, L, eps, normals, uniforms, prop, gprop, uprop, draws, offset, store,
+              n_accept):
+    """One MALA step of chain ``c`` (its ``it``-th in this call); returns the acceptance probability.
+
+    Touches only row ``c`` of the state (theta, logp, grad, u = L^T grad), of the scratch
+    (prop, gprop, uprop) and of ``draws`` / ``n_accept``, and reads the pre-drawn
+    ``normals[c, it]`` and ``uniforms[c, it]``: chains can be stepped concurrently, and the
+    result does not depend on the order in which they are.
+    """
+    P = theta.shape[1]
+    th = theta[c]
+    g = grad[c]
+    uc = u[c]
+    xi = normals[c, it]
+    pr = prop[c]
+    gp = gprop[c]
+    up = uprop[c]
+    half_eps2 = 0.5 * eps * eps
+    # prop = theta + (eps^2/2) L u + eps L xi = theta + L v,  v = (eps^2/2) u + eps xi.
+    # ``up`` holds v until the proposal's whitened gradient overwrites it.
+    for b in range(P):
+        up[b] = half_eps2 * uc[b] + eps * xi[b]
+    for a in range(P):
+        acc = 0.0
+        for b in range(a + 1):
+            acc += L[a, b] * up[b]
+        pr[a] = th[a] + acc
+    lp_prop = -np.inf
+    if _all_finite(pr):
+        lp_prop = log_target(kind, sample_noise, pr, X, y, w, w_sum, prior_prec, noise, s_mu,
+                             s_prec, gp)
+    log_alpha = -np.inf
+    if math.isfinite(lp_prop) and _all_finite(gp):
+        _whiten_grad(L, gp, up)
+        sq_fwd = 0.0
+        sq_rev = 0.0
+        for a in range(P):
+            r = xi[a] + 0.5 * eps * (uc[a] + up[a])
+            sq_fwd += xi[a] * xi[a]
+            sq_rev += r * r
+        log_alpha = lp_prop - logp[c] + 0.5 * (sq_fwd - sq_rev)
+    if log_alpha >= 0.0:
+        acc_prob = 1.0
+    elif math.isfinite(log_alpha):
+        acc_prob = math.exp(log_alpha)
+    else:
+        acc_prob = 0.0  # non-finite proposals and NaN ratios are rejected
+    # uniforms are in [0, 1): a zero acceptance probability never accepts.
+    if uniforms[c, it] < acc_prob:
+        for a in range(P):
+            th[a] = pr[a]
+            g[a] = gp[a]
+            uc[a] = up[a]
+        logp[c] = lp_prop
+        n_accept[c] += 1
+    if store:
+        for a in range(P):
+            draws[c, offset + it, a] = th[a]
+    return acc_prob
+
+
+@njit(cache=True)
+def _prepare(L, grad, w):
+    """Scratch for one driver call: u = L^T grad per chain, three (C, P) buffers, sum(w)."""
+    C, P = grad.shape
+    u = np.empty((C, P))
+    for c in range(C):
+        _whiten_grad(L, grad[c], u[c])
+    w_sum = 0.0
+    for i in range(w.shape[0]):
+        w_sum += w[i]
+    return u, np.empty((C, P)), np.empty((C, P)), np.empty((C, P)), w_sum
+
+
+@njit(cache=True)
 def mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu, s_prec,
-             L, step, adapt, da, n_steps, seed, draws, offset, store, n_accept):
-    """Advance every chain ``n_steps`` MALA steps.
+             L, step, adapt, da, normals, uniforms, draws, offset, store, n_accept):
+    """Advance every chain ``normals.shape[1]`` MALA steps, one chain after the other.
+
+    The serial driver, for small problems (``n_rows * P`` below a few 10^4) where a parallel
+    region (~10 us) costs more than a step. :func:`mala_run_parallel` takes the same arguments
+    and returns bit-identical results.
 
     Parameters
     ----------
@@ -120,10 +218,14 @@ def mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, 
     adapt : bool
         Warm-up: adapt ``log eps`` by dual averaging (state in ``da``) toward the target
         acceptance ``da[DA_TARGET]``, one shared step size, updated after every sweep over the
-        chains with their mean acceptance probability.
-    seed : int
-        Seeds numba's generator so that each call is reproducible on its own.
-    draws : ndarray (C, S, P)
+        chains with their mean acceptance probability (summed in chain order).
+    normals : ndarray (C, S, P)
+        Standard normal draws of the proposals: ``normals[c, i]`` is used by step ``i`` of
+        chain ``c``. Drawn by the caller so that results depend on neither thread count nor
+        scheduling.
+    uniforms : ndarray (C, S)
+        Uniform [0, 1) draws of the accept/reject decisions.
+    draws : ndarray (C, S_total, P)
         When ``store``, the state after step ``i`` is written to ``draws[:, offset + i]``.
     n_accept : ndarray (C,)
         Accepted proposals, incremented in place.
@@ -133,74 +235,67 @@ def mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, 
     eps : float
         The step size used by the last step.
     """
-    np.random.seed(seed)
-    C, P = theta.shape
-    w_sum = 0.0
-    for i in range(w.shape[0]):
-        w_sum += w[i]
-    prop = np.empty(P)
-    gprop = np.empty(P)
-    xi = np.empty(P)
-    u = np.empty(P)
-    uprop = np.empty(P)
+    C = theta.shape[0]
+    n_steps = normals.shape[1]
+    u, prop, gprop, uprop, w_sum = _prepare(L, grad, w)
     eps = step
-    for it in range(n_steps):
-        if adapt:
+    if adapt:
+        acc = np.empty(C)
+        for it in range(n_steps):
             eps = math.exp(da[DA_LOG_EPS])
-        half_eps2 = 0.5 * eps * eps
-        acc_sum = 0.0
+            for c in range(C):
+                acc[c] = mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w,
+                                   w_sum, prior_prec, noise, s_mu, s_prec, L, eps, normals,
+                                   uniforms, prop, gprop, uprop, draws, offset, store, n_accept)
+            _dual_average(da, _ordered_mean(acc))
+    else:
+        # Chains are independent at a fixed step: run each to the end (state stays in cache).
         for c in range(C):
-            th = theta[c]
-            g = grad[c]
-            _whiten_grad(L, g, u)
-            for a in range(P):
-                xi[a] = np.random.standard_normal()
-            # prop = theta + (eps^2/2) L u + eps L xi = theta + L ((eps^2/2) u + eps xi)
-            for a in range(P):
-                acc = 0.0
-                for b in range(a + 1):
-                    acc += L[a, b] * (half_eps2 * u[b] + eps * xi[b])
-                prop[a] = th[a] + acc
-            lp_prop = -np.inf
-            if _all_finite(prop):
-                lp_prop = log_target(kind, sample_noise, prop, X, y, w, w_sum, prior_prec, noise,
-                                     s_mu, s_prec, gprop)
-            log_alpha = -np.inf
-            if math.isfinite(lp_prop) and _all_finite(gprop):
-                _whiten_grad(L, gprop, uprop)
-                sq_fwd = 0.0
-                sq_rev = 0.0
-                for a in range(P):
-                    r = xi[a] + 0.5 * eps * (u[a] + uprop[a])
-                    sq_fwd += xi[a] * xi[a]
-                    sq_rev += r * r
-                log_alpha = lp_prop - logp[c] + 0.5 * (sq_fwd - sq_rev)
-            if log_alpha >= 0.0:
-                acc_prob = 1.0
-            elif math.isfinite(log_alpha):
-                acc_prob = math.exp(log_alpha)
-            else:
-                acc_prob = 0.0  # non-finite proposals and NaN ratios are rejected
-            acc_sum += acc_prob
-            if np.random.random() < acc_prob:
-                for a in range(P):
-                    th[a] = prop[a]
-                    g[a] = gprop[a]
-                logp[c] = lp_prop
-                n_accept[c] += 1
-            if store:
-                for a in range(P):
-                    draws[c, offset + it, a] = th[a]
-        if adapt:
-            # Dual averaging (Hoffman & Gelman 2014, Algorithm 5) on log eps.
-            m = da[DA_ITER] + 1.0
-            da[DA_ITER] = m
-            eta = 1.0 / (m + _DA_T0)
-            da[DA_HBAR] = (1.0 - eta) * da[DA_HBAR] + eta * (da[DA_TARGET] - acc_sum / C)
-            log_eps = da[DA_MU] - math.sqrt(m) / _DA_GAMMA * da[DA_HBAR]
-            # Keep the step finite whatever the early acceptance history.
-            log_eps = min(max(log_eps, -30.0), 5.0)
-            da[DA_LOG_EPS] = log_eps
-            mk = m ** (-_DA_KAPPA)
-            da[DA_LOG_EPS_BAR] = mk * log_eps + (1.0 - mk) * da[DA_LOG_EPS_BAR]
+            for it in range(n_steps):
+                mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum,
+                          prior_prec, noise, s_mu, s_prec, L, eps, normals, uniforms, prop,
+                          gprop, uprop, draws, offset, store, n_accept)
     return eps
+
+
+@njit(cache=True, parallel=True)
+def mala_run_parallel(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu,
+                      s_prec, L, step, adapt, da, normals, uniforms, draws, offset, store,
+                      n_accept):
+    """:func:`mala_run` with the chains spread over numba's threads (``prange``).
+
+    During warm-up the shared step size couples the chains after every step, so each step is
+    one parallel region over the chains followed by the (serial) adaptation; at a fixed step
+    the chains are independent and each runs all its steps inside a single parallel region.
+    Worth it when a step's O(n_rows P) pass over the data dwarfs the ~10 us cost of a
+    parallel region. Same arguments and bit-identical results as :func:`mala_run`.
+    """
+    C = theta.shape[0]
+    n_steps = normals.shape[1]
+    u, prop, gprop, uprop, w_sum = _prepare(L, grad, w)
+    eps = step
+    if adapt:
+        acc = np.empty(C)
+        for it in range(n_steps):
+            eps = math.exp(da[DA_LOG_EPS])
+            for c in prange(C):
+                acc[c] = mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w,
+                                   w_sum, prior_prec, noise, s_mu, s_prec, L, eps, normals,
+                                   uniforms, prop, gprop, uprop, draws, offset, store, n_accept)
+            _dual_average(da, _ordered_mean(acc))
+    else:
+        for c in prange(C):
+            for it in range(n_steps):
+                mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum,
+                          prior_prec, noise, s_mu, s_prec, L, eps, normals, uniforms, prop,
+                          gprop, uprop, draws, offset, store, n_accept)
+    return eps
+
+
+@njit(cache=True)
+def _ordered_mean(v):
+    """Mean summed in index order (not a parallel reduction): the same bits in both drivers."""
+    s = 0.0
+    for i in range(v.shape[0]):
+        s += v[i]
+    return s / v.shape[0]
