@@ -6,9 +6,9 @@ import pytest
 from oracles.mala_oracle import glm_log_posterior, mala_oracle
 
 from skcoreset.models import _glm_kernels as GK
-from skcoreset.sampler import ess_bulk, sample_mala, split_rhat
 from skcoreset.sampler import _mala as M
 from skcoreset.sampler import _mala_kernels as K
+from skcoreset.sampler import ess_bulk, sample_mala, split_rhat
 from skcoreset.sampler._mala_kernels import log_target
 
 SIGMA = 0.7
@@ -94,8 +94,8 @@ def test_fixed_step_oracle_acceptance_logistic():
 
 
 def test_reproducible_and_seed_dependent():
-    X, y, w, mean, cov = _gaussian_problem()
-    kw = dict(prior_scale=PRIOR, noise_scale=SIGMA, n_samples=150, n_warmup=120)
+    X, y, w, mean, _cov = _gaussian_problem()
+    kw = {"prior_scale": PRIOR, "noise_scale": SIGMA, "n_samples": 150, "n_warmup": 120}
     init = np.tile(mean, (2, 1))
     a = sample_mala(GK.GAUSSIAN, X, y, w, init, random_state=11, **kw)
     b = sample_mala(GK.GAUSSIAN, X, y, w, init, random_state=11, **kw)
@@ -230,8 +230,9 @@ def test_serial_and_parallel_drivers_identical(adapt):
 
 def test_sample_mala_same_draws_either_driver(monkeypatch):
     """sample_mala: the driver choice (by problem size) never changes the result."""
-    X, y, w, mean, cov = _gaussian_problem(N=60)
-    kw = dict(prior_scale=PRIOR, noise_scale=SIGMA, n_samples=130, n_warmup=110, random_state=3)
+    X, y, w, mean, _cov = _gaussian_problem(N=60)
+    kw = {"prior_scale": PRIOR, "noise_scale": SIGMA, "n_samples": 130, "n_warmup": 110,
+          "random_state": 3}
     init = mean + 0.1 * np.random.default_rng(4).standard_normal((3, 3))
     monkeypatch.setattr(M, "PARALLEL_MIN_WORK", 10**12)
     a = sample_mala(GK.GAUSSIAN, X, y, w, init, **kw)

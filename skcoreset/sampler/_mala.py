@@ -20,10 +20,15 @@ NOISE_LOG_PRIOR = (0.0, 3.0)
 # the stream is split: it is fixed (independent of ``progress``) to keep results reproducible.
 _CHUNK = 100
 
-# Threaded driver when n_rows * P reaches this (and there are >= 2 chains and threads). A
-# parallel region costs ~10 us; on 2 cores with 4 logistic chains the threaded driver breaks
-# even near n_rows * P ~ 5000 and is ~1.6-1.9x faster from ~20000 up (measured, see
-# benchmarks/bench_mala.py). Both drivers give identical draws.
+# Threaded driver (chains over numba's threads) when n_rows * P reaches this, with >= 2 chains
+# and >= 2 threads. Measured on 2 cores, 4 logistic chains (per chain-step, serial / threaded):
+# n*P = 110: 0.70 / 1.06 us warm-up, 0.69 / 0.51 us fixed step; 1100: 2.4 / 2.3, 2.3 / 1.6;
+# 5100: 6.9 / 4.2, 6.8 / 3.7; 110000: 177 / ~105, 176 / ~105. Warm-up opens one parallel
+# region per step (~2 us here, up to ~10 us elsewhere) and breaks even near n*P ~ 1000. We
+# switch later because the threaded driver needs the other core free: right after a threaded
+# BLAS call, OpenBLAS's workers spin for ~0.1 s, and a whole run (1500 steps) at n*P ~ 5000-
+# 10000 takes only ~0.05-0.1 s serially, so it then came out 0.85-0.95x instead of 1.5-1.8x.
+# From ~20000 on a run is long enough to gain either way (1.25-1.9x). Identical draws.
 PARALLEL_MIN_WORK = 20_000
 
 
@@ -104,6 +109,14 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
     Returns
     -------
     MALAResult
+
+    Notes
+    -----
+    When ``n_rows * P >= PARALLEL_MIN_WORK`` (20000) and there are several chains, the
+    fixed-step phase (after warm-up) runs the chains on numba's threads
+    (``numba.set_num_threads`` / ``NUMBA_NUM_THREADS``). The random numbers are drawn from
+    ``random_state`` outside the compiled code, so the draws are the same for any number of
+    threads and either driver.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
@@ -150,12 +163,16 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
     draws = np.empty((C, n_samples, P))
     accept_warm = np.zeros(C, dtype=np.int64)
     accept = np.zeros(C, dtype=np.int64)
-    run = K.mala_run_parallel if _use_parallel(X.shape[0], P, C) else K.mala_run
+    # Only fixed-step chunks are threaded: there the chains are independent and a chunk is one
+    # parallel region. Adaptation couples the chains every step (one region per step), and
+    # with another process on a core those per-step barriers slowed warm-up up to 1000x.
+    threaded = _use_parallel(X.shape[0], P, C)
     bar = ProgressBar(n_warmup + n_samples, progress, "MALA", unit="step")
 
     def chunk(n, step, adapting, offset, store, n_accept):
         normals = rng.standard_normal((C, n, P))
         uniforms = rng.random_sample((C, n))
+        run = K.mala_run_parallel if threaded and not adapting else K.mala_run
         run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu, s_prec, L,
             step, adapting, da, normals, uniforms, draws, offset, store, n_accept)
         bar.update(n)

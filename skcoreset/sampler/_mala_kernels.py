@@ -126,7 +126,7 @@ def _dual_average(da, mean_accept):
 def mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum, prior_prec, noise,
               s_mu, s_prec, L, eps, normals, uniforms, prop, gprop, uprop, draws, offset, store,
               n_accept):
-    """One MALA step of chain ``c`` (its ``it``-th in this call); returns the acceptance probability.
+    """One MALA step of chain ``c`` (step ``it`` of this call); returns its acceptance probability.
 
     Touches only row ``c`` of the state (theta, logp, grad, u = L^T grad), of the scratch
     (prop, gprop, uprop) and of ``draws`` / ``n_accept``, and reads the pre-drawn
