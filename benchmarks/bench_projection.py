@@ -17,12 +17,8 @@ allocation of a coreset fit. Usage::
 import argparse
 import json
 import pathlib
-import resource
 import subprocess
 import sys
-import time
-
-import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -34,12 +34,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from oracles import sensitivity_oracle as O  # noqa: E402
 
+from skcoreset.coreset import GIGACoreset, OMPCoreset, UniformCoreset  # noqa: E402
 from skcoreset.coreset import _sensitivity_kernels as K  # noqa: E402
 from skcoreset.coreset._sensitivity import SensitivityCoreset  # noqa: E402
-from skcoreset.models import get_model, laplace_approximation  # noqa: E402
-
-from skcoreset.coreset import GIGACoreset, OMPCoreset, UniformCoreset  # noqa: E402
 from skcoreset.linear_model import BayesianLogisticRegression  # noqa: E402
+from skcoreset.models import get_model, laplace_approximation  # noqa: E402
 
 
 def timed(f, *args, repeat=1, **kw):

@@ -10,7 +10,6 @@ importance sampling, whose error shrinks only like 1 / sqrt(M).
 """
 
 import matplotlib.pyplot as plt
-import numpy as np
 
 from skcoreset import hilbert
 from skcoreset.datasets import load_phishing
