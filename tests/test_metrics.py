@@ -208,3 +208,24 @@ def test_regressor_scorer(biketrips):
                            random_state=0).fit(X, y)
     direct = coreset_laplace_kl(X, y, reg.sample_indices_, reg.sample_weight_, model="poisson")
     assert posterior_fidelity_score(reg, X, y) == pytest.approx(-direct, rel=1e-4)
+
+
+def test_laplace_measures_check_their_inputs():
+    from skcoreset.metrics import coreset_laplace_kl, fisher_distance
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = (rng.random(40) < 0.5).astype(float)
+    idx, w = np.arange(5), np.full(5, 8.0)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        coreset_laplace_kl(X, y[:-1], idx, w)
+    with pytest.raises(ValueError, match=r"in \[0, 40\)"):
+        coreset_laplace_kl(X, y, np.array([0, 40]), np.ones(2))
+    with pytest.raises(ValueError, match="non-negative"):
+        coreset_laplace_kl(X, y, idx, -w)
+    with pytest.raises(ValueError, match="NaN"):
+        coreset_laplace_kl(np.where(X > 1, np.nan, X), y, idx, w)
+    # one parameter vector is one draw
+    d1 = fisher_distance(X, y, idx, w, np.zeros(3))
+    d2 = fisher_distance(X, y, idx, w, np.zeros((1, 3)))
+    assert d1 == d2

@@ -188,3 +188,24 @@ def test_model_arguments_are_checked():
 )
 def test_infer_model_name(y, name):
     assert infer_model_name(np.array(y)) == name
+
+
+def test_length_mismatch_is_an_error_not_garbage():
+    # The numba kernels do not bounds-check: every public entry point checks lengths first.
+    from skcoreset.projection import project
+
+    X, y = _data("logistic", n=50)
+    model = get_model("logistic")
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        laplace_approximation(model, X, y[:49])
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        laplace_approximation(model, X, y, np.ones(49))
+    lap = laplace_approximation(model, X, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        project(model, model.design(X), y[:10], lap, n_projections=5)
+
+
+def test_overflowing_data_gives_a_clear_error():
+    X, y = _data("poisson", n=50)
+    with pytest.raises(ValueError, match="overflowed|diverged"):
+        laplace_approximation(get_model("poisson"), X * 1e200, y)

@@ -13,6 +13,8 @@ posterior pi (prior times sum_n l_n, or sum_n s_n l_n with data weights s):
 
 import numpy as np
 import scipy.linalg
+from sklearn.utils import check_array, check_consistent_length
+from sklearn.utils.validation import _check_sample_weight
 
 from ..models import (
     GaussianLikelihood,
@@ -23,6 +25,28 @@ from ..models import (
 )
 
 _DIRECTIONS = ("forward", "reverse", "symmetric")
+
+
+def _check_data(X, y, sample_indices, sample_weight, data_weight):
+    """Validated (X, y, indices, coreset weights, data weights) for the Laplace-based measures.
+
+    The numba kernels behind them do not bounds-check, so every length is checked here.
+    """
+    X = check_array(X, dtype=np.float64, input_name="X")
+    y = np.asarray(y)
+    check_consistent_length(X, y)
+    s = None if data_weight is None else _check_sample_weight(data_weight, X, dtype=np.float64,
+                                                               ensure_non_negative=True)
+    idx = np.asarray(sample_indices)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if idx.ndim != 1 or idx.shape != w.shape:
+        raise ValueError("sample_indices and sample_weight must be 1-D and of the same length; "
+                         f"got shapes {idx.shape} and {w.shape}.")
+    if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= X.shape[0]):
+        raise ValueError(f"sample_indices must be integers in [0, {X.shape[0]}).")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sample_weight must be finite and non-negative.")
+    return X, y, idx.astype(np.intp), w, s
 
 
 def relative_hilbert_error(vectors, sample_weight, sample_indices=None, target=None):
@@ -171,20 +195,15 @@ def coreset_laplace(X, y, sample_indices, sample_weight, *, model="auto", prior_
     -------
     full, coreset : LaplaceApproximation
     """
-    X = np.asarray(X, dtype=np.float64)
+    X, y, idx, w, s = _check_data(X, y, sample_indices, sample_weight, data_weight)
     if not isinstance(model, str):
         lik = model
     else:
         lik = _resolve(model, y, prior_scale, fit_intercept)
     yv = lik.check_targets(y)
     Xd = lik.design(X)
-    s = None if data_weight is None else np.asarray(data_weight, dtype=np.float64)
     full = laplace_approximation(lik, Xd, yv, s, design=True)
     lik = full.model  # Gaussian: the noise scale of the full data, shared by both fits
-    idx = np.asarray(sample_indices, dtype=np.intp)
-    w = np.asarray(sample_weight, dtype=np.float64)
-    if idx.shape != w.shape:
-        raise ValueError("sample_indices and sample_weight must have the same length.")
     core = laplace_approximation(lik, np.ascontiguousarray(Xd[idx]), yv[idx], w, design=True)
     return full, core
 
@@ -315,21 +334,19 @@ def fisher_distance(X, y, sample_indices, sample_weight, theta, *, model="auto",
     -------
     distance : float
     """
-    X = np.asarray(X, dtype=np.float64)
+    X, y, idx, w, s = _check_data(X, y, sample_indices, sample_weight, data_weight)
     lik = model if not isinstance(model, str) else _resolve(model, y, prior_scale, fit_intercept)
     yv = lik.check_targets(y)
     Xd = lik.design(X)
-    s = np.ones(Xd.shape[0]) if data_weight is None else np.asarray(data_weight, dtype=np.float64)
+    if s is None:
+        s = np.ones(Xd.shape[0])
     if isinstance(lik, GaussianLikelihood) and lik.noise_scale is None:
         lik = with_noise(lik, noise_scale if noise_scale is not None else lik.estimate_noise(Xd, yv, s))
-    T = _as_draws(theta, "theta")
+    # one parameter vector of shape (P,) is one draw, not P draws of a scalar
+    T = _as_draws(np.atleast_2d(theta) if np.ndim(theta) == 1 else theta, "theta")
     if T.shape[1] != Xd.shape[1]:
         raise ValueError(f"theta has {T.shape[1]} parameters; the model has {Xd.shape[1]} "
                          "(intercept last).")
-    idx = np.asarray(sample_indices, dtype=np.intp)
-    w = np.asarray(sample_weight, dtype=np.float64)
-    if idx.shape != w.shape:
-        raise ValueError("sample_indices and sample_weight must have the same length.")
     Xc, yc = np.ascontiguousarray(Xd[idx]), yv[idx]
     diff2 = np.empty(T.shape[0])
     full2 = np.empty(T.shape[0])

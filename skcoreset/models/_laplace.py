@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 import scipy.optimize
-from sklearn.utils import check_random_state
+from sklearn.utils import check_consistent_length, check_random_state
 
 from ._glm import GaussianLikelihood, GLMLikelihood, with_noise
 
@@ -47,6 +47,9 @@ def _newton(model, Xd, y, w, theta, tol, max_iter):
     f, g = -f, -g
     for it in range(1, max_iter + 1):
         H = model.neg_log_posterior_hessian(theta, Xd, y, w)
+        if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
+            raise ValueError("The Laplace fit overflowed (non-finite log posterior, gradient or "
+                             "Hessian); check the scale of X and y, e.g. standardise X.")
         step = -scipy.linalg.solve(H, g, assume_a="pos")
         decrement = -g @ step  # Newton decrement squared, >= 0
         if decrement / 2 <= tol * (1.0 + abs(f)):
@@ -111,6 +114,8 @@ def laplace_approximation(model, X, y, sample_weight=None, *, subsample=None, me
     y = np.ascontiguousarray(y, dtype=np.float64)
     N = Xd.shape[0]
     w = np.ones(N) if sample_weight is None else np.ascontiguousarray(sample_weight, dtype=np.float64)
+    # the kernels do not bounds-check: mismatched lengths must fail here, not read garbage
+    check_consistent_length(Xd, y, w)
     if subsample is not None and subsample < N:
         rng = check_random_state(random_state)
         idx = np.sort(rng.choice(N, size=int(subsample), replace=False))

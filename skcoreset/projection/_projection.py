@@ -11,7 +11,7 @@ that no other (N, J) temporary exists, and may be stored in float32.
 """
 
 import numpy as np
-from sklearn.utils import check_random_state
+from sklearn.utils import check_consistent_length, check_random_state
 
 from ..models._glm_kernels import loglik_matrix
 from ._projection_kernels import fisher_features
@@ -53,6 +53,8 @@ def project(model, Xd, y, laplace, *, projection="loglik", n_projections=500, dt
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
     rng = check_random_state(random_state)
+    # the kernels do not bounds-check: mismatched lengths must fail here, not read garbage
+    check_consistent_length(Xd, y, sample_weight)
     N, P = Xd.shape
     J = int(n_projections)
     thetas_t = np.ascontiguousarray(laplace.sample(J, random_state=rng).T)

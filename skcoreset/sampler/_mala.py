@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from sklearn.utils import check_random_state
+from sklearn.utils import check_consistent_length, check_random_state
 
 from .._progress import ProgressBar
 from . import _mala_kernels as K
@@ -121,6 +121,8 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    # the kernels do not bounds-check: mismatched lengths must fail here, not read garbage
+    check_consistent_length(X, y, w)
     theta = np.array(init, dtype=np.float64, order="C", ndmin=2)  # a copy: updated in place
     C, P = theta.shape
     if P != X.shape[1] + int(sample_noise):
