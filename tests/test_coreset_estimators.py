@@ -201,3 +201,17 @@ def test_progress_bar_changes_nothing_but_stderr(phishing, cls, capsys):
     assert "it" in err or "point" in err
     np.testing.assert_array_equal(quiet.sample_indices_, loud.sample_indices_)
     np.testing.assert_array_equal(quiet.sample_weight_, loud.sample_weight_)
+
+
+def test_refit_drops_attributes_of_the_previous_fit(phishing):
+    X, y = phishing
+    est = UniformCoreset(n_points=20, n_projections=20, random_state=0).fit(X, y)
+    assert hasattr(est, "laplace_") and hasattr(est, "hilbert_error_")
+    est.set_params(projection=None).fit(X, y)
+    assert not hasattr(est, "laplace_") and not hasattr(est, "hilbert_error_")
+
+
+def test_one_class_left_with_positive_weight(phishing):
+    X, y = phishing
+    with pytest.raises(ValueError, match="positive sample_weight.*both classes"):
+        OMPCoreset(n_points=20).fit(X, y, sample_weight=y.astype(float))

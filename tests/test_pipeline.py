@@ -231,3 +231,20 @@ def test_bayesian_final_estimator(phish):
     lpd = pipe.log_predictive_density(X, y)
     assert -0.5 < lpd < 0
     assert pipe.sample_posterior_predictive(X[:7], n_draws=5, random_state=0).shape == (5, 7)
+
+
+def test_transform_availability_follows_the_steps(phishing):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    from skcoreset.coreset import OMPCoreset
+    from skcoreset.pipeline import make_pipeline
+
+    X, y = phishing
+    # a final classifier cannot transform: fit_transform must not even be offered
+    assert not hasattr(make_pipeline(StandardScaler(), OMPCoreset(20), LogisticRegression()),
+                       "fit_transform")
+    # a coreset as the last step is skipped when transforming: every row comes out
+    pipe = make_pipeline(StandardScaler(), OMPCoreset(20, n_projections=20)).fit(X, y)
+    assert pipe.transform(X).shape == X.shape
+    np.testing.assert_allclose(pipe.transform(X), StandardScaler().fit_transform(X))

@@ -239,12 +239,6 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             estimator.set_params(**_random_state_params(estimator, rng))
 
         y = self._prepare_targets(y)
-        if sample_weight is not None and is_classifier(self):
-            sw, yv = np.asarray(sample_weight), np.ravel(np.asarray(y))
-            if sw.ndim == 1 and sw.shape == yv.shape and sw.dtype.kind in "biuf" \
-                    and np.any(sw > 0) and len(np.unique(yv[sw > 0])) < 2 <= len(self.classes_):
-                raise ValueError("Only one class has positive sample_weight; the coreset "
-                                 "likelihood needs samples of both classes.")
         model_name = _configured_model(coreset)
         if model_name is None and is_classifier(self):
             model_name = "logistic"

@@ -53,7 +53,8 @@ def _final_estimator_has(attr):
 
 def _can_transform(self):
     final = self._final_estimator
-    if not (_is_passthrough(final) or hasattr(final, "transform")):
+    # a coreset as the last step is skipped at transform time, like everywhere else
+    if not (_is_passthrough(final) or _is_resampler(final) or hasattr(final, "transform")):
         return False
     return all(hasattr(s, "transform") for _, s in self.steps[:-1]
                if not _is_passthrough(s) and not _is_resampler(s))
@@ -233,6 +234,9 @@ class Pipeline(_skpipeline.Pipeline):
             Pipeline with fitted steps.
         """
         self._check_steps()
+        # A refit without a coreset (e.g. set to 'passthrough') must not keep the old one's.
+        for name in ("sample_indices_", "sample_weight_", "X_coreset_", "y_coreset_"):
+            self.__dict__.pop(name, None)
         positions = self._resampler_positions()
         if not positions:
             return super().fit(X, y, **params)
@@ -341,6 +345,7 @@ class Pipeline(_skpipeline.Pipeline):
         self.X_coreset_, self.y_coreset_ = Xr, yr
         return Xr, yr, wr
 
+    @available_if(_can_transform)
     def fit_transform(self, X, y=None, **params):
         """Fit, then transform all rows of ``X`` (the coreset steps keep the row count).
 

@@ -78,6 +78,10 @@ class BaseCoreset(BaseEstimator):
             Fitted estimator with ``sample_indices_`` and ``sample_weight_``.
         """
         self._check_params()
+        # A refit must not keep what the previous fit set and this one may not (laplace_,
+        # hilbert_error_, ...): measures computed from them would describe other data.
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         n_samples = X.shape[0]
         # n_points may be None for estimators sized otherwise (e.g. by an error bound)
@@ -90,6 +94,14 @@ class BaseCoreset(BaseEstimator):
         model = self._resolve_model(y)
         self.model_ = model.name
         y = self._encode_targets(y, model)
+        positive = sample_weight > 0
+        if not np.all(positive):
+            # zero-weight rows are not in the likelihood: what is left must still fit the model
+            # (for the logistic model, both classes must keep positive weight)
+            try:
+                model.check_targets(y[positive])
+            except ValueError as exc:
+                raise ValueError(f"Among the rows with positive sample_weight: {exc}") from None
         rng = check_random_state(self.random_state)
         indices, weights = self._fit_coreset(X, y, sample_weight, model, rng)
         order = np.argsort(indices, kind="stable")

@@ -41,7 +41,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
@@ -273,7 +272,6 @@ class SensitivityCoreset(BaseCoreset):
         # The bound is specific to the logistic likelihood.
         return get_model("logistic", prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _check_params(self):
         # n_points=None sizes the coreset by the (epsilon, delta) bound instead.
         sized_by_bound = self.n_points is None

@@ -55,16 +55,6 @@ class GLMLikelihood:
             return Xd
         return np.ascontiguousarray(X)
 
-    def n_params(self, n_features):
-        return n_features + int(self.fit_intercept)
-
-    def split(self, theta):
-        """Split parameters (..., P) into coefficients (..., D) and intercept (...)."""
-        theta = np.asarray(theta)
-        if self.fit_intercept:
-            return theta[..., :-1], theta[..., -1]
-        return theta, np.zeros(theta.shape[:-1])
-
     @property
     def noise(self):
         # Kernels take a float; the non-Gaussian models ignore it.
