@@ -184,3 +184,16 @@ def test_bayesian_inner_estimators(phish, bikes):
     assert clf.sample_posterior_predictive(X[:4], n_draws=3, random_state=0).shape == (3, 4)
     assert reg.coreset_.model_ == "poisson"
     assert np.isfinite(reg.log_predictive_density(Xb, yb))
+
+
+def test_a_pipeline_as_the_inner_estimator(phish):
+    """The coreset weights go to the pipeline's last step (``<name>__sample_weight``)."""
+    X, y = phish
+    inner = make_pipeline(StandardScaler(), LogisticRegression())
+    clf = CoresetClassifier(giga(), inner, random_state=0).fit(X, y)
+    direct = make_pipeline(StandardScaler(), LogisticRegression()).fit(
+        X[clf.sample_indices_], y[clf.sample_indices_],
+        logisticregression__sample_weight=clf.sample_weight_)
+    np.testing.assert_allclose(clf.predict_proba(X), direct.predict_proba(X))
+    with pytest.raises(TypeError, match="does not accept sample_weight"):
+        CoresetClassifier(giga(), make_pipeline(StandardScaler(), KNeighborsClassifier())).fit(X, y)

@@ -132,6 +132,23 @@ def _resample(coreset, X, y, sample_weight, model_name):
     return X_m, y_m, w_m
 
 
+def _weight_key(estimator):
+    """The fit parameter that takes the coreset weights: ``sample_weight``, or for a pipeline
+    ``<last step>__sample_weight`` (its earlier steps are fitted on the coreset rows unweighted)."""
+    steps = getattr(estimator, "steps", None)
+    if isinstance(steps, list) and steps and not has_fit_parameter(estimator, "sample_weight"):
+        name, final = steps[-1]
+        if has_fit_parameter(final, "sample_weight"):
+            return f"{name}__sample_weight"
+        estimator = final
+    if not has_fit_parameter(estimator, "sample_weight"):
+        raise TypeError(
+            f"{type(estimator).__name__}.fit does not accept sample_weight, so it cannot be "
+            "fitted on a weighted coreset; use an estimator whose fit takes sample_weight."
+        )
+    return "sample_weight"
+
+
 def _configured_model(coreset):
     """The likelihood a coreset is configured with, or None if it infers it from y."""
     name = coreset.get_params(deep=False).get("model")
@@ -226,11 +243,7 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         X, y = _indexable(X), _indexable(y)
         estimator = clone(self._get_estimator())
-        if not has_fit_parameter(estimator, "sample_weight"):
-            raise TypeError(
-                f"{type(estimator).__name__}.fit does not accept sample_weight, so it cannot be "
-                f"fitted on a weighted coreset; use an estimator whose fit takes sample_weight."
-            )
+        weight_key = _weight_key(estimator)
         coreset = _with_model(self._get_coreset(), estimator)
         if self.random_state is not None:
             # As BaggingRegressor does: one seed per inner random_state, drawn in a fixed order.
@@ -255,7 +268,7 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             self.X_coreset_ = X_m
             self.y_coreset_ = y_m
         self._check_coreset_targets(y_m)
-        estimator.fit(X_m, y_m, sample_weight=self.sample_weight_)
+        estimator.fit(X_m, y_m, **{weight_key: self.sample_weight_})
         self.estimator_ = estimator
         return self
 
