@@ -215,3 +215,13 @@ def test_one_class_left_with_positive_weight(phishing):
     X, y = phishing
     with pytest.raises(ValueError, match="positive sample_weight.*both classes"):
         OMPCoreset(n_points=20).fit(X, y, sample_weight=y.astype(float))
+
+
+def test_inferred_likelihood_is_named_in_target_errors():
+    X = np.random.default_rng(0).standard_normal((60, 2))
+    with pytest.raises(ValueError, match="inferred from y"):
+        OMPCoreset(n_points=5).fit(X, np.zeros(60))
+    with pytest.raises(ValueError, match="Only binary class labels"):
+        OMPCoreset(n_points=5).fit(X, np.array(list("abc") * 20))
+    est = OMPCoreset(n_points=5, n_projections=10).fit(X, np.array(["no", "yes"] * 30))
+    assert est.model_ == "logistic"

@@ -44,8 +44,10 @@ class BaseCoreset(BaseEstimator):
         When the likelihood was not named explicitly (``model='auto'``, or an estimator that
         is logistic by construction), any two labels are accepted as binary classes.
         """
-        if np.asarray(y).dtype.kind == "O":
-            type_of_target(y, input_name="y", raise_unknown=True)
+        if np.asarray(y).dtype.kind in "OUS":
+            kind = type_of_target(y, input_name="y", raise_unknown=True)
+            if kind != "binary":
+                raise ValueError(f"Only binary class labels are supported; y is {kind}.")
         if getattr(self, "model", "auto") == "auto" and model.name == "logistic":
             classes = np.unique(y)
             if len(classes) == 2 and not (set(classes.tolist()) <= {0, 1}
@@ -93,7 +95,13 @@ class BaseCoreset(BaseEstimator):
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         model = self._resolve_model(y)
         self.model_ = model.name
-        y = self._encode_targets(y, model)
+        try:
+            y = self._encode_targets(y, model)
+        except ValueError as exc:
+            if getattr(self, "model", "auto") == "auto":
+                raise ValueError(f"{exc} (the likelihood {model.name!r} was inferred from y; "
+                                 "pass model=... to choose it)") from None
+            raise
         positive = sample_weight > 0
         if not np.all(positive):
             # zero-weight rows are not in the likelihood: what is left must still fit the model

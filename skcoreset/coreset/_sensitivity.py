@@ -338,6 +338,9 @@ class SensitivityCoreset(BaseCoreset):
             theta0 = np.zeros(Z.shape[1])
 
         m = K.sensitivity_bound(Z, s, labels, W, means, theta0, radius, bool(self.exact))
+        if not np.all(np.isfinite(m)):
+            raise ValueError("The sensitivity bounds are not finite (the distances between "
+                             "points overflowed); check the scale of X, e.g. standardise it.")
         total = s.sum()
         sm = s * m
         sum_sm = sm.sum()
