@@ -20,15 +20,12 @@ NOISE_LOG_PRIOR = (0.0, 3.0)
 # the stream is split: it is fixed (independent of ``progress``) to keep results reproducible.
 _CHUNK = 100
 
-# Threaded driver (chains over numba's threads) when n_rows * P reaches this, with >= 2 chains
-# and >= 2 threads. Measured on 2 cores, 4 logistic chains (per chain-step, serial / threaded):
-# n*P = 110: 0.70 / 1.06 us warm-up, 0.69 / 0.51 us fixed step; 1100: 2.4 / 2.3, 2.3 / 1.6;
-# 5100: 6.9 / 4.2, 6.8 / 3.7; 110000: 177 / ~105, 176 / ~105. Warm-up opens one parallel
-# region per step (~2 us here, up to ~10 us elsewhere) and breaks even near n*P ~ 1000. We
-# switch later because the threaded driver needs the other core free: right after a threaded
-# BLAS call, OpenBLAS's workers spin for ~0.1 s, and a whole run (1500 steps) at n*P ~ 5000-
-# 10000 takes only ~0.05-0.1 s serially, so it then came out 0.85-0.95x instead of 1.5-1.8x.
-# From ~20000 on a run is long enough to gain either way (1.25-1.9x). Identical draws.
+# The fixed-step phase runs the chains on numba's threads when n_rows * P reaches this, with
+# >= 2 chains and >= 2 threads. Measured on 2 cores, 4 logistic chains, us per chain-step at a
+# fixed step (serial / threaded): n*P = 110: 0.69 / 0.51; 1100: 2.3 / 1.6; 5100: 6.8 / 3.7;
+# 110000: 176 / ~105. We switch later than the break-even because threading needs the other
+# core free: right after a threaded BLAS call OpenBLAS's workers spin for ~0.1 s, which a
+# short run (n*P ~ 5000-10000) cannot amortise. Draws are identical either way.
 PARALLEL_MIN_WORK = 20_000
 
 
@@ -174,9 +171,14 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
     def chunk(n, step, adapting, offset, store, n_accept):
         normals = rng.standard_normal((C, n, P))
         uniforms = rng.random_sample((C, n))
-        run = K.mala_run_parallel if threaded and not adapting else K.mala_run
-        run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu, s_prec, L,
-            step, adapting, da, normals, uniforms, draws, offset, store, n_accept)
+        if threaded and not adapting:
+            K.mala_run_parallel(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec,
+                                noise, s_mu, s_prec, L, step, normals, uniforms, draws, offset,
+                                store, n_accept)
+        else:
+            K.mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu,
+                       s_prec, L, step, adapting, da, normals, uniforms, draws, offset, store,
+                       n_accept)
         bar.update(n)
 
     try:

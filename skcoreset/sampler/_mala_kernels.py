@@ -260,36 +260,23 @@ def mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, 
 
 @njit(cache=True, parallel=True)
 def mala_run_parallel(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu,
-                      s_prec, L, step, adapt, da, normals, uniforms, draws, offset, store,
-                      n_accept):
-    """:func:`mala_run` with the chains spread over numba's threads (``prange``).
+                      s_prec, L, step, normals, uniforms, draws, offset, store, n_accept):
+    """:func:`mala_run` at a fixed step, with the chains spread over numba's threads.
 
-    During warm-up the shared step size couples the chains after every step, so each step is
-    one parallel region over the chains followed by the (serial) adaptation; at a fixed step
-    the chains are independent and each runs all its steps inside a single parallel region.
-    Worth it when a step's O(n_rows P) pass over the data dwarfs the ~10 us cost of a
-    parallel region. Same arguments and bit-identical results as :func:`mala_run`.
+    At a fixed step the chains are independent: each runs all its steps inside one parallel
+    region, with bit-identical results to :func:`mala_run`. (Warm-up stays serial: its
+    shared step size would need a barrier after every step.) Worth it when a step's
+    O(n_rows P) pass over the data dwarfs the ~10 us cost of a parallel region.
     """
     C = theta.shape[0]
     n_steps = normals.shape[1]
     u, prop, gprop, uprop, w_sum = _prepare(L, grad, w)
-    eps = step
-    if adapt:
-        acc = np.empty(C)
+    for c in prange(C):
         for it in range(n_steps):
-            eps = math.exp(da[DA_LOG_EPS])
-            for c in prange(C):
-                acc[c] = mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w,
-                                   w_sum, prior_prec, noise, s_mu, s_prec, L, eps, normals,
-                                   uniforms, prop, gprop, uprop, draws, offset, store, n_accept)
-            _dual_average(da, _ordered_mean(acc))
-    else:
-        for c in prange(C):
-            for it in range(n_steps):
-                mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum,
-                          prior_prec, noise, s_mu, s_prec, L, eps, normals, uniforms, prop,
-                          gprop, uprop, draws, offset, store, n_accept)
-    return eps
+            mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum,
+                      prior_prec, noise, s_mu, s_prec, L, step, normals, uniforms, prop,
+                      gprop, uprop, draws, offset, store, n_accept)
+    return step
 
 
 @njit(cache=True)
