@@ -209,3 +209,15 @@ def test_overflowing_data_gives_a_clear_error():
     X, y = _data("poisson", n=50)
     with pytest.raises(ValueError, match="overflowed|diverged"):
         laplace_approximation(get_model("poisson"), X * 1e200, y)
+
+
+def test_gaussian_noise_with_no_more_rows_than_parameters():
+    # Interpolation leaves zero residuals: the noise falls back to the spread of y, so the
+    # Laplace fit stays finite instead of collapsing (it used to hit a singular Hessian).
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((3, 4)), np.array([1.0, 2.0, 4.0])
+    lap = laplace_approximation(get_model("gaussian"), X, y)
+    assert lap.model.noise_scale == pytest.approx(np.std(y))
+    assert np.all(np.isfinite(lap.cov))
+    const = laplace_approximation(get_model("gaussian"), X, np.full(3, 2.0))
+    assert const.model.noise_scale == 1.0

@@ -177,18 +177,23 @@ class GaussianLikelihood(GLMLikelihood):
         return _check_finite_targets(y)
 
     def estimate_noise(self, Xd, y, w):
-        """Weighted least-squares residual standard deviation (degrees of freedom corrected)."""
-        A = Xd.T @ (w[:, None] * Xd)
-        A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A), 1.0)
-        beta = np.linalg.solve(A, Xd.T @ (w * y))
-        resid = y - Xd @ beta
+        """Weighted least-squares residual standard deviation (degrees of freedom corrected).
+
+        With no more (weighted) rows than parameters the residuals are zero and say nothing
+        about the noise: the spread of y itself is used instead (1 if y is constant), so the
+        posterior stays proper instead of collapsing onto an interpolating fit.
+        """
         dof = w.sum() - Xd.shape[1]
-        if dof <= 0:
-            dof = w.sum()
-        sigma = np.sqrt(np.sum(w * resid**2) / dof)
-        if not np.isfinite(sigma) or sigma <= 0:
-            sigma = max(float(np.std(y)), 1e-8)
-        return float(max(sigma, 1e-12))
+        sigma = 0.0
+        if dof > 0:
+            A = Xd.T @ (w[:, None] * Xd)
+            A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A), 1.0)
+            beta = np.linalg.solve(A, Xd.T @ (w * y))
+            sigma = np.sqrt(np.sum(w * (y - Xd @ beta) ** 2) / dof)
+        if not np.isfinite(sigma) or sigma <= 1e-8 * max(np.abs(y).max(initial=0.0), 1e-300):
+            spread = np.sqrt(np.average((y - np.average(y, weights=w)) ** 2, weights=w))
+            sigma = spread if spread > 0 else 1.0
+        return float(sigma)
 
 
 _MODELS = {

@@ -50,7 +50,11 @@ def _newton(model, Xd, y, w, theta, tol, max_iter):
         if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
             raise ValueError("The Laplace fit overflowed (non-finite log posterior, gradient or "
                              "Hessian); check the scale of X and y, e.g. standardise X.")
-        step = -scipy.linalg.solve(H, g, assume_a="pos")
+        try:
+            step = -scipy.linalg.solve(H, g, assume_a="pos")
+        except np.linalg.LinAlgError:
+            raise ValueError("The Hessian of the Laplace fit is numerically singular; check the "
+                             "scale of X and y (e.g. standardise X).") from None
         decrement = -g @ step  # Newton decrement squared, >= 0
         if decrement / 2 <= tol * (1.0 + abs(f)):
             return theta, it
