@@ -23,6 +23,26 @@ def biketrips():
     return load("biketrips")
 
 
+# Subsamples for the composition tests: real data, small enough for grid searches.
+N_SUB = 2000
+
+
+@pytest.fixture(scope="session")
+def phish(phishing):
+    """2000 rows of Phishing."""
+    X, y = phishing
+    idx = np.random.RandomState(0).choice(X.shape[0], N_SUB, replace=False)
+    return X[idx], y[idx]
+
+
+@pytest.fixture(scope="session")
+def bikes(biketrips):
+    """2000 rows of BikeTrips."""
+    X, y = biketrips
+    idx = np.random.RandomState(1).choice(X.shape[0], N_SUB, replace=False)
+    return X[idx], y[idx]
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
 

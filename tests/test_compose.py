@@ -22,22 +22,6 @@ from sklearn.svm import SVC
 from skcoreset.compose import CoresetClassifier, CoresetRegressor, infer_likelihood
 from skcoreset.coreset import GIGACoreset, UniformCoreset
 
-N_SUB = 2000
-
-
-@pytest.fixture(scope="module")
-def phish(phishing):
-    X, y = phishing
-    idx = np.random.RandomState(0).choice(X.shape[0], N_SUB, replace=False)
-    return X[idx], y[idx]
-
-
-@pytest.fixture(scope="module")
-def bikes(biketrips):
-    X, y = biketrips
-    idx = np.random.RandomState(1).choice(X.shape[0], N_SUB, replace=False)
-    return X[idx], y[idx]
-
 
 def giga(n=40, **kw):
     return GIGACoreset(n, n_projections=20, **kw)

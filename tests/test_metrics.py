@@ -24,15 +24,6 @@ from skcoreset.metrics import (
 )
 from skcoreset.pipeline import make_pipeline
 
-N_SUB = 2000
-
-
-@pytest.fixture(scope="module")
-def phish(phishing):
-    X, y = phishing
-    idx = np.random.RandomState(0).choice(X.shape[0], N_SUB, replace=False)
-    return X[idx], y[idx]
-
 
 def random_gaussian(rng, P):
     A = rng.standard_normal((P, P))

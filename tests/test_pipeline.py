@@ -18,24 +18,6 @@ from sklearn.preprocessing import StandardScaler
 from skcoreset.coreset import GIGACoreset, UniformCoreset
 from skcoreset.pipeline import Pipeline, make_pipeline
 
-N_SUB = 2000
-
-
-@pytest.fixture(scope="module")
-def phish(phishing):
-    X, y = phishing
-    rng = np.random.RandomState(0)
-    idx = rng.choice(X.shape[0], N_SUB, replace=False)
-    return X[idx], y[idx]
-
-
-@pytest.fixture(scope="module")
-def bikes(biketrips):
-    X, y = biketrips
-    rng = np.random.RandomState(1)
-    idx = rng.choice(X.shape[0], N_SUB, replace=False)
-    return X[idx], y[idx]
-
 
 def giga(n=40, **kw):
     return GIGACoreset(n, n_projections=20, random_state=0, **kw)
