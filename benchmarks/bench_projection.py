@@ -47,7 +47,9 @@ if what == "matmul":
 elif what == "numba64":
     out = project(model, Xd, y, lap, projection=kind, n_projections=J, random_state=1)
 elif what == "numba32":
-    out = project(model, Xd, y, lap, projection=kind, n_projections=J, dtype=np.float32, random_state=1)
+    out = project(
+        model, Xd, y, lap, projection=kind, n_projections=J, dtype=np.float32, random_state=1
+    )
 elif what == "oracle":
     if kind == "loglik":
         out = oracle.loglik_features("logistic", Xd, y, thetas)
@@ -70,22 +72,36 @@ def run_child(N, D, J, what, kind):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--j", type=int, default=500)
-    parser.add_argument("--oracle-max-n", type=int, default=1_000_000,
-                        help="skip the NumPy oracle above this N (it needs ~4 (N, J) temporaries)")
+    parser.add_argument(
+        "--oracle-max-n",
+        type=int,
+        default=1_000_000,
+        help="skip the NumPy oracle above this N (it needs ~4 (N, J) temporaries)",
+    )
     parser.add_argument("--out", type=pathlib.Path, default=None)
     args = parser.parse_args()
 
     rows = []
-    header = f"{'N':>9} {'projection':>10} {'method':>8} {'seconds':>8} {'x matmul':>9} {'x oracle':>9} {'out MB':>7} {'peak MB':>8}"
-    print(f"D = {args.d}, J = {args.j}; each figure from a fresh process (peak = extra resident memory)")
+    header = (
+        f"{'N':>9} {'projection':>10} {'method':>8} {'seconds':>8} {'x matmul':>9} "
+        f"{'x oracle':>9} {'out MB':>7} {'peak MB':>8}"
+    )
+    print(
+        f"D = {args.d}, J = {args.j}; each figure from a fresh process "
+        "(peak = extra resident memory)"
+    )
     print(header)
     for N in args.n:
         for kind in ["loglik", "fisher"]:
-            res = {w: run_child(N, args.d, args.j, w, kind) for w in ["matmul", "numba64", "numba32"]}
+            res = {
+                w: run_child(N, args.d, args.j, w, kind) for w in ["matmul", "numba64", "numba32"]
+            }
             if N <= args.oracle_max_n:
                 res["oracle"] = run_child(N, args.d, args.j, "oracle", kind)
             mm = res["matmul"].get("seconds")
@@ -94,13 +110,25 @@ def main():
                 if "error" in r:
                     print(f"{N:>9} {kind:>10} {what:>8} failed: {r['error']}")
                     continue
-                row = {"N": N, "D": args.d, "J": args.j, "projection": kind, "method": what, **r,
-                       "ratio_to_matmul": r["seconds"] / mm if mm else None,
-                       "ratio_to_oracle": r["seconds"] / orc if orc else None}
+                row = {
+                    "N": N,
+                    "D": args.d,
+                    "J": args.j,
+                    "projection": kind,
+                    "method": what,
+                    **r,
+                    "ratio_to_matmul": r["seconds"] / mm if mm else None,
+                    "ratio_to_oracle": r["seconds"] / orc if orc else None,
+                }
                 rows.append(row)
-                f = lambda v: f"{v:9.2f}" if v is not None else f"{'-':>9}"
-                print(f"{N:>9} {kind:>10} {what:>8} {r['seconds']:8.2f} {f(row['ratio_to_matmul'])} "
-                      f"{f(row['ratio_to_oracle'])} {r['out_mb']:7.0f} {r['extra_peak_mb']:8.0f}")
+
+                def f(v):
+                    return f"{v:9.2f}" if v is not None else f"{'-':>9}"
+
+                print(
+                    f"{N:>9} {kind:>10} {what:>8} {r['seconds']:8.2f} {f(row['ratio_to_matmul'])} "
+                    f"{f(row['ratio_to_oracle'])} {r['out_mb']:7.0f} {r['extra_peak_mb']:8.0f}"
+                )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1))

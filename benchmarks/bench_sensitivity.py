@@ -1,4 +1,4 @@
-"""Benchmark of the sensitivity coreset for logistic regression (Huggins, Campbell & Broderick 2016).
+"""Benchmark of the sensitivity coreset for logistic regression (Huggins, Campbell, Broderick 2016).
 
 (a) Construction at N = 10^6, D = 10 (the paper's synthetic Mixture data): the whole fit, the
     bound kernel alone, and the plain NumPy oracle (tests/oracles/sensitivity_oracle.py,
@@ -56,10 +56,12 @@ def bench_construction(N, seed=0):
     # compile (and load the numba cache) outside the timings
     SensitivityCoreset(n_points=10, random_state=0).fit(X[:2000], y[:2000])
     out = {"N": N, "D": X.shape[1]}
-    cs, out["fit_origin_s"] = timed(lambda: SensitivityCoreset(n_points=1000, random_state=0).fit(X, y),
-                                    repeat=3)
+    cs, out["fit_origin_s"] = timed(
+        lambda: SensitivityCoreset(n_points=1000, random_state=0).fit(X, y), repeat=3
+    )
     _, out["fit_laplace_s"] = timed(
-        lambda: SensitivityCoreset(n_points=1000, center="laplace", random_state=0).fit(X, y))
+        lambda: SensitivityCoreset(n_points=1000, center="laplace", random_state=0).fit(X, y)
+    )
     Z = np.ascontiguousarray(O.z_vectors(X, y))
     s = np.ones(N)
     labels, R, theta0 = cs.labels_, cs.radius_, cs.center_
@@ -94,19 +96,24 @@ def load(data_dir, name):
 def methods(M, seed):
     out = {
         "sensitivity": lambda X, y: SensitivityCoreset(n_points=M, random_state=seed).fit(X, y),
-        "sensitivity_laplace": lambda X, y: SensitivityCoreset(n_points=M, center="laplace",
-                                                               random_state=seed).fit(X, y),
+        "sensitivity_laplace": lambda X, y: SensitivityCoreset(
+            n_points=M, center="laplace", random_state=seed
+        ).fit(X, y),
     }
-    out["uniform"] = lambda X, y: UniformCoreset(n_points=M, model="logistic", projection=None,
-                                                 random_state=seed).fit(X, y)
-    out["giga"] = lambda X, y: GIGACoreset(n_points=M, model="logistic", random_state=seed).fit(X, y)
+    out["uniform"] = lambda X, y: UniformCoreset(
+        n_points=M, model="logistic", projection=None, random_state=seed
+    ).fit(X, y)
+    out["giga"] = lambda X, y: GIGACoreset(n_points=M, model="logistic", random_state=seed).fit(
+        X, y
+    )
     out["omp"] = lambda X, y: OMPCoreset(n_points=M, model="logistic", random_state=seed).fit(X, y)
     return out
 
 
 def mala_draws(X, y, w, seed, n_samples):
-    est = BayesianLogisticRegression(n_samples=n_samples, n_warmup=n_samples // 2, n_chains=2,
-                                     random_state=seed)
+    est = BayesianLogisticRegression(
+        n_samples=n_samples, n_warmup=n_samples // 2, n_chains=2, random_state=seed
+    )
     with warnings.catch_warnings():
         # short chains: R-hat slightly above 1.01 is common here and only adds noise to the MMD
         warnings.simplefilter("ignore")
@@ -125,8 +132,15 @@ def bench_quality(data_dir, name, sizes, seeds, n_draws, mala, mala_samples, gig
     F = full.mean + z @ full.chol.T
     z2 = np.random.default_rng(54321).standard_normal((n_draws, X.shape[1] + 1))
     floor = O.poly_mmd2(full.mean + z2 @ full.chol.T, F)
-    info = {"dataset": name, "N_train": N, "N_test": Xt.shape[0], "D": X.shape[1],
-            "full_test_ll": O.heldout_loglik(F, Xt, yt), "mmd_noise_floor": floor, "rows": []}
+    info = {
+        "dataset": name,
+        "N_train": N,
+        "N_test": Xt.shape[0],
+        "D": X.shape[1],
+        "full_test_ll": O.heldout_loglik(F, Xt, yt),
+        "mmd_noise_floor": floor,
+        "rows": [],
+    }
     if mala:
         Fm = mala_draws(X, y, None, 0, mala_samples)
         Fm2 = mala_draws(X, y, None, 1, mala_samples)
@@ -139,7 +153,7 @@ def bench_quality(data_dir, name, sizes, seeds, n_draws, mala, mala_samples, gig
                 rec |= {"mmd_mala": [], "test_ll_mala": []}
             # GIGA and OMP are deterministic up to their random projection and cost ~100x more:
             # fewer seeds
-            for seed in (seeds[:giga_seeds] if meth in ("giga", "omp") else seeds):
+            for seed in seeds[:giga_seeds] if meth in ("giga", "omp") else seeds:
                 make = methods(M, seed)[meth]
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -166,17 +180,26 @@ def summarise(values):
 
 
 def print_quality(info, mala):
-    print(f"\n{info['dataset']}: N_train={info['N_train']} N_test={info['N_test']} D={info['D']}; "
-          f"full-posterior test LL {info['full_test_ll']:.4f}; MMD^2 noise floor {info['mmd_noise_floor']:.2e}")
-    head = f"{'method':<20}{'M':>6}{'seeds':>6}{'size':>8}{'MMD^2 (Laplace)':>24}{'test LL':>20}{'sec':>8}"
+    print(
+        f"\n{info['dataset']}: N_train={info['N_train']} N_test={info['N_test']} D={info['D']}; "
+        f"full-posterior test LL {info['full_test_ll']:.4f}; "
+        f"MMD^2 noise floor {info['mmd_noise_floor']:.2e}"
+    )
+    head = (
+        f"{'method':<20}{'M':>6}{'seeds':>6}{'size':>8}{'MMD^2 (Laplace)':>24}"
+        f"{'test LL':>20}{'sec':>8}"
+    )
     if mala:
         head += f"{'MMD^2 (MALA)':>24}{'test LL (MALA)':>20}"
     print(head)
     for r in info["rows"]:
         mm, ms = summarise(r["mmd"])
         lm, ls = summarise(r["test_ll"])
-        line = (f"{r['method']:<20}{r['M']:>6}{len(r['size']):>6}{np.mean(r['size']):>8.1f}{mm:>14.3e} ± {ms:.1e}"
-                f"{lm:>12.4f} ± {ls:.4f}{np.mean(r['seconds']):>8.2f}")
+        line = (
+            f"{r['method']:<20}{r['M']:>6}{len(r['size']):>6}{np.mean(r['size']):>8.1f}"
+            f"{mm:>14.3e} ± {ms:.1e}"
+            f"{lm:>12.4f} ± {ls:.4f}{np.mean(r['seconds']):>8.2f}"
+        )
         if mala:
             a, b = summarise(r["mmd_mala"])
             c, d = summarise(r["test_ll_mala"])
@@ -190,12 +213,15 @@ def main(argv=None):
     p.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     p.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 500])
     p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--giga-seeds", type=int, default=2, help="seeds for GIGA and OMP (the slow ones)")
+    p.add_argument(
+        "--giga-seeds", type=int, default=2, help="seeds for GIGA and OMP (the slow ones)"
+    )
     p.add_argument("--draws", type=int, default=1000, help="posterior draws per Laplace fit")
     p.add_argument("--mala", action="store_true", help="also compare MALA posteriors")
     p.add_argument("--mala-samples", type=int, default=1000)
-    p.add_argument("--datasets", nargs="+",
-                   default=["phishing_campbell_pca10.npz", "ds1_chemreact10.npz"])
+    p.add_argument(
+        "--datasets", nargs="+", default=["phishing_campbell_pca10.npz", "ds1_chemreact10.npz"]
+    )
     p.add_argument("--quick", action="store_true", help="small N, two sizes, two seeds")
     p.add_argument("--out", default=None, help="write the results as JSON here")
     a = p.parse_args(argv)
@@ -204,21 +230,37 @@ def main(argv=None):
     result = {"python": platform.python_version(), "machine": platform.machine()}
     c = bench_construction(a.n)
     result["construction"] = c
-    print(f"(a) construction, N={c['N']:,}, D={c['D']} (Mixture data, k=4, origin ball, 1000 draws)")
+    print(
+        f"(a) construction, N={c['N']:,}, D={c['D']} (Mixture data, k=4, origin ball, 1000 draws)"
+    )
     print(f"  SensitivityCoreset.fit, origin ball       {c['fit_origin_s']:8.3f} s")
     print(f"  SensitivityCoreset.fit, Laplace ball      {c['fit_laplace_s']:8.3f} s")
     print(f"  bound kernel (stats + exact bound)        {c['kernel_exact_s']:8.3f} s")
     print(f"  bound kernel (approximate)                {c['kernel_approx_s']:8.3f} s")
-    print(f"  NumPy oracle (vectorised, exact)          {c['oracle_numpy_s']:8.3f} s   "
-          f"ratio oracle/kernel {c['oracle_over_kernel']:.1f}x, max rel diff {c['max_rel_diff_vs_oracle']:.1e}")
+    print(
+        f"  NumPy oracle (vectorised, exact)          {c['oracle_numpy_s']:8.3f} s   "
+        f"ratio oracle/kernel {c['oracle_over_kernel']:.1f}x, "
+        f"max rel diff {c['max_rel_diff_vs_oracle']:.1e}"
+    )
     print(f"  context: full-data Laplace fit            {c['laplace_full_s']:8.3f} s")
     print(f"  context: one log-posterior+gradient pass  {c['one_logpost_grad_pass_s']:8.3f} s")
-    print(f"  mean sensitivity {c['mean_sensitivity']:.2f}; approx/exact mean {c['approx_over_exact_mean_sensitivity']:.4f}")
+    print(
+        f"  mean sensitivity {c['mean_sensitivity']:.2f}; "
+        f"approx/exact mean {c['approx_over_exact_mean_sensitivity']:.4f}"
+    )
 
     result["quality"] = []
     for name in a.datasets:
-        info = bench_quality(a.data_dir, name, a.sizes, list(range(a.seeds)), a.draws, a.mala,
-                             a.mala_samples, a.giga_seeds)
+        info = bench_quality(
+            a.data_dir,
+            name,
+            a.sizes,
+            list(range(a.seeds)),
+            a.draws,
+            a.mala,
+            a.mala_samples,
+            a.giga_seeds,
+        )
         print_quality(info, a.mala)
         result["quality"].append(info)
     if a.out:

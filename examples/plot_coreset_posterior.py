@@ -33,8 +33,10 @@ def posterior(X, y, sample_weight=None):
 
 full, t_full = posterior(X, y)
 fits = {"full data (N = 11 055)": (full, t_full)}
-for name, coreset in [("OMP coreset (M = 100)", OMPCoreset(n_points=100, random_state=0)),
-                      ("uniform (M = 100)", UniformCoreset(n_points=100, random_state=0))]:
+for name, coreset in [
+    ("OMP coreset (M = 100)", OMPCoreset(n_points=100, random_state=0)),
+    ("uniform (M = 100)", UniformCoreset(n_points=100, random_state=0)),
+]:
     coreset.fit(X, y)
     idx = coreset.sample_indices_
     fits[name] = posterior(X[idx], y[idx], coreset.sample_weight_)

@@ -45,7 +45,7 @@ pipe = make_pipeline(
     # skcoreset.linear_model.BayesianLogisticRegression is used the same way.
     LogisticRegression(),
 )
-pipe
+pipe  # noqa: B018 (the gallery displays the pipeline)
 
 # %%
 # The grid search over the coreset size
@@ -63,9 +63,11 @@ start = time.perf_counter()
 search.fit(X, y)
 print(f"grid search: {time.perf_counter() - start:.1f} s")
 print("best size by accuracy:", search.best_params_["gigacoreset__n_points"])
-for m, acc, fid in zip(search.cv_results_["param_gigacoreset__n_points"],
-                       search.cv_results_["mean_test_accuracy"],
-                       search.cv_results_["mean_test_fidelity (-KL)"]):
+for m, acc, fid in zip(
+    search.cv_results_["param_gigacoreset__n_points"],
+    search.cv_results_["mean_test_accuracy"],
+    search.cv_results_["mean_test_fidelity (-KL)"],
+):
     print(f"M = {m:4d}   accuracy = {acc:.4f}   KL = {-fid:8.3f}")
 
 # %%

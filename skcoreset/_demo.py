@@ -36,29 +36,47 @@ def run(sizes=(50, 100, 200), random_state=0, print_fn=print):
     """
     X, y = load_phishing(return_X_y=True)
     rows = []
-    print_fn(f"Phishing: N = {X.shape[0]}, D = {X.shape[1]}, logistic likelihood, J = 500 "
-             "log-likelihood projection")
-    print_fn(f"{'algorithm':<12} {'requested':>9} {'size':>5} {'rel. error':>11} "
-             f"{'KL to full':>11} {'seconds':>8}")
+    print_fn(
+        f"Phishing: N = {X.shape[0]}, D = {X.shape[1]}, logistic likelihood, J = 500 "
+        "log-likelihood projection"
+    )
+    print_fn(
+        f"{'algorithm':<12} {'requested':>9} {'size':>5} {'rel. error':>11} "
+        f"{'KL to full':>11} {'seconds':>8}"
+    )
     for name, cls in ALGORITHMS.items():
         for m in sizes:
             est = cls(n_points=m, model="logistic", random_state=random_state)
             t0 = time.perf_counter()
             est.fit(X, y)
             seconds = time.perf_counter() - t0
-            kl = coreset_laplace_kl(X, y, est.sample_indices_, est.sample_weight_,
-                                    model="logistic")
-            rows.append({"algorithm": name, "requested": m, "size": est.n_points_,
-                         "hilbert_error": est.hilbert_error_, "kl": kl, "seconds": seconds})
-            print_fn(f"{name:<12} {m:>9d} {est.n_points_:>5d} {est.hilbert_error_:>11.2e} "
-                     f"{kl:>11.3g} {seconds:>8.2f}")
+            kl = coreset_laplace_kl(X, y, est.sample_indices_, est.sample_weight_, model="logistic")
+            rows.append(
+                {
+                    "algorithm": name,
+                    "requested": m,
+                    "size": est.n_points_,
+                    "hilbert_error": est.hilbert_error_,
+                    "kl": kl,
+                    "seconds": seconds,
+                }
+            )
+            print_fn(
+                f"{name:<12} {m:>9d} {est.n_points_:>5d} {est.hilbert_error_:>11.2e} "
+                f"{kl:>11.3g} {seconds:>8.2f}"
+            )
     return rows
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m skcoreset", description=__doc__)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200],
-                        help="coreset sizes to build (default: 50 100 200)")
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[50, 100, 200],
+        help="coreset sizes to build (default: 50 100 200)",
+    )
     parser.add_argument("--random-state", type=int, default=0)
     args = parser.parse_args(argv)
     np.set_printoptions(precision=3)

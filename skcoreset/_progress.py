@@ -16,8 +16,11 @@ class ProgressBar:
         try:
             from tqdm.auto import tqdm
         except ImportError:
-            warnings.warn("progress=True needs tqdm (pip install tqdm); no progress bar is shown.",
-                          UserWarning, stacklevel=3)
+            warnings.warn(
+                "progress=True needs tqdm (pip install tqdm); no progress bar is shown.",
+                UserWarning,
+                stacklevel=3,
+            )
             return
         self._bar = tqdm(total=total, desc=desc, unit=unit, leave=False)
 

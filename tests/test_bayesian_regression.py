@@ -43,12 +43,12 @@ def _exact_linear_posterior(X, y, w, sigma, tau):
 
 # -- exactness -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_conjugate_linear_posterior(weighted):
     X, y = _linear_data()
     w = np.random.default_rng(1).uniform(0.2, 3.0, len(y)) if weighted else np.ones(len(y))
-    est = BayesianLinearRegression(noise_scale=0.8, prior_scale=2.0, n_samples=1000,
-                                   random_state=0)
+    est = BayesianLinearRegression(noise_scale=0.8, prior_scale=2.0, n_samples=1000, random_state=0)
     est.fit(X, y, sample_weight=w if weighted else None)
     mean, cov = _exact_linear_posterior(X, y, w, 0.8, 2.0)
     _, flat = _draws(est)
@@ -106,8 +106,10 @@ def test_sampled_noise_scale():
     assert abs(s.std() / (resid_sd / np.sqrt(2 * 400)) - 1) < 0.3
 
 
-@pytest.mark.parametrize("dataset, Est", [("phishing", BayesianLogisticRegression),
-                                          ("biketrips", BayesianPoissonRegression)])
+@pytest.mark.parametrize(
+    "dataset, Est",
+    [("phishing", BayesianLogisticRegression), ("biketrips", BayesianPoissonRegression)],
+)
 def test_real_data_close_to_laplace(dataset, Est, request):
     X, y = request.getfixturevalue(dataset)
     with warnings.catch_warnings():
@@ -127,6 +129,7 @@ def test_real_data_close_to_laplace(dataset, Est, request):
 
 
 # -- API ---------------------------------------------------------------------------------
+
 
 def _logistic_data(seed=0, N=60):
     rng = np.random.default_rng(seed)
@@ -208,14 +211,17 @@ def test_linear_log_predictive_density():
     assert est.log_predictive_density(X, y) == pytest.approx(expected, rel=1e-10)
 
 
-@pytest.mark.parametrize("Est", [BayesianLogisticRegression, BayesianPoissonRegression,
-                                 BayesianLinearRegression])
+@pytest.mark.parametrize(
+    "Est", [BayesianLogisticRegression, BayesianPoissonRegression, BayesianLinearRegression]
+)
 def test_sample_posterior_predictive(Est):
     rng = np.random.default_rng(7)
     X = rng.standard_normal((30, 2))
-    y = {BayesianLogisticRegression: (X[:, 0] > 0).astype(int),
-         BayesianPoissonRegression: rng.poisson(np.exp(X[:, 0] + 1)),
-         BayesianLinearRegression: X[:, 0] + 0.5 * rng.standard_normal(30)}[Est]
+    y = {
+        BayesianLogisticRegression: (X[:, 0] > 0).astype(int),
+        BayesianPoissonRegression: rng.poisson(np.exp(X[:, 0] + 1)),
+        BayesianLinearRegression: X[:, 0] + 0.5 * rng.standard_normal(30),
+    }[Est]
     est = Est(**SMALL).fit(X, y)
     draws = est.sample_posterior_predictive(X[:5], n_draws=2000, random_state=0)
     assert draws.shape == (2000, 5)
@@ -253,8 +259,9 @@ def test_reproducible_pandas_and_fit_attributes():
 @pytest.mark.parametrize("precond", ["diag", None])
 def test_other_preconditioners(precond):
     X, y = _linear_data()
-    est = BayesianLinearRegression(noise_scale=0.8, prior_scale=2.0, preconditioner=precond,
-                                   n_samples=600, random_state=0).fit(X, y)
+    est = BayesianLinearRegression(
+        noise_scale=0.8, prior_scale=2.0, preconditioner=precond, n_samples=600, random_state=0
+    ).fit(X, y)
     mean, _ = _exact_linear_posterior(X, y, np.ones(len(y)), 0.8, 2.0)
     _, flat = _draws(est)
     assert np.all(np.abs(flat.mean(0) - mean) / (flat.std(0) / np.sqrt(est.ess_)) < 4)
@@ -288,5 +295,6 @@ def test_to_inference_data(monkeypatch):
     assert idata.posterior["intercept"].shape == (4, 200)
     np.testing.assert_allclose(idata.posterior["noise_scale"].values, est.noise_scale_samples_)
     np.testing.assert_allclose(az.rhat(idata)["coef"].values, est.rhat_[:2], rtol=1e-10)
-    np.testing.assert_allclose(az.ess(idata, method="bulk")["intercept"].values, est.ess_[2],
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        az.ess(idata, method="bulk")["intercept"].values, est.ess_[2], rtol=1e-10
+    )

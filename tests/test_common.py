@@ -48,15 +48,26 @@ META = [
 # Sensitivity sampling is for logistic regression only: checks that fit a target with three or
 # four values (they treat it as neither classifier nor regressor) must fail with its clear error.
 _SENSITIVITY_XFAIL = {
-    **{name: "sensitivity sampling is logistic only; the check's y has three or four values"
-       for name in (
-           "check_dtype_object", "check_fit_score_takes_y", "check_estimators_overwrite_params",
-           "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-           "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-           "check_positive_only_tag_during_fit", "check_sample_weights_list",
-           "check_sample_weight_equivalence_on_dense_data", "check_f_contiguous_array_estimator",
-           "check_methods_sample_order_invariance", "check_methods_subset_invariance",
-           "check_dict_unchanged", "check_fit2d_predict1d")},
+    **{
+        name: "sensitivity sampling is logistic only; the check's y has three or four values"
+        for name in (
+            "check_dtype_object",
+            "check_fit_score_takes_y",
+            "check_estimators_overwrite_params",
+            "check_dont_overwrite_parameters",
+            "check_estimators_fit_returns_self",
+            "check_readonly_memmap_input",
+            "check_n_features_in_after_fitting",
+            "check_positive_only_tag_during_fit",
+            "check_sample_weights_list",
+            "check_sample_weight_equivalence_on_dense_data",
+            "check_f_contiguous_array_estimator",
+            "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance",
+            "check_dict_unchanged",
+            "check_fit2d_predict1d",
+        )
+    },
 }
 
 
@@ -87,26 +98,35 @@ def test_pipeline_get_set_params_roundtrip():
 # same random numbers, and integer weights give the duplicated rows' target up to rounding, so
 # these short chains agree. Longer chains may part ways on a rounding-close accept decision:
 # test_integer_weights_equal_duplicated_rows compares the posteriors statistically.
-_POISSON_COUNTS = ("the Poisson likelihood needs non-negative integer counts; this check fits "
-                   "continuous targets (n_features_in_ and idempotence are tested in "
-                   "test_poisson_targets_and_predictions).")
+_POISSON_COUNTS = (
+    "the Poisson likelihood needs non-negative integer counts; this check fits "
+    "continuous targets (n_features_in_ and idempotence are tested in "
+    "test_poisson_targets_and_predictions)."
+)
 
 
 def _expected_failed_checks(est):
     fails = {}
     if isinstance(est, BayesianPoissonRegression):
-        for name in ["check_regressors_train", "check_regressor_data_not_an_array",
-                     "check_regressors_no_decision_function", "check_fit_idempotent",
-                     "check_fit_check_is_fitted", "check_n_features_in",
-                     "check_n_features_in_after_fitting"]:
+        for name in [
+            "check_regressors_train",
+            "check_regressor_data_not_an_array",
+            "check_regressors_no_decision_function",
+            "check_fit_idempotent",
+            "check_fit_check_is_fitted",
+            "check_n_features_in",
+            "check_n_features_in_after_fitting",
+        ]:
             fails[name] = _POISSON_COUNTS
     return fails
 
 
 @parametrize_with_checks(
-    [BayesianLogisticRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
-     BayesianPoissonRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
-     BayesianLinearRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0)],
+    [
+        BayesianLogisticRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
+        BayesianPoissonRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
+        BayesianLinearRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
+    ],
     expected_failed_checks=_expected_failed_checks,
 )
 def test_bayesian_sklearn_compatible(estimator, check):

@@ -99,7 +99,9 @@ def test_regressor_model_auto_and_poisson(bikes):
     assert pois.score(Xs, y) > 0.1
     lin = CoresetRegressor(giga(60, random_state=0), Ridge()).fit(Xs, y)
     assert lin.coreset_.model_ == "gaussian"
-    fixed = CoresetRegressor(giga(60, model="gaussian", random_state=0), PoissonRegressor()).fit(Xs, y)
+    fixed = CoresetRegressor(giga(60, model="gaussian", random_state=0), PoissonRegressor()).fit(
+        Xs, y
+    )
     assert fixed.coreset_.model_ == "gaussian"
 
 
@@ -120,8 +122,9 @@ def test_random_state_is_passed_down(phish):
 def test_sample_weight_combines(phish):
     X, y = phish
     w = np.random.RandomState(2).uniform(0.5, 2.0, X.shape[0])
-    clf = CoresetClassifier(UniformCoreset(100, projection=None, random_state=0),
-                            LogisticRegression()).fit(X, y, sample_weight=w)
+    clf = CoresetClassifier(
+        UniformCoreset(100, projection=None, random_state=0), LogisticRegression()
+    ).fit(X, y, sample_weight=w)
     idx = clf.sample_indices_
     np.testing.assert_allclose(clf.sample_weight_, w[idx] * X.shape[0] / 100)
     ref = LogisticRegression().fit(X[idx], y[idx], sample_weight=clf.sample_weight_)
@@ -132,8 +135,9 @@ def test_in_stock_pipeline_grid_search_and_pandas(phish):
     pd = pytest.importorskip("pandas")
     X, y = phish
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
-    pipe = make_pipeline(StandardScaler(),
-                         CoresetClassifier(giga(), LogisticRegression(), random_state=0))
+    pipe = make_pipeline(
+        StandardScaler(), CoresetClassifier(giga(), LogisticRegression(), random_state=0)
+    )
     pipe.set_output(transform="pandas")
     grid = {"coresetclassifier__coreset__n_points": [5, 60]}
     gs = GridSearchCV(pipe, grid, cv=3).fit(df, y)
@@ -142,8 +146,12 @@ def test_in_stock_pipeline_grid_search_and_pandas(phish):
     np.testing.assert_array_equal(meta.feature_names_in_, df.columns)
     np.testing.assert_array_equal(meta.estimator_.feature_names_in_, df.columns)
     assert isinstance(meta.X_coreset_, pd.DataFrame)
-    gs2 = GridSearchCV(CoresetClassifier(giga(), LogisticRegression(), random_state=0),
-                       {"coreset__n_points": [5, 60]}, cv=3, n_jobs=2).fit(X, y)
+    gs2 = GridSearchCV(
+        CoresetClassifier(giga(), LogisticRegression(), random_state=0),
+        {"coreset__n_points": [5, 60]},
+        cv=3,
+        n_jobs=2,
+    ).fit(X, y)
     s = gs2.cv_results_["mean_test_score"]
     assert s[1] > s[0]
     assert cross_val_score(meta, df, y, cv=3).min() > 0.8
@@ -176,8 +184,10 @@ def test_a_pipeline_as_the_inner_estimator(phish):
     inner = make_pipeline(StandardScaler(), LogisticRegression())
     clf = CoresetClassifier(giga(), inner, random_state=0).fit(X, y)
     direct = make_pipeline(StandardScaler(), LogisticRegression()).fit(
-        X[clf.sample_indices_], y[clf.sample_indices_],
-        logisticregression__sample_weight=clf.sample_weight_)
+        X[clf.sample_indices_],
+        y[clf.sample_indices_],
+        logisticregression__sample_weight=clf.sample_weight_,
+    )
     np.testing.assert_allclose(clf.predict_proba(X), direct.predict_proba(X))
     with pytest.raises(TypeError, match="does not accept sample_weight"):
         CoresetClassifier(giga(), make_pipeline(StandardScaler(), KNeighborsClassifier())).fit(X, y)

@@ -14,8 +14,14 @@ from skcoreset.coreset import (
 )
 from skcoreset.models import get_model, laplace_approximation
 
-ESTIMATORS = [UniformCoreset, ImportanceCoreset, FrankWolfeCoreset, GIGACoreset, IHTCoreset,
-              OMPCoreset]
+ESTIMATORS = [
+    UniformCoreset,
+    ImportanceCoreset,
+    FrankWolfeCoreset,
+    GIGACoreset,
+    IHTCoreset,
+    OMPCoreset,
+]
 
 
 def gaussian_kl(m0, S0, m1, S1):
@@ -23,8 +29,13 @@ def gaussian_kl(m0, S0, m1, S1):
     k = len(m0)
     S1inv = np.linalg.inv(S1)
     d = m1 - m0
-    return 0.5 * (np.trace(S1inv @ S0) + d @ S1inv @ d - k
-                  + np.linalg.slogdet(S1)[1] - np.linalg.slogdet(S0)[1])
+    return 0.5 * (
+        np.trace(S1inv @ S0)
+        + d @ S1inv @ d
+        - k
+        + np.linalg.slogdet(S1)[1]
+        - np.linalg.slogdet(S0)[1]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +45,9 @@ def phishing_fits(phishing):
     fits = {}
     for cls in ESTIMATORS:
         fits[cls.__name__] = cls(n_points=100, model="logistic", random_state=0).fit(X, y)
-    fits["A-IHT II"] = IHTCoreset(n_points=100, model="logistic", debias=True,
-                                  random_state=0).fit(X, y)
+    fits["A-IHT II"] = IHTCoreset(n_points=100, model="logistic", debias=True, random_state=0).fit(
+        X, y
+    )
     full = laplace_approximation(get_model("logistic"), X, y)
     return X, y, fits, full
 
@@ -68,13 +80,15 @@ def test_optimised_coresets_beat_uniform(phishing_fits):
     model = get_model("logistic")
 
     def kl(est):
-        lap = laplace_approximation(model, X[est.sample_indices_], y[est.sample_indices_],
-                                    est.sample_weight_)
+        lap = laplace_approximation(
+            model, X[est.sample_indices_], y[est.sample_indices_], est.sample_weight_
+        )
         return gaussian_kl(full.mean, full.cov, lap.mean, lap.cov)
 
     # uniform's error is random: compare against its average over seeds
-    uni = [UniformCoreset(n_points=100, model="logistic", random_state=s).fit(X, y)
-           for s in range(5)]
+    uni = [
+        UniformCoreset(n_points=100, model="logistic", random_state=s).fit(X, y) for s in range(5)
+    ]
     uni_err = np.mean([u.hilbert_error_ for u in uni])
     uni_kl = np.mean([kl(u) for u in uni])
     for name in ["GIGACoreset", "IHTCoreset", "A-IHT II", "OMPCoreset"]:

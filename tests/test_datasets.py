@@ -28,8 +28,11 @@ def test_load_phishing_as_frame():
 
 @pytest.mark.parametrize(
     "make, name",
-    [(make_logistic_regression, "logistic"), (make_poisson_regression, "poisson"),
-     (make_linear_regression, "gaussian")],
+    [
+        (make_logistic_regression, "logistic"),
+        (make_poisson_regression, "poisson"),
+        (make_linear_regression, "gaussian"),
+    ],
 )
 def test_generators_recover_their_parameters(make, name):
     # With N = 20000 the MAP is within a few posterior sds of the truth.

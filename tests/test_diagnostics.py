@@ -75,5 +75,7 @@ def test_matches_arviz():
     draws[..., 2] = np.exp(draws[..., 2])  # skewed
     for p in range(3):
         ds = az.convert_to_dataset(draws[:, :, p])
-        assert split_rhat(draws)[p] == pytest.approx(float(az.rhat(ds, method="rank")["x"]), rel=1e-10)
+        assert split_rhat(draws)[p] == pytest.approx(
+            float(az.rhat(ds, method="rank")["x"]), rel=1e-10
+        )
         assert ess_bulk(draws)[p] == pytest.approx(float(az.ess(ds, method="bulk")["x"]), rel=1e-10)

@@ -140,8 +140,9 @@ def test_greedy_error_decreases_with_size(V):
 
 
 def test_stochastic_iht(V):
-    w, info = hilbert.iht(V, 15, batch_fraction=0.3, random_state=1, tol=0, max_iter=150,
-                          return_info=True)
+    w, info = hilbert.iht(
+        V, 15, batch_fraction=0.3, random_state=1, tol=0, max_iter=150, return_info=True
+    )
     np.testing.assert_array_equal(
         w, hilbert.iht(V, 15, batch_fraction=0.3, random_state=1, tol=0, max_iter=150)
     )

@@ -9,7 +9,8 @@ from skcoreset import hilbert
 
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False, width=64)
 matrices = st.tuples(st.integers(2, 25), st.integers(1, 8)).flatmap(
-    lambda shape: arrays(np.float64, shape, elements=finite))
+    lambda shape: arrays(np.float64, shape, elements=finite)
+)
 
 
 @settings(max_examples=60, deadline=None)

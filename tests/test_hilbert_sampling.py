@@ -81,8 +81,9 @@ def test_importance_certainty_units():
 
 def test_replace_true_support_can_be_smaller():
     X = np.ones((3, 2))
-    supports = {np.count_nonzero(hilbert.uniform(X, 3, replace=True, random_state=s))
-                for s in range(30)}
+    supports = {
+        np.count_nonzero(hilbert.uniform(X, 3, replace=True, random_state=s)) for s in range(30)
+    }
     assert min(supports) < 3
     w = hilbert.uniform(X, 3, replace=True, random_state=0)
     assert np.isclose(w.sum(), 3.0)  # (N/M) * sum of counts = N

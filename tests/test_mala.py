@@ -41,12 +41,24 @@ def _z_scores(draws, mean, cov):
 @pytest.mark.parametrize("precond", ["laplace", "diag", None])
 def test_recovers_gaussian_posterior(precond):
     X, y, w, mean, cov = _gaussian_problem()
-    L = {"laplace": np.linalg.cholesky(cov), "diag": np.diag(np.sqrt(np.diag(cov))),
-         None: None}[precond]
+    L = {"laplace": np.linalg.cholesky(cov), "diag": np.diag(np.sqrt(np.diag(cov))), None: None}[
+        precond
+    ]
     rng = np.random.default_rng(1)
     init = mean + rng.standard_normal((4, 3)) @ np.linalg.cholesky(cov).T
-    res = sample_mala(GK.GAUSSIAN, X, y, w, init, prior_scale=PRIOR, noise_scale=SIGMA,
-                      precond_chol=L, n_samples=1000, n_warmup=400, random_state=0)
+    res = sample_mala(
+        GK.GAUSSIAN,
+        X,
+        y,
+        w,
+        init,
+        prior_scale=PRIOR,
+        noise_scale=SIGMA,
+        precond_chol=L,
+        n_samples=1000,
+        n_warmup=400,
+        random_state=0,
+    )
     assert res.draws.shape == (4, 1000, 3)
     z_mean, z_var = _z_scores(res.draws, mean, cov)
     assert np.all(np.abs(z_mean) < 4), z_mean
@@ -62,9 +74,19 @@ def test_matches_numpy_oracle():
     f = glm_log_posterior("gaussian", X, y, w, PRIOR, noise=SIGMA)
     oracle, acc_o, _ = mala_oracle(f, mean, 2000, 300, A=cov, seed=3)
     oracle = oracle[None]
-    res = sample_mala(GK.GAUSSIAN, X, y, w, np.tile(mean, (4, 1)), prior_scale=PRIOR,
-                      noise_scale=SIGMA, precond_chol=np.linalg.cholesky(cov), n_samples=500,
-                      n_warmup=300, random_state=4)
+    res = sample_mala(
+        GK.GAUSSIAN,
+        X,
+        y,
+        w,
+        np.tile(mean, (4, 1)),
+        prior_scale=PRIOR,
+        noise_scale=SIGMA,
+        precond_chol=np.linalg.cholesky(cov),
+        n_samples=500,
+        n_warmup=300,
+        random_state=4,
+    )
     for draws in (oracle, res.draws):
         z_mean, z_var = _z_scores(draws, mean, cov)
         assert np.all(np.abs(z_mean) < 4) and np.all(np.abs(z_var) < 4), (z_mean, z_var)
@@ -86,8 +108,17 @@ def test_fixed_step_oracle_acceptance_logistic():
     f = glm_log_posterior("logistic", X, y, w, 1.0)
     theta0 = np.zeros(3)
     _, acc_o, _ = mala_oracle(f, theta0, 3000, 200, step_size=0.15, seed=6)
-    res = sample_mala(GK.LOGISTIC, X, y, w, np.zeros((4, 3)), n_samples=750, n_warmup=200,
-                      step_size=0.15, random_state=7)
+    res = sample_mala(
+        GK.LOGISTIC,
+        X,
+        y,
+        w,
+        np.zeros((4, 3)),
+        n_samples=750,
+        n_warmup=200,
+        step_size=0.15,
+        random_state=7,
+    )
     assert res.step_size == 0.15
     # Binomial sd of 3000 Bernoulli draws ~ 0.01; autocorrelation inflates it a few times.
     assert abs(acc_o - res.acceptance_rate.mean()) < 0.06
@@ -112,8 +143,9 @@ def test_non_finite_proposals_rejected():
     X = np.column_stack([10 * rng.standard_normal(50), np.ones(50)])
     y = rng.poisson(3.0, 50).astype(float)
     init = np.array([[0.0, np.log(3.0)]])
-    res = sample_mala(GK.POISSON, X, y, np.ones(50), init, n_samples=50, n_warmup=0,
-                      step_size=1e3, random_state=0)
+    res = sample_mala(
+        GK.POISSON, X, y, np.ones(50), init, n_samples=50, n_warmup=0, step_size=1e3, random_state=0
+    )
     assert np.all(np.isfinite(res.draws))
     assert res.acceptance_rate[0] == 0.0
     np.testing.assert_array_equal(res.draws[0], np.tile(init[0], (50, 1)))
@@ -136,14 +168,18 @@ def test_log_target_gradient_with_noise():
 
     def f(t):
         g = np.empty(3)
-        return log_target(GK.GAUSSIAN, True, t, X, y, w, w.sum(), 1 / 1.3**2, 1.0, s_mu,
-                          1 / s_sd**2, g), g
+        return log_target(
+            GK.GAUSSIAN, True, t, X, y, w, w.sum(), 1 / 1.3**2, 1.0, s_mu, 1 / s_sd**2, g
+        ), g
 
     lp, g = f(theta)
     sigma = np.exp(theta[2])
     r = y - X @ theta[:2]
-    expected = (np.sum(w * (-0.5 * (r / sigma) ** 2 - np.log(sigma) - 0.5 * np.log(2 * np.pi)))
-                - 0.5 * theta[:2] @ theta[:2] / 1.3**2 - 0.5 * (theta[2] - s_mu) ** 2 / s_sd**2)
+    expected = (
+        np.sum(w * (-0.5 * (r / sigma) ** 2 - np.log(sigma) - 0.5 * np.log(2 * np.pi)))
+        - 0.5 * theta[:2] @ theta[:2] / 1.3**2
+        - 0.5 * (theta[2] - s_mu) ** 2 / s_sd**2
+    )
     assert lp == pytest.approx(expected, rel=1e-12)
     h = 1e-6
     num = [(f(theta + h * e)[0] - f(theta - h * e)[0]) / (2 * h) for e in np.eye(3)]
@@ -162,20 +198,34 @@ def test_sampled_noise_matches_quadrature():
     ss = np.linspace(-3.0, 1.5, 500)
     T, S = np.meshgrid(th, ss, indexing="ij")
     r = y[None, None, :] - T[..., None] * X[None, None, :, 0]
-    logp = (-0.5 * np.sum(r**2, axis=-1) * np.exp(-2 * S) - N * S - 0.5 * T**2
-            - 0.5 * ((S - s_mu) / s_sd) ** 2)
+    logp = (
+        -0.5 * np.sum(r**2, axis=-1) * np.exp(-2 * S)
+        - N * S
+        - 0.5 * T**2
+        - 0.5 * ((S - s_mu) / s_sd) ** 2
+    )
     p = np.exp(logp - logp.max())
     p /= p.sum()
     exact = np.array([np.sum(p * T), np.sum(p * S)])
     exact_var = np.array([np.sum(p * T**2), np.sum(p * S**2)]) - exact**2
     init = exact + 0.1 * rng.standard_normal((4, 2))
     L = np.diag(np.sqrt(exact_var))
-    res = sample_mala(GK.GAUSSIAN, X, y, w, init, sample_noise=True, noise_log_prior=(s_mu, s_sd),
-                      precond_chol=L, n_samples=1500, n_warmup=300, random_state=1)
+    res = sample_mala(
+        GK.GAUSSIAN,
+        X,
+        y,
+        w,
+        init,
+        sample_noise=True,
+        noise_log_prior=(s_mu, s_sd),
+        precond_chol=L,
+        n_samples=1500,
+        n_warmup=300,
+        random_state=1,
+    )
     z_mean, z_var = _z_scores(res.draws, exact, np.diag(exact_var))
     assert np.all(np.abs(z_mean) < 4), z_mean
     assert np.all(np.abs(z_var) < 4), z_var
-
 
 
 def _driver_problem(C=4, N=300, D=3, seed=13):
@@ -203,16 +253,72 @@ def _run_driver(run, problem, adapt, n_steps=60, n_calls=2, seed=14):
     eps = []
     for k in range(n_calls):
         z, u = rng.standard_normal((C, n_steps, P)), rng.random_sample((C, n_steps))
-        eps.append(run(GK.LOGISTIC, False, theta, logp, grad, X, y, w, 1.0, 1.0, 0.0, 1.0, L,
-                       0.8, adapt, da, z, u, draws, k * n_steps, True, n_accept))
+        eps.append(
+            run(
+                GK.LOGISTIC,
+                False,
+                theta,
+                logp,
+                grad,
+                X,
+                y,
+                w,
+                1.0,
+                1.0,
+                0.0,
+                1.0,
+                L,
+                0.8,
+                adapt,
+                da,
+                z,
+                u,
+                draws,
+                k * n_steps,
+                True,
+                n_accept,
+            )
+        )
     return draws, theta, logp, grad, da, n_accept, eps
 
 
-def _parallel_driver(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu,
-                     s_prec, L, step, adapt, da, *rest):
+def _parallel_driver(
+    kind,
+    sample_noise,
+    theta,
+    logp,
+    grad,
+    X,
+    y,
+    w,
+    prior_prec,
+    noise,
+    s_mu,
+    s_prec,
+    L,
+    step,
+    adapt,
+    da,
+    *rest,
+):
     assert not adapt  # the threaded driver only runs the fixed-step phase
-    return K.mala_run_parallel(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec,
-                               noise, s_mu, s_prec, L, step, *rest)
+    return K.mala_run_parallel(
+        kind,
+        sample_noise,
+        theta,
+        logp,
+        grad,
+        X,
+        y,
+        w,
+        prior_prec,
+        noise,
+        s_mu,
+        s_prec,
+        L,
+        step,
+        *rest,
+    )
 
 
 def test_serial_and_parallel_drivers_identical():
@@ -238,8 +344,13 @@ def test_serial_and_parallel_drivers_identical():
 def test_sample_mala_same_draws_either_driver(monkeypatch):
     """sample_mala: the driver choice (by problem size) never changes the result."""
     X, y, w, mean, _cov = _gaussian_problem(N=60)
-    kw = {"prior_scale": PRIOR, "noise_scale": SIGMA, "n_samples": 130, "n_warmup": 110,
-          "random_state": 3}
+    kw = {
+        "prior_scale": PRIOR,
+        "noise_scale": SIGMA,
+        "n_samples": 130,
+        "n_warmup": 110,
+        "random_state": 3,
+    }
     init = mean + 0.1 * np.random.default_rng(4).standard_normal((3, 3))
     monkeypatch.setattr(M, "PARALLEL_MIN_WORK", 10**12)
     a = sample_mala(GK.GAUSSIAN, X, y, w, init, **kw)

@@ -36,15 +36,17 @@ def test_gaussian_kl_matches_monte_carlo():
     m1, S1 = random_gaussian(rng, 4)
     kl = gaussian_kl(m0, S0, m1, S1)
     x = rng.multivariate_normal(m0, S0, size=200_000)
-    log_ratio = (scipy.stats.multivariate_normal(m0, S0).logpdf(x)
-                 - scipy.stats.multivariate_normal(m1, S1).logpdf(x))
+    log_ratio = scipy.stats.multivariate_normal(m0, S0).logpdf(x) - scipy.stats.multivariate_normal(
+        m1, S1
+    ).logpdf(x)
     se = log_ratio.std() / np.sqrt(len(x))
     assert abs(kl - log_ratio.mean()) < 4 * se
     assert gaussian_kl(m0, S0, m0, S0) == pytest.approx(0.0, abs=1e-12)
     assert gaussian_kl(m1, S1, m0, S0) != pytest.approx(kl, rel=1e-3)  # not symmetric
     # 1-D closed form.
     assert gaussian_kl([0.0], [[1.0]], [1.0], [[4.0]]) == pytest.approx(
-        np.log(2.0) + (1.0 + 1.0) / 8.0 - 0.5)
+        np.log(2.0) + (1.0 + 1.0) / 8.0 - 0.5
+    )
     with pytest.raises(ValueError, match="positive definite"):
         gaussian_kl(m0, -S0, m1, S1)
     with pytest.raises(ValueError, match="different dimensions"):
@@ -76,8 +78,9 @@ def test_polynomial_mmd_matches_double_loop():
     A = rng.standard_normal((25, 3))
     B = rng.standard_normal((30, 3)) + 0.3
     for unbiased in (True, False):
-        assert polynomial_mmd(A, B, unbiased=unbiased) == pytest.approx(naive_mmd(A, B, unbiased),
-                                                                         rel=1e-10)
+        assert polynomial_mmd(A, B, unbiased=unbiased) == pytest.approx(
+            naive_mmd(A, B, unbiased), rel=1e-10
+        )
     assert polynomial_mmd(A, A, unbiased=False) == pytest.approx(0.0, abs=1e-9)
     # Same distribution: the unbiased estimate is centred on 0; a shift makes it large.
     same = polynomial_mmd(rng.standard_normal((800, 3)), rng.standard_normal((800, 3)))
@@ -130,36 +133,45 @@ def test_fisher_distance_matches_oracle(phish):
         expected.append(np.sum((w @ g[idx] - g.sum(axis=0)) ** 2))
     d = fisher_distance(X, y, idx, w, theta, model="logistic")
     assert d == pytest.approx(np.mean(expected), rel=1e-10)
-    assert fisher_distance(X, y, np.arange(300), np.ones(300), theta) == pytest.approx(0.0, abs=1e-16)
+    assert fisher_distance(X, y, np.arange(300), np.ones(300), theta) == pytest.approx(
+        0.0, abs=1e-16
+    )
     assert fisher_distance(X, y, idx, np.zeros(4), theta, normalize=True) == pytest.approx(1.0)
 
 
 def test_fidelity_scorer_matches_direct_computation(phish):
     X, y = phish
-    clf = CoresetClassifier(GIGACoreset(40, n_projections=20), LogisticRegression(),
-                            random_state=0).fit(X, y)
+    clf = CoresetClassifier(
+        GIGACoreset(40, n_projections=20), LogisticRegression(), random_state=0
+    ).fit(X, y)
     direct = coreset_laplace_kl(X, y, clf.sample_indices_, clf.sample_weight_)
     assert posterior_fidelity_score(clf, X, y) == pytest.approx(-direct, rel=1e-5)
     rev = make_fidelity_scorer(direction="reverse")(clf, X, y)
-    assert rev == pytest.approx(-coreset_laplace_kl(X, y, clf.sample_indices_, clf.sample_weight_,
-                                                    direction="reverse"), rel=1e-5)
+    assert rev == pytest.approx(
+        -coreset_laplace_kl(X, y, clf.sample_indices_, clf.sample_weight_, direction="reverse"),
+        rel=1e-5,
+    )
     assert make_fidelity_scorer("hilbert_error")(clf, X, y) == -clf.coreset_.hilbert_error_
     # String labels and a flat pipeline (coreset space = scaled features).
     labels = np.where(y > 0, "b", "a")
-    clf_s = CoresetClassifier(GIGACoreset(40, n_projections=20), LogisticRegression(),
-                              random_state=0).fit(X, labels)
+    clf_s = CoresetClassifier(
+        GIGACoreset(40, n_projections=20), LogisticRegression(), random_state=0
+    ).fit(X, labels)
     assert posterior_fidelity_score(clf_s, X, labels) == pytest.approx(-direct, rel=1e-5)
-    pipe = make_pipeline(StandardScaler(), GIGACoreset(40, n_projections=20, random_state=0),
-                         LogisticRegression()).fit(X, y)
+    pipe = make_pipeline(
+        StandardScaler(), GIGACoreset(40, n_projections=20, random_state=0), LogisticRegression()
+    ).fit(X, y)
     Xs = pipe[0].transform(X)
     cs = pipe[1]
     assert posterior_fidelity_score(pipe, X, y) == pytest.approx(
-        -coreset_laplace_kl(Xs, y, cs.sample_indices_, cs.sample_weight_), rel=1e-5)
+        -coreset_laplace_kl(Xs, y, cs.sample_indices_, cs.sample_weight_), rel=1e-5
+    )
     with pytest.raises(ValueError, match="measure"):
         make_fidelity_scorer("foo")
     with pytest.raises(ValueError, match="laplace_"):
         posterior_fidelity_score(
-            CoresetClassifier(UniformCoreset(40, projection=None), LogisticRegression()).fit(X, y))
+            CoresetClassifier(UniformCoreset(40, projection=None), LogisticRegression()).fit(X, y)
+        )
 
 
 def test_grid_search_with_fidelity_and_plot(phish, biketrips, tmp_path):
@@ -167,10 +179,13 @@ def test_grid_search_with_fidelity_and_plot(phish, biketrips, tmp_path):
     matplotlib.use("Agg")
     X, y = phish
     scoring = {"accuracy": "accuracy", "fidelity": make_fidelity_scorer()}
-    gs = GridSearchCV(CoresetClassifier(GIGACoreset(n_projections=20), LogisticRegression(),
-                                        random_state=0),
-                      {"coreset__n_points": [5, 20, 80]}, cv=3, scoring=scoring,
-                      refit="accuracy").fit(X, y)
+    gs = GridSearchCV(
+        CoresetClassifier(GIGACoreset(n_projections=20), LogisticRegression(), random_state=0),
+        {"coreset__n_points": [5, 20, 80]},
+        cv=3,
+        scoring=scoring,
+        refit="accuracy",
+    ).fit(X, y)
     fid = gs.cv_results_["mean_test_fidelity"]
     assert np.all(fid <= 0) and fid[2] > fid[0]
     ax = plot_coreset_size(gs)
@@ -181,10 +196,12 @@ def test_grid_search_with_fidelity_and_plot(phish, biketrips, tmp_path):
     # A Poisson regressor in a flat pipeline, single metric.
     Xb, yb = biketrips
     Xb, yb = Xb[:1500], yb[:1500]
-    pipe = make_pipeline(StandardScaler(), GIGACoreset(n_projections=20, random_state=0),
-                         PoissonRegressor())
-    gs2 = GridSearchCV(pipe, {"gigacoreset__n_points": [10, 100]}, cv=2,
-                       scoring=posterior_fidelity_score).fit(Xb, yb)
+    pipe = make_pipeline(
+        StandardScaler(), GIGACoreset(n_projections=20, random_state=0), PoissonRegressor()
+    )
+    gs2 = GridSearchCV(
+        pipe, {"gigacoreset__n_points": [10, 100]}, cv=2, scoring=posterior_fidelity_score
+    ).fit(Xb, yb)
     assert gs2.best_params_ == {"gigacoreset__n_points": 100}
     ax2 = plot_coreset_size(gs2, logx=False)
     assert len(ax2.figure.axes) == 1
@@ -195,8 +212,9 @@ def test_grid_search_with_fidelity_and_plot(phish, biketrips, tmp_path):
 def test_regressor_scorer(biketrips):
     X, y = biketrips
     X, y = StandardScaler().fit_transform(X[:1500]), y[:1500]
-    reg = CoresetRegressor(GIGACoreset(100, n_projections=20), PoissonRegressor(),
-                           random_state=0).fit(X, y)
+    reg = CoresetRegressor(
+        GIGACoreset(100, n_projections=20), PoissonRegressor(), random_state=0
+    ).fit(X, y)
     direct = coreset_laplace_kl(X, y, reg.sample_indices_, reg.sample_weight_, model="poisson")
     assert posterior_fidelity_score(reg, X, y) == pytest.approx(-direct, rel=1e-4)
 

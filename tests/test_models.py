@@ -32,16 +32,22 @@ def test_kernels_match_oracle(name, fit_intercept):
     rng = np.random.default_rng(1)
     theta = 0.3 * rng.standard_normal(Xd.shape[1])
     w = rng.uniform(0, 2, len(y))
-    np.testing.assert_allclose(model.loglik(theta, Xd, y), oracle.loglik(name, Xd @ theta, y, 0.3),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        model.loglik(theta, Xd, y), oracle.loglik(name, Xd @ theta, y, 0.3), rtol=1e-12, atol=1e-12
+    )
     lp, grad = model.log_posterior(theta, Xd, y, w)
     lp0, grad0 = oracle.log_posterior(name, theta, Xd, y, w, 1.7, 0.3)
     np.testing.assert_allclose(lp, lp0, rtol=1e-11)
     np.testing.assert_allclose(grad, grad0, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(model.neg_log_posterior_hessian(theta, Xd, y, w),
-                               oracle.neg_hessian(name, theta, Xd, y, w, 1.7, 0.3), rtol=1e-10)
+    np.testing.assert_allclose(
+        model.neg_log_posterior_hessian(theta, Xd, y, w),
+        oracle.neg_hessian(name, theta, Xd, y, w, 1.7, 0.3),
+        rtol=1e-10,
+    )
     G = model.loglik_grad_per_datum(theta, Xd, y)
-    np.testing.assert_allclose(G, oracle.dloglik(name, Xd @ theta, y, 0.3)[:, None] * Xd, rtol=1e-12)
+    np.testing.assert_allclose(
+        G, oracle.dloglik(name, Xd @ theta, y, 0.3)[:, None] * Xd, rtol=1e-12
+    )
     # the gradient is the derivative of the log posterior (finite differences)
     fd = approx_fprime(theta, lambda t: model.log_posterior(t, Xd, y, w)[0], 1e-6)
     np.testing.assert_allclose(grad, fd, rtol=1e-4, atol=1e-4 * np.abs(fd).max())
@@ -52,8 +58,11 @@ def test_weighted_sum_at_large_margins(name):
     """The fused pass (one exp for logistic) on both signs of eta, |eta| up to ~30."""
     rng = np.random.default_rng(12)
     X = 3 * rng.standard_normal((200, 3))
-    y = rng.integers(0, 2, 200).astype(float) if name == "logistic" else \
-        rng.poisson(2.0, 200).astype(float)
+    y = (
+        rng.integers(0, 2, 200).astype(float)
+        if name == "logistic"
+        else rng.poisson(2.0, 200).astype(float)
+    )
     if name == "poisson":
         X /= 3  # keep exp(eta) moderate
     w = rng.uniform(0, 2, 200)
@@ -101,9 +110,13 @@ def test_laplace_mode_and_covariance(name):
     lap = laplace_approximation(model, X, y, w)
     Xd = model.design(X)
     noise = lap.model.noise
-    res = minimize(lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0, noise)[0],
-                   np.zeros(Xd.shape[1]), jac=lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0, noise)[1],
-                   method="BFGS", options={"gtol": 1e-9})
+    res = minimize(
+        lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0, noise)[0],
+        np.zeros(Xd.shape[1]),
+        jac=lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0, noise)[1],
+        method="BFGS",
+        options={"gtol": 1e-9},
+    )
     np.testing.assert_allclose(lap.mean, res.x, atol=1e-5)
     H = oracle.neg_hessian(name, lap.mean, Xd, y, w, 2.0, noise)
     np.testing.assert_allclose(lap.cov, np.linalg.inv(H), rtol=1e-8)
@@ -183,8 +196,13 @@ def test_model_arguments_are_checked():
 
 @pytest.mark.parametrize(
     "y, name",
-    [([0, 1, 1], "logistic"), ([-1, 1, 1], "logistic"), ([0, 3, 7], "poisson"), ([0.5, 1.2, 3.0], "gaussian"),
-     ([-3, 1, 2], "gaussian")],
+    [
+        ([0, 1, 1], "logistic"),
+        ([-1, 1, 1], "logistic"),
+        ([0, 3, 7], "poisson"),
+        ([0.5, 1.2, 3.0], "gaussian"),
+        ([-3, 1, 2], "gaussian"),
+    ],
 )
 def test_infer_model_name(y, name):
     assert infer_model_name(np.array(y)) == name

@@ -41,7 +41,9 @@ def test_flat_pipeline_fits_later_steps_on_weighted_coreset(phish):
     # Prediction uses every row and skips the coreset.
     assert pipe.predict(X).shape == (X.shape[0],)
     np.testing.assert_allclose(pipe.predict_proba(X), ref.predict_proba(scaler.transform(X)))
-    np.testing.assert_allclose(pipe.decision_function(X), ref.decision_function(scaler.transform(X)))
+    np.testing.assert_allclose(
+        pipe.decision_function(X), ref.decision_function(scaler.transform(X))
+    )
     assert pipe.score(X, y) == pytest.approx(ref.score(scaler.transform(X), y))
     assert pipe.score(X, y) > 0.85
     np.testing.assert_array_equal(pipe.classes_, [0.0, 1.0])
@@ -74,7 +76,9 @@ def test_model_auto_follows_final_estimator(bikes):
     assert pois.score(X, y) > 0.1
     lin = make_pipeline(StandardScaler(), giga(60), Ridge()).fit(X, y)
     assert lin["gigacoreset"].model_ == "gaussian"
-    explicit = make_pipeline(StandardScaler(), giga(60, model="gaussian"), PoissonRegressor()).fit(X, y)
+    explicit = make_pipeline(StandardScaler(), giga(60, model="gaussian"), PoissonRegressor()).fit(
+        X, y
+    )
     assert explicit["gigacoreset"].model_ == "gaussian"
 
 
@@ -85,15 +89,17 @@ def test_string_labels_reach_the_estimator(phish):
     np.testing.assert_array_equal(pipe.classes_, ["legit", "phish"])
     assert set(pipe.predict(X[:50])) <= {"legit", "phish"}
     numeric = make_pipeline(giga(40), LogisticRegression()).fit(X, y)
-    np.testing.assert_array_equal(pipe["gigacoreset"].sample_indices_,
-                                  numeric["gigacoreset"].sample_indices_)
+    np.testing.assert_array_equal(
+        pipe["gigacoreset"].sample_indices_, numeric["gigacoreset"].sample_indices_
+    )
 
 
 def test_sample_weight_reaches_coreset_and_combines(phish):
     X, y = phish
     w = np.random.RandomState(3).uniform(0.5, 2.0, X.shape[0])
-    pipe = make_pipeline(StandardScaler(), UniformCoreset(100, projection=None, random_state=0),
-                         LogisticRegression())
+    pipe = make_pipeline(
+        StandardScaler(), UniformCoreset(100, projection=None, random_state=0), LogisticRegression()
+    )
     pipe.fit(X, y, sample_weight=w)
     cs = pipe["uniformcoreset"]
     # The scaler before the coreset gets the data weights...
@@ -114,8 +120,10 @@ def test_steps_after_coreset_are_weighted(phish):
     X, y = phish
     pipe = make_pipeline(giga(40), StandardScaler(), LogisticRegression()).fit(X, y)
     cs = pipe["gigacoreset"]
-    np.testing.assert_allclose(pipe["standardscaler"].mean_,
-                               np.average(X[cs.sample_indices_], axis=0, weights=cs.sample_weight_))
+    np.testing.assert_allclose(
+        pipe["standardscaler"].mean_,
+        np.average(X[cs.sample_indices_], axis=0, weights=cs.sample_weight_),
+    )
     with pytest.warns(UserWarning, match="does not accept sample_weight"):
         make_pipeline(giga(40), PCA(3), LogisticRegression()).fit(X, y)
     with pytest.raises(TypeError, match="must accept sample_weight"):
@@ -141,7 +149,9 @@ def test_pandas_and_set_output(phish):
     X, y = phish
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
     ys = pd.Series(y, name="target")
-    pipe = make_pipeline(StandardScaler(), giga(40), LogisticRegression()).set_output(transform="pandas")
+    pipe = make_pipeline(StandardScaler(), giga(40), LogisticRegression()).set_output(
+        transform="pandas"
+    )
     pipe.fit(df, ys)
     np.testing.assert_array_equal(pipe.feature_names_in_, df.columns)
     np.testing.assert_array_equal(pipe["gigacoreset"].feature_names_in_, df.columns)
@@ -202,8 +212,9 @@ def test_bad_steps():
 def test_bayesian_final_estimator(phish):
     blr = pytest.importorskip("skcoreset.linear_model").BayesianLogisticRegression
     X, y = phish
-    pipe = make_pipeline(StandardScaler(), giga(60),
-                         blr(n_samples=200, n_warmup=200, n_chains=2, random_state=0))
+    pipe = make_pipeline(
+        StandardScaler(), giga(60), blr(n_samples=200, n_warmup=200, n_chains=2, random_state=0)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pipe.fit(X, y)
@@ -224,8 +235,9 @@ def test_transform_availability_follows_the_steps(phishing):
 
     X, y = phishing
     # a final classifier cannot transform: fit_transform must not even be offered
-    assert not hasattr(make_pipeline(StandardScaler(), OMPCoreset(20), LogisticRegression()),
-                       "fit_transform")
+    assert not hasattr(
+        make_pipeline(StandardScaler(), OMPCoreset(20), LogisticRegression()), "fit_transform"
+    )
     # a coreset as the last step is skipped when transforming: every row comes out
     pipe = make_pipeline(StandardScaler(), OMPCoreset(20, n_projections=20)).fit(X, y)
     assert pipe.transform(X).shape == X.shape

@@ -12,9 +12,11 @@ def _problem(name, n=400, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 3))
     eta = X @ np.array([0.5, -0.3, 0.2])
-    y = {"logistic": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
-         "poisson": rng.poisson(np.exp(eta)).astype(float),
-         "gaussian": eta + 0.5 * rng.standard_normal(n)}[name]
+    y = {
+        "logistic": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
+        "poisson": rng.poisson(np.exp(eta)).astype(float),
+        "gaussian": eta + 0.5 * rng.standard_normal(n),
+    }[name]
     model = get_model(name)
     Xd = model.design(X)
     lap = laplace_approximation(model, Xd, y, design=True)
@@ -35,8 +37,9 @@ def test_projection_matches_oracle(name, projection):
         coords = rng.randint(0, Xd.shape[1], size=50)
         expected = oracle.fisher_features(name, Xd, y, thetas, coords, model.noise)
     np.testing.assert_allclose(V, expected, rtol=1e-10, atol=1e-12)
-    V32 = project(model, Xd, y, lap, projection=projection, n_projections=50,
-                  dtype=np.float32, random_state=7)
+    V32 = project(
+        model, Xd, y, lap, projection=projection, n_projections=50, dtype=np.float32, random_state=7
+    )
     assert V32.dtype == np.float32
     np.testing.assert_allclose(V32, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
 
@@ -57,8 +60,10 @@ def test_fisher_inner_product_is_unbiased():
     eta = Xd @ thetas.T  # (n, S): the exact expectation by a large Monte Carlo average
     D = oracle.dloglik("poisson", eta, y[:, None])
     exact = np.einsum("is,js,ik,jk->ij", D, D, Xd, Xd) / thetas.shape[0]
-    reps = [project(model, Xd, y, lap, projection="fisher", n_projections=2000, random_state=s)
-            for s in range(20)]
+    reps = [
+        project(model, Xd, y, lap, projection="fisher", n_projections=2000, random_state=s)
+        for s in range(20)
+    ]
     est = np.mean([V @ V.T for V in reps], axis=0)
     se = np.std([V @ V.T for V in reps], axis=0) / np.sqrt(len(reps))
     assert np.all(np.abs(est - exact) < 5 * se + 1e-3 * np.abs(exact).max())

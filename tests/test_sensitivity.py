@@ -81,7 +81,9 @@ def test_bound_dominates_numerical_sensitivity(center, weighted):
     cs = SensitivityCoreset(n_points=20, n_clusters=3, center=center, random_state=0)
     cs.fit(X, y, sample_weight=s)
     Z = O.z_vectors(X, y)
-    sup = O.sup_sensitivity(Z, cs.radius_, cs.center_, s, n_random=20000, n_starts=2, random_state=1)
+    sup = O.sup_sensitivity(
+        Z, cs.radius_, cs.center_, s, n_random=20000, n_starts=2, random_state=1
+    )
     m = cs.sensitivities_
     assert np.all(m >= sup * (1 - 1e-9)), (m / sup).min()
     # not vacuous: the bound stays well below its trivial value S / s_n for most points
@@ -101,7 +103,9 @@ def test_bound_check_has_power(center):
     X, y = O.make_mixture(60, d=2, random_state=4)
     X = 2.0 * X
     R = 0.5
-    cs = SensitivityCoreset(n_points=20, n_clusters=3, center=center, radius=R, random_state=0).fit(X, y)
+    cs = SensitivityCoreset(n_points=20, n_clusters=3, center=center, radius=R, random_state=0).fit(
+        X, y
+    )
     Z = O.z_vectors(X, y)
     sup = O.sup_sensitivity(Z, R, cs.center_, n_random=20000, n_starts=2, random_state=1)
     assert np.all(cs.sensitivities_ >= sup * (1 - 1e-9))
@@ -125,8 +129,10 @@ def test_estimator_sensitivities_match_oracle():
         sizes = np.bincount(cs.labels_, weights=s, minlength=4)
         np.testing.assert_allclose(cs.cluster_sizes_, sizes, rtol=1e-12)
         for i in range(4):
-            np.testing.assert_allclose(cs.cluster_centers_[i],
-                                       np.average(Z[cs.labels_ == i], axis=0, weights=s[cs.labels_ == i]))
+            np.testing.assert_allclose(
+                cs.cluster_centers_[i],
+                np.average(Z[cs.labels_ == i], axis=0, weights=s[cs.labels_ == i]),
+            )
 
 
 # -- sampling ---------------------------------------------------------------------------------
@@ -138,7 +144,9 @@ def test_weights_are_counts_over_probabilities():
     p = s * cs.sensitivities_
     p /= p.sum()
     idx = cs.sample_indices_
-    assert np.all(np.diff(idx) > 0) and np.all(idx >= 100)  # sorted, distinct, zero weights never drawn
+    assert np.all(np.diff(idx) > 0) and np.all(
+        idx >= 100
+    )  # sorted, distinct, zero weights never drawn
     counts = cs.sample_weight_ * cs.n_draws_ * p[idx] / s[idx]
     np.testing.assert_allclose(counts, np.round(counts), atol=1e-8)
     assert np.all(np.round(counts) >= 1) and np.round(counts).sum() == 300
@@ -157,7 +165,9 @@ def test_weighted_loglik_is_unbiased():
     phi = np.logaddexp(0.0, -Z @ theta)
     est = []
     for seed in range(150):
-        cs = SensitivityCoreset(n_points=30, n_clusters=3, random_state=seed).fit(X, y, sample_weight=s)
+        cs = SensitivityCoreset(n_points=30, n_clusters=3, random_state=seed).fit(
+            X, y, sample_weight=s
+        )
         est.append(cs.sample_weight_ @ phi[cs.sample_indices_])
     est = np.asarray(est)
     se = est.std(ddof=1) / math.sqrt(len(est))
@@ -216,7 +226,9 @@ def test_coreset_beats_uniform(make, center):
     log_ratio, dll = [], []
     for seed in range(n_seeds):
         cs = SensitivityCoreset(n_points=M, center=center, random_state=seed).fit(X, y)
-        la = laplace_approximation(model, X[cs.sample_indices_], y[cs.sample_indices_], cs.sample_weight_)
+        la = laplace_approximation(
+            model, X[cs.sample_indices_], y[cs.sample_indices_], cs.sample_weight_
+        )
         idx, w = O.uniform_coreset(N, cs.n_points_, seed + 100)
         lu = laplace_approximation(model, X[idx], y[idx], w)
         A, B = la.mean + z @ la.chol.T, lu.mean + z @ lu.chol.T
@@ -234,10 +246,18 @@ def test_size_formula():
     mbar, D, eps, delta = 5.0, 11, 0.2, 0.1
     want = math.ceil(4 * mbar / eps**2 * ((D + 1) * math.log(mbar) + math.log(1 / delta)))
     assert sensitivity_coreset_size(eps, delta, D, mbar) == want
-    assert sensitivity_coreset_size(0.1, delta, D, mbar) > sensitivity_coreset_size(0.2, delta, D, mbar)
+    assert sensitivity_coreset_size(0.1, delta, D, mbar) > sensitivity_coreset_size(
+        0.2, delta, D, mbar
+    )
     assert sensitivity_coreset_size(eps, delta, D, 1.0) == math.ceil(4 / eps**2 * math.log(10))
-    for bad in [dict(epsilon=0.0), dict(delta=1.0), dict(delta=0.0), dict(mean_sensitivity=0.5),
-                dict(n_features=0), dict(c=-1.0)]:
+    for bad in [
+        dict(epsilon=0.0),
+        dict(delta=1.0),
+        dict(delta=0.0),
+        dict(mean_sensitivity=0.5),
+        dict(n_features=0),
+        dict(c=-1.0),
+    ]:
         kw = dict(epsilon=eps, delta=delta, n_features=D, mean_sensitivity=mbar) | bad
         with pytest.raises(ValueError):
             sensitivity_coreset_size(**kw)
@@ -247,7 +267,9 @@ def test_size_formula():
 
 def test_sizing_by_epsilon_delta():
     X, y = O.make_binary10(20_000, random_state=0)
-    cs = SensitivityCoreset(n_points=None, epsilon=0.9, delta=0.5, radius=0.3, random_state=0).fit(X, y)
+    cs = SensitivityCoreset(n_points=None, epsilon=0.9, delta=0.5, radius=0.3, random_state=0).fit(
+        X, y
+    )
     want = sensitivity_coreset_size(0.9, 0.5, 11, cs.mean_sensitivity_)
     assert cs.size_bound_ == cs.n_draws_ == want < 20_000
     assert cs.n_points_ <= want
@@ -255,7 +277,9 @@ def test_sizing_by_epsilon_delta():
     s = np.random.default_rng(0).uniform(0.0, 2.0, size=20_000)
     s[:5] = 0.0
     with pytest.warns(CoresetSizeWarning, match="whole data set"):
-        cs = SensitivityCoreset(n_points=None, epsilon=0.01, delta=0.01, random_state=0).fit(X, y, sample_weight=s)
+        cs = SensitivityCoreset(n_points=None, epsilon=0.01, delta=0.01, random_state=0).fit(
+            X, y, sample_weight=s
+        )
     assert cs.n_draws_ == 0 and cs.size_bound_ >= 20_000
     np.testing.assert_array_equal(cs.sample_indices_, np.arange(5, 20_000))
     np.testing.assert_array_equal(cs.sample_weight_, s[5:])
@@ -317,5 +341,7 @@ def test_sklearn_common_checks():
     """Every common check passes once any two labels are accepted (the checks feed {1, 2} and
     multi-class targets, which the logistic model rejects by design: see test_bad_input)."""
     results = check_estimator(_AnyLabels(n_points=5, random_state=0), on_fail=None)
-    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    failed = [
+        (r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"
+    ]
     assert not failed, failed

@@ -6,7 +6,6 @@ every row. Being an ordinary estimator, it fits in a stock :class:`sklearn.pipel
 :class:`~sklearn.model_selection.GridSearchCV` (``coreset__n_points``), ``clone`` and pickle.
 """
 
-
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
@@ -95,7 +94,9 @@ def _encode_binary(y):
             f"The coreset likelihood is binary logistic, but y has {len(classes)} classes; "
             "coresets for multiclass targets are not supported."
         )
-    if y_arr.dtype.kind in "biuf" and (set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}):
+    if y_arr.dtype.kind in "biuf" and (
+        set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}
+    ):
         return y, classes
     if len(classes) < 2:
         return y, classes  # the coreset raises its own message about the single class
@@ -159,15 +160,23 @@ def _configured_model(coreset):
 
 def _random_state_params(estimator, rng):
     """Integer seeds for every ``random_state`` parameter of ``estimator`` (nested included)."""
-    keys = sorted(k for k in estimator.get_params(deep=True)
-                  if k == "random_state" or k.endswith("__random_state"))
+    keys = sorted(
+        k
+        for k in estimator.get_params(deep=True)
+        if k == "random_state" or k.endswith("__random_state")
+    )
     return {k: int(rng.randint(_MAX_INT)) for k in keys}
 
 
 def _indexable(data):
     """``data`` itself when rows can be selected from it (arrays, lists, pandas), else an array."""
-    if data is None or isinstance(data, (np.ndarray, list)) or hasattr(data, "iloc") \
-            or hasattr(data, "columns") or hasattr(data, "tocsr"):
+    if (
+        data is None
+        or isinstance(data, (np.ndarray, list))
+        or hasattr(data, "iloc")
+        or hasattr(data, "columns")
+        or hasattr(data, "tocsr")
+    ):
         return data
     return np.asarray(data)
 
@@ -219,7 +228,9 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         return y
 
     # -- fit ----------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=False)  # the inner estimators are validated by their fit
+    @_fit_context(
+        prefer_skip_nested_validation=False
+    )  # the inner estimators are validated by their fit
     def fit(self, X, y, sample_weight=None):
         """Select a coreset of ``(X, y)``, then fit the estimator on it.
 
@@ -240,7 +251,9 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             Fitted meta-estimator.
         """
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
         X, y = _indexable(X), _indexable(y)
         estimator = clone(self._get_estimator())
         weight_key = _weight_key(estimator)
@@ -259,8 +272,9 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
 
         self.coreset_ = coreset
         self.sample_indices_ = np.asarray(coreset.sample_indices_, dtype=np.intp)
-        self.sample_weight_ = np.asarray(w_m if w_m is not None else coreset.sample_weight_,
-                                         dtype=np.float64)
+        self.sample_weight_ = np.asarray(
+            w_m if w_m is not None else coreset.sample_weight_, dtype=np.float64
+        )
         self.n_features_in_ = coreset.n_features_in_
         if hasattr(coreset, "feature_names_in_"):
             self.feature_names_in_ = coreset.feature_names_in_
@@ -344,8 +358,9 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         y_draws : ndarray of shape (n_draws, n_rows)
         """
         check_is_fitted(self)
-        return self.estimator_.sample_posterior_predictive(X, n_draws=n_draws,
-                                                           random_state=random_state)
+        return self.estimator_.sample_posterior_predictive(
+            X, n_draws=n_draws, random_state=random_state
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -560,7 +575,9 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
             try:
                 return y_arr.astype(np.float64)
             except (TypeError, ValueError):
-                raise ValueError("Unknown label type: regression targets must be numeric.") from None
+                raise ValueError(
+                    "Unknown label type: regression targets must be numeric."
+                ) from None
         return y
 
     def __sklearn_tags__(self):

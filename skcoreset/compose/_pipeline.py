@@ -7,8 +7,8 @@ coreset step is skipped: ``predict`` / ``predict_proba`` / ``score`` ... use eve
 
 A coreset cannot be a step of a stock :class:`sklearn.pipeline.Pipeline` (that pipeline passes
 the same ``y`` to every step and has no way to pass weights from one step to the next; see
-``doc/sklearn_design.md``). This :class:`Pipeline` is scikit-learn's, with ``fit`` and the prediction
-methods built by composing public scikit-learn pipelines around the coreset ("resampler")
+``doc/sklearn_design.md``). This :class:`Pipeline` is scikit-learn's, with ``fit`` and the
+prediction methods built by composing public scikit-learn pipelines around the coreset ("resampler")
 steps, so that ``get_params`` / ``set_params`` (``gigacoreset__n_points``), ``named_steps``,
 indexing, ``clone``, pickling, ``set_output`` and the HTML display are scikit-learn's.
 
@@ -56,13 +56,19 @@ def _can_transform(self):
     # a coreset as the last step is skipped at transform time, like everywhere else
     if not (_is_passthrough(final) or _is_resampler(final) or hasattr(final, "transform")):
         return False
-    return all(hasattr(s, "transform") for _, s in self.steps[:-1]
-               if not _is_passthrough(s) and not _is_resampler(s))
+    return all(
+        hasattr(s, "transform")
+        for _, s in self.steps[:-1]
+        if not _is_passthrough(s) and not _is_resampler(s)
+    )
 
 
 def _can_inverse_transform(self):
-    return all(hasattr(s, "inverse_transform") for _, s in self.steps
-               if not _is_passthrough(s) and not _is_resampler(s))
+    return all(
+        hasattr(s, "inverse_transform")
+        for _, s in self.steps
+        if not _is_passthrough(s) and not _is_resampler(s)
+    )
 
 
 class Pipeline(_skpipeline.Pipeline):
@@ -154,7 +160,9 @@ class Pipeline(_skpipeline.Pipeline):
         for name, step in self.steps[:-1]:
             if _is_passthrough(step) or _is_resampler(step):
                 continue
-            if not (hasattr(step, "fit") or hasattr(step, "fit_transform")) or not hasattr(step, "transform"):
+            if not (hasattr(step, "fit") or hasattr(step, "fit_transform")) or not hasattr(
+                step, "transform"
+            ):
                 raise TypeError(
                     "All intermediate steps should be transformers (fit and transform), coreset "
                     f"steps (fit_resample) or 'passthrough'; {name!r} ({type(step).__name__}) is "
@@ -248,16 +256,24 @@ class Pipeline(_skpipeline.Pipeline):
         # 1. The steps before the first coreset: a public scikit-learn Pipeline (memory).
         Xt = X
         if first > 0:
-            head = _skpipeline.Pipeline(self.steps[:first], memory=self.memory, verbose=self.verbose)
+            head = _skpipeline.Pipeline(
+                self.steps[:first], memory=self.memory, verbose=self.verbose
+            )
             if raw is not None:  # routing: the head pipeline routes what it consumes
-                consumed = head.get_metadata_routing().consumes(method="fit_transform", params=raw.keys())
+                consumed = head.get_metadata_routing().consumes(
+                    method="fit_transform", params=raw.keys()
+                )
                 head_params = {k: raw[k] for k in consumed}
             else:
                 head_params = {}
                 for name, step in self.steps[:first]:
                     step_params = dict(per_step[name])
-                    if (data_weight is not None and "sample_weight" not in step_params
-                            and not _is_passthrough(step) and has_fit_parameter(step, "sample_weight")):
+                    if (
+                        data_weight is not None
+                        and "sample_weight" not in step_params
+                        and not _is_passthrough(step)
+                        and has_fit_parameter(step, "sample_weight")
+                    ):
                         step_params["sample_weight"] = data_weight
                     head_params.update({f"{name}__{k}": v for k, v in step_params.items()})
             Xt = head.fit_transform(X, y, **head_params)
@@ -276,15 +292,21 @@ class Pipeline(_skpipeline.Pipeline):
                 user_w = step_params.pop("sample_weight", None)
                 if user_w is not None:
                     if idx != first:
-                        raise ValueError(f"sample_weight for {name!r}: the coreset before it "
-                                         "supplies the weights of its rows.")
+                        raise ValueError(
+                            f"sample_weight for {name!r}: the coreset before it "
+                            "supplies the weights of its rows."
+                        )
                     if weight is not None and user_w is not weight:
-                        raise ValueError(f"Got both sample_weight and {name}__sample_weight; "
-                                         "give the data's weights once.")
+                        raise ValueError(
+                            f"Got both sample_weight and {name}__sample_weight; "
+                            "give the data's weights once."
+                        )
                     weight = user_w
                 if step_params:
-                    raise ValueError(f"Coreset step {name!r} takes no fit parameters other than "
-                                     f"sample_weight; got {sorted(step_params)}.")
+                    raise ValueError(
+                        f"Coreset step {name!r} takes no fit parameters other than "
+                        f"sample_weight; got {sorted(step_params)}."
+                    )
                 Xt, yt, weight = self._fit_resampler(step, Xt, yt, weight, model)
                 rows = rows[step.sample_indices_] if hasattr(step, "sample_indices_") else None
                 continue
@@ -331,7 +353,10 @@ class Pipeline(_skpipeline.Pipeline):
     def _fit_resampler(self, step, Xt, yt, weight, model):
         """Fit one coreset step (model 'auto' resolved from the final estimator)."""
         configured = _configured_model(step)
-        auto = "model" in step.get_params(deep=False) and step.get_params(deep=False)["model"] == "auto"
+        auto = (
+            "model" in step.get_params(deep=False)
+            and step.get_params(deep=False)["model"] == "auto"
+        )
         if auto and model is not None:
             # Fit with the final estimator's likelihood but leave the user's parameter as given:
             # the fitted model_ records the choice.
@@ -513,7 +538,8 @@ class Pipeline(_skpipeline.Pipeline):
         """
         check_is_fitted(self)
         return self.steps[-1][1].sample_posterior_predictive(
-            self._transform_head(X), n_draws=n_draws, random_state=random_state)
+            self._transform_head(X), n_draws=n_draws, random_state=random_state
+        )
 
     def _transform_head(self, X):
         """X through every fitted transformer before the final step (coreset steps skipped)."""
@@ -591,13 +617,21 @@ class Pipeline(_skpipeline.Pipeline):
         router = MetadataRouter(owner=self)
         router.add(
             fit_part=fit_part,
-            method_mapping=MethodMapping().add(caller="fit", callee="fit")
+            method_mapping=MethodMapping()
+            .add(caller="fit", callee="fit")
             .add(caller="fit_transform", callee="fit")
             .add(caller="fit_predict", callee="fit"),
         )
         mapping = MethodMapping()
-        for method in ("predict", "predict_proba", "predict_log_proba", "decision_function",
-                       "score", "transform", "inverse_transform"):
+        for method in (
+            "predict",
+            "predict_proba",
+            "predict_log_proba",
+            "decision_function",
+            "score",
+            "transform",
+            "inverse_transform",
+        ):
             mapping.add(caller=method, callee=method)
         router.add(predict_part=predict_part, method_mapping=mapping)
         return router

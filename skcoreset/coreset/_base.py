@@ -50,8 +50,9 @@ class BaseCoreset(BaseEstimator):
                 raise ValueError(f"Only binary class labels are supported; y is {kind}.")
         if getattr(self, "model", "auto") == "auto" and model.name == "logistic":
             classes = np.unique(y)
-            if len(classes) == 2 and not (set(classes.tolist()) <= {0, 1}
-                                          or set(classes.tolist()) <= {-1, 1}):
+            if len(classes) == 2 and not (
+                set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}
+            ):
                 # the larger label is the positive class, as LabelEncoder would order them
                 y = (y == classes[1]).astype(np.float64)
         return model.check_targets(y)
@@ -92,15 +93,19 @@ class BaseCoreset(BaseEstimator):
                 f"n_points={self.n_points} is larger than the number of samples "
                 f"(n_samples={n_samples})."
             )
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True
+        )
         model = self._resolve_model(y)
         self.model_ = model.name
         try:
             y = self._encode_targets(y, model)
         except ValueError as exc:
             if getattr(self, "model", "auto") == "auto":
-                raise ValueError(f"{exc} (the likelihood {model.name!r} was inferred from y; "
-                                 "pass model=... to choose it)") from None
+                raise ValueError(
+                    f"{exc} (the likelihood {model.name!r} was inferred from y; "
+                    "pass model=... to choose it)"
+                ) from None
             raise
         positive = sample_weight > 0
         if not np.all(positive):
@@ -133,7 +138,11 @@ class BaseCoreset(BaseEstimator):
         """
         self.fit(X, y, sample_weight=sample_weight)
         idx = self.sample_indices_
-        return _safe_indexing(X, idx), _safe_indexing(y, idx), {"sample_weight": self.sample_weight_.copy()}
+        return (
+            _safe_indexing(X, idx),
+            _safe_indexing(y, idx),
+            {"sample_weight": self.sample_weight_.copy()},
+        )
 
     @property
     def n_points_(self):

@@ -78,9 +78,20 @@ class _HilbertCoreset(BaseCoreset):
         "progress": ["boolean"],
     }
 
-    def __init__(self, n_points=100, *, model="auto", projection="loglik", n_projections=500,
-                 prior_scale=1.0, fit_intercept=True, laplace_subsample=None, dtype="float64",
-                 progress=False, random_state=None):
+    def __init__(
+        self,
+        n_points=100,
+        *,
+        model="auto",
+        projection="loglik",
+        n_projections=500,
+        prior_scale=1.0,
+        fit_intercept=True,
+        laplace_subsample=None,
+        dtype="float64",
+        progress=False,
+        random_state=None,
+    ):
         self.n_points = n_points
         self.model = model
         self.projection = projection
@@ -96,12 +107,15 @@ class _HilbertCoreset(BaseCoreset):
         # Rows of zero weight carry no likelihood: no algorithm may pick them.
         kept = np.flatnonzero(sample_weight > 0)
         if self.n_points > len(kept):
-            raise ValueError(f"n_points={self.n_points} is larger than the number of samples "
-                             f"with positive sample_weight (n_samples={len(kept)}).")
+            raise ValueError(
+                f"n_points={self.n_points} is larger than the number of samples "
+                f"with positive sample_weight (n_samples={len(kept)})."
+            )
         if len(kept) < len(y):
             X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
-        w, info = self._weights(self._vectors(X, y, sample_weight, model, random_state),
-                                random_state)
+        w, info = self._weights(
+            self._vectors(X, y, sample_weight, model, random_state), random_state
+        )
         self.n_iter_ = int(info.get("n_iter", 0))
         self.stop_reason_ = info.get("stop_reason", "size_reached")
         if self.projection is not None:
@@ -113,12 +127,26 @@ class _HilbertCoreset(BaseCoreset):
     def _vectors(self, X, y, sample_weight, model, random_state):
         """The (N, J) projection: Laplace fit, then random features."""
         Xd = model.design(X)
-        self.laplace_ = laplace_approximation(model, Xd, y, sample_weight, design=True,
-                                              subsample=self.laplace_subsample,
-                                              random_state=random_state)
-        return project(self.laplace_.model, Xd, y, self.laplace_, projection=self.projection,
-                       n_projections=self.n_projections, dtype=np.dtype(self.dtype),
-                       sample_weight=sample_weight, random_state=random_state)
+        self.laplace_ = laplace_approximation(
+            model,
+            Xd,
+            y,
+            sample_weight,
+            design=True,
+            subsample=self.laplace_subsample,
+            random_state=random_state,
+        )
+        return project(
+            self.laplace_.model,
+            Xd,
+            y,
+            self.laplace_,
+            projection=self.projection,
+            n_projections=self.n_projections,
+            dtype=np.dtype(self.dtype),
+            sample_weight=sample_weight,
+            random_state=random_state,
+        )
 
     def _weights(self, vectors, random_state):
         raise NotImplementedError
@@ -149,13 +177,33 @@ class UniformCoreset(_HilbertCoreset):
         "replace": ["boolean"],
     }
 
-    def __init__(self, n_points=100, *, model="auto", projection="loglik", n_projections=500,
-                 prior_scale=1.0, fit_intercept=True, laplace_subsample=None, dtype="float64",
-                 replace=False, progress=False, random_state=None):
-        super().__init__(n_points, model=model, projection=projection,
-                         n_projections=n_projections, prior_scale=prior_scale,
-                         fit_intercept=fit_intercept, laplace_subsample=laplace_subsample,
-                         dtype=dtype, progress=progress, random_state=random_state)
+    def __init__(
+        self,
+        n_points=100,
+        *,
+        model="auto",
+        projection="loglik",
+        n_projections=500,
+        prior_scale=1.0,
+        fit_intercept=True,
+        laplace_subsample=None,
+        dtype="float64",
+        replace=False,
+        progress=False,
+        random_state=None,
+    ):
+        super().__init__(
+            n_points,
+            model=model,
+            projection=projection,
+            n_projections=n_projections,
+            prior_scale=prior_scale,
+            fit_intercept=fit_intercept,
+            laplace_subsample=laplace_subsample,
+            dtype=dtype,
+            progress=progress,
+            random_state=random_state,
+        )
         self.replace = replace
 
     def _vectors(self, X, y, sample_weight, model, random_state):
@@ -165,8 +213,13 @@ class UniformCoreset(_HilbertCoreset):
         return super()._vectors(X, y, sample_weight, model, random_state)
 
     def _weights(self, vectors, random_state):
-        return hilbert.uniform(vectors, self.n_points, replace=self.replace,
-                               random_state=random_state, return_info=True)
+        return hilbert.uniform(
+            vectors,
+            self.n_points,
+            replace=self.replace,
+            random_state=random_state,
+            return_info=True,
+        )
 
 
 class ImportanceCoreset(_HilbertCoreset):
@@ -180,8 +233,9 @@ class ImportanceCoreset(_HilbertCoreset):
     )
 
     def _weights(self, vectors, random_state):
-        return hilbert.importance(vectors, self.n_points, random_state=random_state,
-                                  return_info=True)
+        return hilbert.importance(
+            vectors, self.n_points, random_state=random_state, return_info=True
+        )
 
 
 class FrankWolfeCoreset(_HilbertCoreset):
@@ -202,18 +256,39 @@ class FrankWolfeCoreset(_HilbertCoreset):
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, n_points=100, *, model="auto", projection="loglik", n_projections=500,
-                 prior_scale=1.0, fit_intercept=True, laplace_subsample=None, dtype="float64",
-                 max_iter=None, progress=False, random_state=None):
-        super().__init__(n_points, model=model, projection=projection,
-                         n_projections=n_projections, prior_scale=prior_scale,
-                         fit_intercept=fit_intercept, laplace_subsample=laplace_subsample,
-                         dtype=dtype, progress=progress, random_state=random_state)
+    def __init__(
+        self,
+        n_points=100,
+        *,
+        model="auto",
+        projection="loglik",
+        n_projections=500,
+        prior_scale=1.0,
+        fit_intercept=True,
+        laplace_subsample=None,
+        dtype="float64",
+        max_iter=None,
+        progress=False,
+        random_state=None,
+    ):
+        super().__init__(
+            n_points,
+            model=model,
+            projection=projection,
+            n_projections=n_projections,
+            prior_scale=prior_scale,
+            fit_intercept=fit_intercept,
+            laplace_subsample=laplace_subsample,
+            dtype=dtype,
+            progress=progress,
+            random_state=random_state,
+        )
         self.max_iter = max_iter
 
     def _weights(self, vectors, random_state):
-        return hilbert.frank_wolfe(vectors, self.n_points, max_iter=self.max_iter,
-                                   progress=self.progress, return_info=True)
+        return hilbert.frank_wolfe(
+            vectors, self.n_points, max_iter=self.max_iter, progress=self.progress, return_info=True
+        )
 
 
 class GIGACoreset(FrankWolfeCoreset):
@@ -232,8 +307,9 @@ class GIGACoreset(FrankWolfeCoreset):
     )
 
     def _weights(self, vectors, random_state):
-        return hilbert.giga(vectors, self.n_points, max_iter=self.max_iter,
-                            progress=self.progress, return_info=True)
+        return hilbert.giga(
+            vectors, self.n_points, max_iter=self.max_iter, progress=self.progress, return_info=True
+        )
 
 
 class IHTCoreset(_HilbertCoreset):
@@ -261,22 +337,50 @@ class IHTCoreset(_HilbertCoreset):
         "batch_fraction": [Interval(Real, 0, 1, closed="right"), None],
     }
 
-    def __init__(self, n_points=100, *, model="auto", projection="loglik", n_projections=500,
-                 prior_scale=1.0, fit_intercept=True, laplace_subsample=None, dtype="float64",
-                 debias=False, max_iter=300, batch_fraction=None, progress=False,
-                 random_state=None):
-        super().__init__(n_points, model=model, projection=projection,
-                         n_projections=n_projections, prior_scale=prior_scale,
-                         fit_intercept=fit_intercept, laplace_subsample=laplace_subsample,
-                         dtype=dtype, progress=progress, random_state=random_state)
+    def __init__(
+        self,
+        n_points=100,
+        *,
+        model="auto",
+        projection="loglik",
+        n_projections=500,
+        prior_scale=1.0,
+        fit_intercept=True,
+        laplace_subsample=None,
+        dtype="float64",
+        debias=False,
+        max_iter=300,
+        batch_fraction=None,
+        progress=False,
+        random_state=None,
+    ):
+        super().__init__(
+            n_points,
+            model=model,
+            projection=projection,
+            n_projections=n_projections,
+            prior_scale=prior_scale,
+            fit_intercept=fit_intercept,
+            laplace_subsample=laplace_subsample,
+            dtype=dtype,
+            progress=progress,
+            random_state=random_state,
+        )
         self.debias = debias
         self.max_iter = max_iter
         self.batch_fraction = batch_fraction
 
     def _weights(self, vectors, random_state):
-        return hilbert.iht(vectors, self.n_points, debias=self.debias, max_iter=self.max_iter,
-                           batch_fraction=self.batch_fraction, random_state=random_state,
-                           progress=self.progress, return_info=True)
+        return hilbert.iht(
+            vectors,
+            self.n_points,
+            debias=self.debias,
+            max_iter=self.max_iter,
+            batch_fraction=self.batch_fraction,
+            random_state=random_state,
+            progress=self.progress,
+            return_info=True,
+        )
 
 
 class OMPCoreset(_HilbertCoreset):

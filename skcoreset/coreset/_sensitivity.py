@@ -12,8 +12,8 @@ Theta = {||theta - theta0|| <= R} is
 
 Two facts about phi:
 (i)  phi is convex, so for every cluster G_i with the weight W_i^(-n) and weighted mean
-     Zbar_i^(-n) of G_i \\ {n}:  sum_{m in G_i \\ n} s_m phi(Z_m.theta) >= W_i^(-n) phi(Zbar_i^(-n).theta)
-     (Jensen);
+     Zbar_i^(-n) of G_i \\ {n}:
+         sum_{m in G_i \\ n} s_m phi(Z_m.theta) >= W_i^(-n) phi(Zbar_i^(-n).theta)   (Jensen);
 (ii) log phi is decreasing with slope in (-1, 0) (phi'/phi = -t/((1+t) log(1+t)) with t = e^-s,
      and t/(1+t) <= log(1+t)), so phi(a)/phi(b) >= exp(-max(0, a - b)).
 With a - b = (Zbar_i^(-n) - Z_n).theta and theta = theta0 + u, ||u|| <= R,
@@ -89,7 +89,12 @@ def sensitivity_coreset_size(epsilon, delta, n_features, mean_sensitivity, c=4.0
     >>> sensitivity_coreset_size(0.1, 0.05, 11, 2.0)
     9051
     """
-    for name, value in (("epsilon", epsilon), ("delta", delta), ("mean_sensitivity", mean_sensitivity), ("c", c)):
+    for name, value in (
+        ("epsilon", epsilon),
+        ("delta", delta),
+        ("mean_sensitivity", mean_sensitivity),
+        ("c", c),
+    ):
         if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
             raise TypeError(f"{name} must be a finite real number, got {value!r}.")
     if epsilon <= 0:
@@ -307,7 +312,9 @@ class SensitivityCoreset(BaseCoreset):
                 raise ValueError(
                     f"kmeans_subsample={self.kmeans_subsample} must be at least n_clusters={k}."
                 )
-        sub = positive if n_sub >= n_pos else np.sort(rng.choice(positive, size=n_sub, replace=False))
+        sub = (
+            positive if n_sub >= n_pos else np.sort(rng.choice(positive, size=n_sub, replace=False))
+        )
         km = KMeans(n_clusters=k, init="k-means++", n_init=3, random_state=rng)
         # One thread: the problem is tiny (<= 1000 k points to fit, O(N k D) to assign) and
         # OpenMP barriers made it up to 50x slower on a loaded 2-core machine (measured).
@@ -322,8 +329,12 @@ class SensitivityCoreset(BaseCoreset):
                 # Every subsampled point sits on its centre (at most k distinct points): fall back
                 # to the spread around the overall mean, or 1 if all points coincide.
                 zs = Z[sub]
-                mean_sq = float(np.average(np.sum((zs - np.average(zs, axis=0, weights=s[sub])) ** 2, axis=1),
-                                           weights=s[sub]))
+                mean_sq = float(
+                    np.average(
+                        np.sum((zs - np.average(zs, axis=0, weights=s[sub])) ** 2, axis=1),
+                        weights=s[sub],
+                    )
+                )
                 if not mean_sq > 0:
                     mean_sq = 1.0
             radius = float(self.radius_scale) / math.sqrt(mean_sq)
@@ -339,8 +350,10 @@ class SensitivityCoreset(BaseCoreset):
 
         m = K.sensitivity_bound(Z, s, labels, W, means, theta0, radius, bool(self.exact))
         if not np.all(np.isfinite(m)):
-            raise ValueError("The sensitivity bounds are not finite (the distances between "
-                             "points overflowed); check the scale of X, e.g. standardise it.")
+            raise ValueError(
+                "The sensitivity bounds are not finite (the distances between "
+                "points overflowed); check the scale of X, e.g. standardise it."
+            )
         total = s.sum()
         sm = s * m
         sum_sm = sm.sum()
@@ -362,7 +375,8 @@ class SensitivityCoreset(BaseCoreset):
             self.size_bound_ = bound
             if bound >= n_pos:
                 warnings.warn(
-                    f"The (epsilon={self.epsilon}, delta={self.delta}) bound asks for {bound} draws, "
+                    f"The (epsilon={self.epsilon}, delta={self.delta}) bound asks for {bound} "
+                    "draws, "
                     f"not fewer than the {n_pos} points with positive weight: returning the whole "
                     "data set (an exact coreset).",
                     CoresetSizeWarning,
@@ -382,4 +396,3 @@ class SensitivityCoreset(BaseCoreset):
         weights = counts[idx] * (sum_sm / (n_draws * m[idx]))
         self.n_draws_ = n_draws
         return idx, weights
-

@@ -6,7 +6,8 @@ sample weights, ``labels[n]`` the cluster of n, ``W_i`` the total weight of clus
 
 The bound of point n on the ball ``||theta - theta0|| <= R`` is
 
-    m_n = S / (s_n + sum_i W_i^(-n) exp(-max(0, c_in * ((Zbar_i - Z_n) . theta0 + R ||Zbar_i - Z_n||))))
+    m_n = S / (s_n + sum_i W_i^(-n) exp(-max(0, c_in * a_in))),
+    a_in = (Zbar_i - Z_n) . theta0 + R ||Zbar_i - Z_n||
 
 with S = sum s, ``W_i^(-n) = W_i - s_n [n in G_i]`` and ``c_in = 1`` for the other clusters. For
 n's own cluster the exact (leave-one-out) bound uses the mean of G_i without n,

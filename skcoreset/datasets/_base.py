@@ -52,5 +52,6 @@ def load_phishing(*, return_X_y=False, as_frame=False):
         frame = pd.concat([X, y], axis=1)
     if return_X_y:
         return X, y
-    return Bunch(data=X, target=y, feature_names=feature_names, n_train=n_train, frame=frame,
-                 DESCR=DESCR)
+    return Bunch(
+        data=X, target=y, feature_names=feature_names, n_train=n_train, frame=frame, DESCR=DESCR
+    )

@@ -14,8 +14,16 @@ def _design(n_samples, n_features, coef, intercept, feature_scale, rng):
     return X, coef, X @ coef + intercept
 
 
-def make_logistic_regression(n_samples=1000, n_features=10, *, coef=None, intercept=0.0,
-                             feature_scale=1.0, return_coef=False, random_state=None):
+def make_logistic_regression(
+    n_samples=1000,
+    n_features=10,
+    *,
+    coef=None,
+    intercept=0.0,
+    feature_scale=1.0,
+    return_coef=False,
+    random_state=None,
+):
     """Binary data from a logistic regression: y ~ Bernoulli(sigmoid(X coef + intercept)).
 
     Parameters
@@ -42,8 +50,16 @@ def make_logistic_regression(n_samples=1000, n_features=10, *, coef=None, interc
     return (X, y, coef) if return_coef else (X, y)
 
 
-def make_poisson_regression(n_samples=1000, n_features=10, *, coef=None, intercept=1.0,
-                            feature_scale=0.5, return_coef=False, random_state=None):
+def make_poisson_regression(
+    n_samples=1000,
+    n_features=10,
+    *,
+    coef=None,
+    intercept=1.0,
+    feature_scale=0.5,
+    return_coef=False,
+    random_state=None,
+):
     """Count data from a Poisson regression with log link: y ~ Poisson(exp(X coef + intercept)).
 
     Parameters are those of :func:`make_logistic_regression`; counts are int64.
@@ -54,9 +70,17 @@ def make_poisson_regression(n_samples=1000, n_features=10, *, coef=None, interce
     return (X, y, coef) if return_coef else (X, y)
 
 
-def make_linear_regression(n_samples=1000, n_features=10, *, coef=None, intercept=0.0,
-                           noise_scale=1.0, feature_scale=1.0, return_coef=False,
-                           random_state=None):
+def make_linear_regression(
+    n_samples=1000,
+    n_features=10,
+    *,
+    coef=None,
+    intercept=0.0,
+    noise_scale=1.0,
+    feature_scale=1.0,
+    return_coef=False,
+    random_state=None,
+):
     """Real data from a Gaussian-linear model: y = X coef + intercept + noise_scale * N(0, 1).
 
     Parameters are those of :func:`make_logistic_regression`, plus ``noise_scale``.

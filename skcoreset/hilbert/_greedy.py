@@ -61,8 +61,17 @@ def _default_max_iter(n_points):
 
 
 @kernel_threads
-def frank_wolfe(vectors, n_points, *, max_iter=None, tol=1e-12, target=None,
-                random_state=None, return_info=False, progress=False):
+def frank_wolfe(
+    vectors,
+    n_points,
+    *,
+    max_iter=None,
+    tol=1e-12,
+    target=None,
+    random_state=None,
+    return_info=False,
+    progress=False,
+):
     """Frank-Wolfe Hilbert coreset (Campbell & Broderick 2019).
 
     Minimises ||y - Phi w|| over the polytope {w >= 0 : sum_n sigma_n w_n = sigma}, whose
@@ -151,8 +160,17 @@ def frank_wolfe(vectors, n_points, *, max_iter=None, tol=1e-12, target=None,
 
 
 @kernel_threads
-def giga(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_state=None,
-         return_info=False, progress=False):
+def giga(
+    vectors,
+    n_points,
+    *,
+    max_iter=None,
+    tol=1e-12,
+    target=None,
+    random_state=None,
+    return_info=False,
+    progress=False,
+):
     """Greedy iterative geodesic ascent (GIGA, Campbell & Broderick 2018, Algorithm 1).
 
     Works with the normalised vectors l_n = v_n / sigma_n and l = y / ||y||; each iteration

@@ -37,8 +37,20 @@ def _line_search_step(V, idx, g, c):
 
 
 @kernel_threads
-def iht(vectors, n_points, *, debias=False, max_iter=300, step_scale=0.5, tol=1e-5,
-        batch_fraction=None, target=None, random_state=None, return_info=False, progress=False):
+def iht(
+    vectors,
+    n_points,
+    *,
+    debias=False,
+    max_iter=300,
+    step_scale=0.5,
+    tol=1e-5,
+    batch_fraction=None,
+    target=None,
+    random_state=None,
+    return_info=False,
+    progress=False,
+):
     """A-IHT / A-IHT II Hilbert coreset (Zhang, Khanna, Kyrillidis & Koyejo 2021).
 
     Minimises ||y - Phi w||^2 subject to w >= 0, ||w||_0 <= n_points by accelerated

@@ -79,7 +79,7 @@ class _ActiveSet:
         p = self.p
         L = self.L
         # Rows k+1.. of L lose their row k: shift them up; the block becomes lower-Hessenberg.
-        L[k : p - 1, : p] = L[k + 1 : p, : p]
+        L[k : p - 1, :p] = L[k + 1 : p, :p]
         for i in range(k, p - 1):
             a, c = L[i, i], L[i, i + 1]
             r = np.hypot(a, c)
@@ -90,8 +90,8 @@ class _ActiveSet:
             col_j = L[i : p - 1, i + 1]
             L[i : p - 1, i] = cs * col_i + sn * col_j
             L[i : p - 1, i + 1] = -sn * col_i + cs * col_j
-        L[: p, p - 1] = 0.0
-        L[p - 1, : p] = 0.0
+        L[:p, p - 1] = 0.0
+        L[p - 1, :p] = 0.0
         for arr in (self.rows, self.b, self.w):
             arr[k : p - 1] = arr[k + 1 : p]
         del self.idx[k]
@@ -131,8 +131,17 @@ class _ActiveSet:
 
 
 @kernel_threads
-def omp(vectors, n_points, *, max_iter=None, tol=1e-12, target=None, random_state=None,
-        return_info=False, progress=False):
+def omp(
+    vectors,
+    n_points,
+    *,
+    max_iter=None,
+    tol=1e-12,
+    target=None,
+    random_state=None,
+    return_info=False,
+    progress=False,
+):
     """Non-negative orthogonal matching pursuit Hilbert coreset.
 
     Each iteration adds the point most aligned with the residual r = y - Phi w (largest

@@ -7,8 +7,7 @@ from ._common import check_n_points, check_vectors, finish, kernel_threads, prep
 
 
 @kernel_threads
-def uniform(vectors, n_points, *, replace=False, random_state=None, target=None,
-            return_info=False):
+def uniform(vectors, n_points, *, replace=False, random_state=None, target=None, return_info=False):
     """Uniform random coreset.
 
     Parameters
@@ -73,8 +72,9 @@ def _capped_inclusion_probabilities(sigma, M):
 
 
 @kernel_threads
-def importance(vectors, n_points, *, replace=True, random_state=None, target=None,
-               return_info=False):
+def importance(
+    vectors, n_points, *, replace=True, random_state=None, target=None, return_info=False
+):
     """Hilbert importance sampling, p_n proportional to sigma_n = ||v_n||.
 
     Parameters

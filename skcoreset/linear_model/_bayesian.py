@@ -51,9 +51,19 @@ class _BaseBayesianGLM(BaseEstimator):
         "progress": ["boolean"],
     }
 
-    def __init__(self, *, prior_scale=1.0, fit_intercept=True, n_samples=1000, n_warmup=500,
-                 n_chains=4, step_size="auto", preconditioner="laplace", random_state=None,
-                 progress=False):
+    def __init__(
+        self,
+        *,
+        prior_scale=1.0,
+        fit_intercept=True,
+        n_samples=1000,
+        n_warmup=500,
+        n_chains=4,
+        step_size="auto",
+        preconditioner="laplace",
+        random_state=None,
+        progress=False,
+    ):
         self.prior_scale = prior_scale
         self.fit_intercept = fit_intercept
         self.n_samples = n_samples
@@ -90,8 +100,12 @@ class _BaseBayesianGLM(BaseEstimator):
                 f"{type(self).__name__} with noise_scale=None needs at least 2 samples with "
                 f"non-zero weight to learn the noise scale; got {X.shape[0]} sample."
             )
-        model = get_model(self._likelihood, prior_scale=self.prior_scale,
-                          fit_intercept=self.fit_intercept, noise_scale=fixed_noise)
+        model = get_model(
+            self._likelihood,
+            prior_scale=self.prior_scale,
+            fit_intercept=self.fit_intercept,
+            noise_scale=fixed_noise,
+        )
         y = model.check_targets(y)
         Xd = model.design(X)
         lap = laplace_approximation(model, Xd, y, w, design=True)
@@ -124,9 +138,19 @@ class _BaseBayesianGLM(BaseEstimator):
         # the posterior, so that R-hat can detect chains that do not mix.
         init = mean + rng.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
         result = sample_mala(
-            model.kind, Xd, y, w, init, prior_scale=self.prior_scale, noise_scale=model.noise,
-            sample_noise=sample_noise, precond_chol=precond, n_samples=self.n_samples,
-            n_warmup=self.n_warmup, step_size=self.step_size, random_state=rng,
+            model.kind,
+            Xd,
+            y,
+            w,
+            init,
+            prior_scale=self.prior_scale,
+            noise_scale=model.noise,
+            sample_noise=sample_noise,
+            precond_chol=precond,
+            n_samples=self.n_samples,
+            n_warmup=self.n_warmup,
+            step_size=self.step_size,
+            random_state=rng,
             progress=self.progress,
         )
         draws = result.draws
@@ -144,8 +168,9 @@ class _BaseBayesianGLM(BaseEstimator):
                 self.noise_scale_samples_ = np.exp(draws[:, :, -1])
             else:
                 self.noise_scale_samples_ = np.full(draws.shape[:2], float(fixed_noise))
-            self.noise_scale_ = (float(self.noise_scale_samples_.mean()) if sample_noise
-                                 else float(fixed_noise))
+            self.noise_scale_ = (
+                float(self.noise_scale_samples_.mean()) if sample_noise else float(fixed_noise)
+            )
         self.coef_ = self.coef_samples_.mean(axis=(0, 1))
         self.intercept_ = float(self.intercept_samples_.mean()) if self.fit_intercept else 0.0
         self.acceptance_rate_ = result.acceptance_rate
@@ -209,8 +234,9 @@ class _BaseBayesianGLM(BaseEstimator):
     def _targets_for_density(self, y, n_rows):
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n_rows:
-            raise ValueError(f"y must be 1-D with {n_rows} entries (one per row of X); "
-                             f"got shape {y.shape}.")
+            raise ValueError(
+                f"y must be 1-D with {n_rows} entries (one per row of X); got shape {y.shape}."
+            )
         return get_model(self._likelihood).check_targets(y)
 
     def log_predictive_density(self, X, y):
@@ -391,7 +417,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        The two class labels; the second one is the "positive" class of the model.{_COMMON_ATTRS_DOC}
+        The two class labels; the second one is the "positive" class of the model.\
+{_COMMON_ATTRS_DOC}
 
     Notes
     -----{_NOTES_DOC}
@@ -499,8 +526,9 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         check_is_fitted(self)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n_rows:
-            raise ValueError(f"y must be 1-D with {n_rows} entries (one per row of X); "
-                             f"got shape {y.shape}.")
+            raise ValueError(
+                f"y must be 1-D with {n_rows} entries (one per row of X); got shape {y.shape}."
+            )
         pos = np.searchsorted(self.classes_, y)
         pos = np.clip(pos, 0, 1)
         if not np.all(self.classes_[pos] == y):
@@ -626,13 +654,31 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         "noise_scale": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, *, prior_scale=1.0, fit_intercept=True, noise_scale=None, n_samples=1000,
-                 n_warmup=500, n_chains=4, step_size="auto", preconditioner="laplace",
-                 random_state=None, progress=False):
-        super().__init__(prior_scale=prior_scale, fit_intercept=fit_intercept,
-                         n_samples=n_samples, n_warmup=n_warmup, n_chains=n_chains,
-                         step_size=step_size, preconditioner=preconditioner,
-                         random_state=random_state, progress=progress)
+    def __init__(
+        self,
+        *,
+        prior_scale=1.0,
+        fit_intercept=True,
+        noise_scale=None,
+        n_samples=1000,
+        n_warmup=500,
+        n_chains=4,
+        step_size="auto",
+        preconditioner="laplace",
+        random_state=None,
+        progress=False,
+    ):
+        super().__init__(
+            prior_scale=prior_scale,
+            fit_intercept=fit_intercept,
+            n_samples=n_samples,
+            n_warmup=n_warmup,
+            n_chains=n_chains,
+            step_size=step_size,
+            preconditioner=preconditioner,
+            random_state=random_state,
+            progress=progress,
+        )
         self.noise_scale = noise_scale
 
     def _noise_scale_param(self):

@@ -8,7 +8,8 @@ posterior pi (prior times sum_n l_n, or sum_n s_n l_n with data weights s):
   moment) fits, both directions;
 * :func:`polynomial_mmd` - squared MMD between two sets of posterior draws with the kernel
   (0.2 + <a, b>)^3;
-* :func:`fisher_distance` - mean over full-posterior draws of ||grad L(w; theta) - grad L(theta)||^2.
+* :func:`fisher_distance` - mean over full-posterior draws of
+  ||grad L(w; theta) - grad L(theta)||^2.
 """
 
 import numpy as np
@@ -35,13 +36,18 @@ def _check_data(X, y, sample_indices, sample_weight, data_weight):
     X = check_array(X, dtype=np.float64, input_name="X")
     y = np.asarray(y)
     check_consistent_length(X, y)
-    s = None if data_weight is None else _check_sample_weight(data_weight, X, dtype=np.float64,
-                                                               ensure_non_negative=True)
+    s = (
+        None
+        if data_weight is None
+        else _check_sample_weight(data_weight, X, dtype=np.float64, ensure_non_negative=True)
+    )
     idx = np.asarray(sample_indices)
     w = np.asarray(sample_weight, dtype=np.float64)
     if idx.ndim != 1 or idx.shape != w.shape:
-        raise ValueError("sample_indices and sample_weight must be 1-D and of the same length; "
-                         f"got shapes {idx.shape} and {w.shape}.")
+        raise ValueError(
+            "sample_indices and sample_weight must be 1-D and of the same length; "
+            f"got shapes {idx.shape} and {w.shape}."
+        )
     if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= X.shape[0]):
         raise ValueError(f"sample_indices must be integers in [0, {X.shape[0]}).")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
@@ -74,8 +80,10 @@ def relative_hilbert_error(vectors, sample_weight, sample_indices=None, target=N
     w = np.asarray(sample_weight, dtype=np.float64).ravel()
     if sample_indices is None:
         if w.shape[0] != V.shape[0]:
-            raise ValueError(f"sample_weight has {w.shape[0]} entries for {V.shape[0]} vectors; "
-                             "pass sample_indices for a subset.")
+            raise ValueError(
+                f"sample_weight has {w.shape[0]} entries for {V.shape[0]} vectors; "
+                "pass sample_indices for a subset."
+            )
         approx = w @ V
     else:
         idx = np.asarray(sample_indices, dtype=np.intp).ravel()
@@ -93,8 +101,9 @@ def _check_gaussian(mean, cov, name):
     mean = np.atleast_1d(np.asarray(mean, dtype=np.float64))
     cov = np.atleast_2d(np.asarray(cov, dtype=np.float64))
     if mean.ndim != 1 or cov.shape != (mean.shape[0], mean.shape[0]):
-        raise ValueError(f"{name}: mean must be 1-D (P,) and cov (P, P); got {mean.shape} and "
-                         f"{cov.shape}.")
+        raise ValueError(
+            f"{name}: mean must be 1-D (P,) and cov (P, P); got {mean.shape} and {cov.shape}."
+        )
     try:
         chol = np.linalg.cholesky(0.5 * (cov + cov.T))
     except np.linalg.LinAlgError:
@@ -123,7 +132,9 @@ def gaussian_kl(mean0, cov0, mean1, cov1):
     m0, S0, L0 = _check_gaussian(mean0, cov0, "first Gaussian")
     m1, S1, L1 = _check_gaussian(mean1, cov1, "second Gaussian")
     if m0.shape != m1.shape:
-        raise ValueError(f"The Gaussians have different dimensions: {m0.shape[0]} and {m1.shape[0]}.")
+        raise ValueError(
+            f"The Gaussians have different dimensions: {m0.shape[0]} and {m1.shape[0]}."
+        )
     P = m0.shape[0]
     A = scipy.linalg.solve_triangular(L1, L0, lower=True)  # L1^-1 L0: tr(S1^-1 S0) = ||A||_F^2
     b = scipy.linalg.solve_triangular(L1, m1 - m0, lower=True)
@@ -157,7 +168,9 @@ def _as_draws(draws, name):
     if D.ndim == 1:
         D = D[:, None]
     if D.ndim != 2:
-        raise ValueError(f"{name} must have shape (n_draws, P) or (n_chains, n_draws, P); got {D.shape}.")
+        raise ValueError(
+            f"{name} must have shape (n_draws, P) or (n_chains, n_draws, P); got {D.shape}."
+        )
     if not np.all(np.isfinite(D)):
         raise ValueError(f"{name} contains NaN or infinity.")
     return D
@@ -169,8 +182,17 @@ def _resolve(model, y, prior_scale, fit_intercept):
     return get_model(model, prior_scale=prior_scale, fit_intercept=fit_intercept)
 
 
-def coreset_laplace(X, y, sample_indices, sample_weight, *, model="auto", prior_scale=1.0,
-                    fit_intercept=True, data_weight=None):
+def coreset_laplace(
+    X,
+    y,
+    sample_indices,
+    sample_weight,
+    *,
+    model="auto",
+    prior_scale=1.0,
+    fit_intercept=True,
+    data_weight=None,
+):
     """Laplace fits of the full-data posterior and of the weighted-coreset posterior.
 
     Parameters
@@ -214,13 +236,25 @@ def _kl_direction(core, full, direction):
     if direction == "reverse":  # KL(pi_w || pi)
         return gaussian_kl(core.mean, core.cov, full.mean, full.cov)
     if direction == "symmetric":
-        return 0.5 * (gaussian_kl(full.mean, full.cov, core.mean, core.cov)
-                      + gaussian_kl(core.mean, core.cov, full.mean, full.cov))
+        return 0.5 * (
+            gaussian_kl(full.mean, full.cov, core.mean, core.cov)
+            + gaussian_kl(core.mean, core.cov, full.mean, full.cov)
+        )
     raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
 
 
-def coreset_laplace_kl(X, y, sample_indices, sample_weight, *, direction="forward", model="auto",
-                       prior_scale=1.0, fit_intercept=True, data_weight=None):
+def coreset_laplace_kl(
+    X,
+    y,
+    sample_indices,
+    sample_weight,
+    *,
+    direction="forward",
+    model="auto",
+    prior_scale=1.0,
+    fit_intercept=True,
+    data_weight=None,
+):
     """KL divergence between the Laplace fits of the full and the coreset posteriors.
 
     'forward' is KL(pi || pi_w) (full posterior first: large when the coreset posterior misses
@@ -241,9 +275,16 @@ def coreset_laplace_kl(X, y, sample_indices, sample_weight, *, direction="forwar
     """
     if direction not in _DIRECTIONS:
         raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
-    full, core = coreset_laplace(X, y, sample_indices, sample_weight, model=model,
-                                 prior_scale=prior_scale, fit_intercept=fit_intercept,
-                                 data_weight=data_weight)
+    full, core = coreset_laplace(
+        X,
+        y,
+        sample_indices,
+        sample_weight,
+        model=model,
+        prior_scale=prior_scale,
+        fit_intercept=fit_intercept,
+        data_weight=data_weight,
+    )
     return _kl_direction(core, full, direction)
 
 
@@ -251,7 +292,7 @@ def _poly_kernel_sum(A, B, offset, degree, block=2048):
     """sum_{i, j} (offset + <a_i, b_j>)^degree, in blocks of rows to bound memory."""
     total = 0.0
     for start in range(0, A.shape[0], block):
-        G = A[start:start + block] @ B.T
+        G = A[start : start + block] @ B.T
         G += offset
         total += float(np.sum(G**degree))
     return total
@@ -303,8 +344,20 @@ def polynomial_mmd(draws0, draws1, *, offset=0.2, degree=3, unbiased=True):
     return float(kaa + kbb - 2.0 * kab / (n * m))
 
 
-def fisher_distance(X, y, sample_indices, sample_weight, theta, *, model="auto", prior_scale=1.0,
-                    fit_intercept=True, data_weight=None, noise_scale=None, normalize=False):
+def fisher_distance(
+    X,
+    y,
+    sample_indices,
+    sample_weight,
+    theta,
+    *,
+    model="auto",
+    prior_scale=1.0,
+    fit_intercept=True,
+    data_weight=None,
+    noise_scale=None,
+    normalize=False,
+):
     """Mean over parameter draws of ||grad L(w; theta_t) - grad L(theta_t)||^2.
 
     L(theta) = sum_n s_n l_n(theta) is the full-data log-likelihood (s: ``data_weight``,
@@ -341,12 +394,15 @@ def fisher_distance(X, y, sample_indices, sample_weight, theta, *, model="auto",
     if s is None:
         s = np.ones(Xd.shape[0])
     if isinstance(lik, GaussianLikelihood) and lik.noise_scale is None:
-        lik = with_noise(lik, noise_scale if noise_scale is not None else lik.estimate_noise(Xd, yv, s))
+        lik = with_noise(
+            lik, noise_scale if noise_scale is not None else lik.estimate_noise(Xd, yv, s)
+        )
     # one parameter vector of shape (P,) is one draw, not P draws of a scalar
     T = _as_draws(np.atleast_2d(theta) if np.ndim(theta) == 1 else theta, "theta")
     if T.shape[1] != Xd.shape[1]:
-        raise ValueError(f"theta has {T.shape[1]} parameters; the model has {Xd.shape[1]} "
-                         "(intercept last).")
+        raise ValueError(
+            f"theta has {T.shape[1]} parameters; the model has {Xd.shape[1]} (intercept last)."
+        )
     Xc, yc = np.ascontiguousarray(Xd[idx]), yv[idx]
     diff2 = np.empty(T.shape[0])
     full2 = np.empty(T.shape[0])

@@ -59,7 +59,7 @@ def plot_coreset_size(grid_search, *, param=None, metrics=None, ax=None, logx=Tr
     param = _size_param(params[0]) if param is None else param
     if f"param_{param}" not in results:
         raise ValueError(f"cv_results_ has no column param_{param}.")
-    names = [k[len("mean_test_"):] for k in results if k.startswith("mean_test_")]
+    names = [k[len("mean_test_") :] for k in results if k.startswith("mean_test_")]
     if metrics is None:
         refit = getattr(grid_search, "refit", None)
         metrics = sorted(names, key=lambda n: (n != refit, names.index(n)))
@@ -86,14 +86,24 @@ def plot_coreset_size(grid_search, *, param=None, metrics=None, ax=None, logx=Tr
         std = np.asarray(results[f"std_test_{metric}"], dtype=float)
         for key, rows in groups.items():
             rows = np.array(rows)[np.argsort(sizes[rows])]
-            label = metric if not key or len(groups) == 1 else \
-                f"{metric} ({', '.join(f'{k}={v}' for k, v in key)})"
+            label = (
+                metric
+                if not key or len(groups) == 1
+                else f"{metric} ({', '.join(f'{k}={v}' for k, v in key)})"
+            )
             color = colors[c % len(colors)]
             c += 1
-            (line,) = target.plot(sizes[rows], mean[rows], marker="o", color=color, label=label,
-                                  linestyle="-" if m_i == 0 else "--")
-            target.fill_between(sizes[rows], mean[rows] - std[rows], mean[rows] + std[rows],
-                                color=color, alpha=0.2)
+            (line,) = target.plot(
+                sizes[rows],
+                mean[rows],
+                marker="o",
+                color=color,
+                label=label,
+                linestyle="-" if m_i == 0 else "--",
+            )
+            target.fill_between(
+                sizes[rows], mean[rows] - std[rows], mean[rows] + std[rows], color=color, alpha=0.2
+            )
             lines.append(line)
         target.set_ylabel(metric if m_i < 2 else target.get_ylabel())
     if len(metrics) > 2:

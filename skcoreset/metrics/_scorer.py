@@ -33,15 +33,27 @@ def _find_coreset(estimator):
     if hasattr(estimator, "coreset_"):  # CoresetClassifier / CoresetRegressor
         check_is_fitted(estimator)
         if not hasattr(estimator, "X_coreset_"):
-            raise ValueError(f"{type(estimator).__name__} was fitted with store_coreset=False; the "
-                             "fidelity scorer needs the coreset rows.")
-        return (estimator.coreset_, estimator.X_coreset_, estimator.y_coreset_,
-                estimator.sample_weight_, getattr(estimator, "classes_", None))
+            raise ValueError(
+                f"{type(estimator).__name__} was fitted with store_coreset=False; the "
+                "fidelity scorer needs the coreset rows."
+            )
+        return (
+            estimator.coreset_,
+            estimator.X_coreset_,
+            estimator.y_coreset_,
+            estimator.sample_weight_,
+            getattr(estimator, "classes_", None),
+        )
     if hasattr(estimator, "X_coreset_") and isinstance(steps, list):  # skcoreset.pipeline.Pipeline
         coreset = [s for _, s in steps if hasattr(s, "fit_resample")][-1]
         final = steps[-1][1]
-        return (coreset, estimator.X_coreset_, estimator.y_coreset_, estimator.sample_weight_,
-                getattr(final, "classes_", None))
+        return (
+            coreset,
+            estimator.X_coreset_,
+            estimator.y_coreset_,
+            estimator.sample_weight_,
+            getattr(final, "classes_", None),
+        )
     raise TypeError(
         f"Cannot find a fitted coreset in {type(estimator).__name__}; the fidelity scorers work "
         "with skcoreset.compose.CoresetClassifier / CoresetRegressor (alone or as the last step "
@@ -59,8 +71,12 @@ def _coreset_kl(estimator, direction):
         )
     lik = full.model
     y = np.asarray(y_m)
-    if lik.name == "logistic" and classes is not None and len(classes) == 2 \
-            and not np.isin(y, [0, 1]).all():
+    if (
+        lik.name == "logistic"
+        and classes is not None
+        and len(classes) == 2
+        and not np.isin(y, [0, 1]).all()
+    ):
         y = (y == classes[1]).astype(np.float64)
     y = lik.check_targets(y)
     Xd = lik.design(np.asarray(X_m, dtype=np.float64))
@@ -108,7 +124,9 @@ def make_fidelity_scorer(measure="kl", *, direction="forward"):
             return -float(coreset.hilbert_error_)
         return -_coreset_kl(estimator, direction)
 
-    scorer.__name__ = f"fidelity_{measure}_{direction}" if measure == "kl" else "fidelity_hilbert_error"
+    scorer.__name__ = (
+        f"fidelity_{measure}_{direction}" if measure == "kl" else "fidelity_hilbert_error"
+    )
     return scorer
 
 

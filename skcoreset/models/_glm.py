@@ -36,8 +36,12 @@ class GLMLikelihood:
 
     def __post_init__(self):
         if not np.isfinite(self.prior_scale) or self.prior_scale <= 0:
-            raise ValueError(f"prior_scale must be a positive finite number, got {self.prior_scale!r}.")
-        if self.noise_scale is not None and (not np.isfinite(self.noise_scale) or self.noise_scale <= 0):
+            raise ValueError(
+                f"prior_scale must be a positive finite number, got {self.prior_scale!r}."
+            )
+        if self.noise_scale is not None and (
+            not np.isfinite(self.noise_scale) or self.noise_scale <= 0
+        ):
             raise ValueError(f"noise_scale must be positive and finite, got {self.noise_scale!r}.")
 
     # -- data --------------------------------------------------------------------------
@@ -213,8 +217,11 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
         cls = _MODELS[name]
     except (KeyError, TypeError):
         raise ValueError(f"Unknown model {name!r}; expected one of {MODEL_NAMES}.") from None
-    return cls(prior_scale=float(prior_scale), fit_intercept=bool(fit_intercept),
-               noise_scale=None if noise_scale is None else float(noise_scale))
+    return cls(
+        prior_scale=float(prior_scale),
+        fit_intercept=bool(fit_intercept),
+        noise_scale=None if noise_scale is None else float(noise_scale),
+    )
 
 
 def infer_model_name(y):
@@ -225,7 +232,9 @@ def infer_model_name(y):
     """
     y = np.asarray(y)
     if y.dtype.kind not in "biuf":
-        return "logistic"  # strings / objects: only a classifier makes sense; labels are checked later
+        return (
+            "logistic"  # strings / objects: only a classifier makes sense; labels are checked later
+        )
     values = np.unique(y[np.isfinite(y)]) if y.dtype.kind == "f" else np.unique(y)
     if len(values) <= 2:
         return "logistic"

@@ -48,13 +48,17 @@ def _newton(model, Xd, y, w, theta, tol, max_iter):
     for it in range(1, max_iter + 1):
         H = model.neg_log_posterior_hessian(theta, Xd, y, w)
         if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
-            raise ValueError("The Laplace fit overflowed (non-finite log posterior, gradient or "
-                             "Hessian); check the scale of X and y, e.g. standardise X.")
+            raise ValueError(
+                "The Laplace fit overflowed (non-finite log posterior, gradient or "
+                "Hessian); check the scale of X and y, e.g. standardise X."
+            )
         try:
             step = -scipy.linalg.solve(H, g, assume_a="pos")
         except np.linalg.LinAlgError:
-            raise ValueError("The Hessian of the Laplace fit is numerically singular; check the "
-                             "scale of X and y (e.g. standardise X).") from None
+            raise ValueError(
+                "The Hessian of the Laplace fit is numerically singular; check the "
+                "scale of X and y (e.g. standardise X)."
+            ) from None
         decrement = -g @ step  # Newton decrement squared, >= 0
         if decrement / 2 <= tol * (1.0 + abs(f)):
             return theta, it
@@ -76,13 +80,25 @@ def _lbfgs(model, Xd, y, w, theta, tol, max_iter):
         f, g = model.log_posterior(th, Xd, y, w)
         return -f, -g
 
-    res = scipy.optimize.minimize(fun, theta, jac=True, method="L-BFGS-B",
-                                  options={"maxiter": max_iter, "gtol": tol})
+    res = scipy.optimize.minimize(
+        fun, theta, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": tol}
+    )
     return res.x, res.nit
 
 
-def laplace_approximation(model, X, y, sample_weight=None, *, subsample=None, method="newton",
-                          tol=1e-14, max_iter=100, random_state=None, design=False):
+def laplace_approximation(
+    model,
+    X,
+    y,
+    sample_weight=None,
+    *,
+    subsample=None,
+    method="newton",
+    tol=1e-14,
+    max_iter=100,
+    random_state=None,
+    design=False,
+):
     """Fit the Laplace approximation of the weighted posterior.
 
     Parameters
@@ -117,7 +133,11 @@ def laplace_approximation(model, X, y, sample_weight=None, *, subsample=None, me
     Xd = np.ascontiguousarray(X, dtype=np.float64) if design else model.design(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     N = Xd.shape[0]
-    w = np.ones(N) if sample_weight is None else np.ascontiguousarray(sample_weight, dtype=np.float64)
+    w = (
+        np.ones(N)
+        if sample_weight is None
+        else np.ascontiguousarray(sample_weight, dtype=np.float64)
+    )
     # the kernels do not bounds-check: mismatched lengths must fail here, not read garbage
     check_consistent_length(Xd, y, w)
     if subsample is not None and subsample < N:

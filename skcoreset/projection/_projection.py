@@ -18,8 +18,19 @@ from ._projection_kernels import fisher_features
 
 PROJECTIONS = ("loglik", "fisher")
 
-def project(model, Xd, y, laplace, *, projection="loglik", n_projections=500, dtype=np.float64,
-            sample_weight=None, random_state=None):
+
+def project(
+    model,
+    Xd,
+    y,
+    laplace,
+    *,
+    projection="loglik",
+    n_projections=500,
+    dtype=np.float64,
+    sample_weight=None,
+    random_state=None,
+):
     """Project every datum's log-likelihood into R^J.
 
     Parameters

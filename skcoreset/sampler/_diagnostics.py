@@ -40,7 +40,7 @@ def _as_draws(draws):
 def _split_chains(draws):
     """Split each chain into two halves: (2C, S // 2, P). An odd middle draw is dropped."""
     half = draws.shape[1] // 2
-    return np.concatenate([draws[:, :half], draws[:, draws.shape[1] - half:]], axis=0)
+    return np.concatenate([draws[:, :half], draws[:, draws.shape[1] - half :]], axis=0)
 
 
 def rank_normalize(draws):
@@ -145,7 +145,7 @@ def _ess_one(x):
             rho[t + 2] = rho[t + 1]
         t += 2
     n = C * S
-    tau = -1.0 + 2.0 * rho[: max_t + 1].sum() + rho[max_t + 1: max_t + 2].sum()
+    tau = -1.0 + 2.0 * rho[: max_t + 1].sum() + rho[max_t + 1 : max_t + 2].sum()
     tau = max(tau, 1.0 / np.log10(n))
     return np.nan if np.isnan(rho).any() else n / tau
 

@@ -30,8 +30,7 @@ PARALLEL_MIN_WORK = 20_000
 
 
 def _use_parallel(n_rows, n_params, n_chains):
-    return (n_chains > 1 and n_rows * n_params >= PARALLEL_MIN_WORK
-            and numba.get_num_threads() > 1)
+    return n_chains > 1 and n_rows * n_params >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1
 
 
 @dataclass(frozen=True)
@@ -58,10 +57,25 @@ def default_step_size(n_params):
     return 1.65 * max(n_params, 1) ** (-1.0 / 6.0)
 
 
-def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale=1.0,
-                sample_noise=False, noise_log_prior=NOISE_LOG_PRIOR, precond_chol=None,
-                n_samples=1000, n_warmup=500, step_size="auto", target_accept=TARGET_ACCEPT,
-                random_state=None, progress=False):
+def sample_mala(
+    kind,
+    X,
+    y,
+    sample_weight,
+    init,
+    *,
+    prior_scale=1.0,
+    noise_scale=1.0,
+    sample_noise=False,
+    noise_log_prior=NOISE_LOG_PRIOR,
+    precond_chol=None,
+    n_samples=1000,
+    n_warmup=500,
+    step_size="auto",
+    target_accept=TARGET_ACCEPT,
+    random_state=None,
+    progress=False,
+):
     """Run preconditioned MALA chains on a weighted GLM posterior.
 
     The target is ``log N(theta | 0, prior_scale^2 I) + sum_n w_n l_n(theta)`` with the
@@ -123,8 +137,10 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
     theta = np.array(init, dtype=np.float64, order="C", ndmin=2)  # a copy: updated in place
     C, P = theta.shape
     if P != X.shape[1] + int(sample_noise):
-        raise ValueError(f"init has {P} parameters; the design has {X.shape[1]} columns"
-                         + (" plus log sigma." if sample_noise else "."))
+        raise ValueError(
+            f"init has {P} parameters; the design has {X.shape[1]} columns"
+            + (" plus log sigma." if sample_noise else ".")
+        )
     if precond_chol is None:
         L = np.eye(P)
     else:
@@ -144,11 +160,14 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
 
     logp = np.empty(C)
     grad = np.empty((C, P))
-    bad = K.mala_init(kind, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec,
-                      logp, grad)
+    bad = K.mala_init(
+        kind, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec, logp, grad
+    )
     if bad:
-        raise ValueError(f"The log posterior or its gradient is not finite at {bad} of the "
-                         f"{C} starting points; check the data's scale.")
+        raise ValueError(
+            f"The log posterior or its gradient is not finite at {bad} of the "
+            f"{C} starting points; check the data's scale."
+        )
 
     adapt = step_size == "auto"
     eps = default_step_size(P) if adapt else float(step_size)
@@ -172,13 +191,53 @@ def sample_mala(kind, X, y, sample_weight, init, *, prior_scale=1.0, noise_scale
         normals = rng.standard_normal((C, n, P))
         uniforms = rng.random_sample((C, n))
         if threaded and not adapting:
-            K.mala_run_parallel(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec,
-                                noise, s_mu, s_prec, L, step, normals, uniforms, draws, offset,
-                                store, n_accept)
+            K.mala_run_parallel(
+                kind,
+                sample_noise,
+                theta,
+                logp,
+                grad,
+                X,
+                y,
+                w,
+                prior_prec,
+                noise,
+                s_mu,
+                s_prec,
+                L,
+                step,
+                normals,
+                uniforms,
+                draws,
+                offset,
+                store,
+                n_accept,
+            )
         else:
-            K.mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu,
-                       s_prec, L, step, adapting, da, normals, uniforms, draws, offset, store,
-                       n_accept)
+            K.mala_run(
+                kind,
+                sample_noise,
+                theta,
+                logp,
+                grad,
+                X,
+                y,
+                w,
+                prior_prec,
+                noise,
+                s_mu,
+                s_prec,
+                L,
+                step,
+                adapting,
+                da,
+                normals,
+                uniforms,
+                draws,
+                offset,
+                store,
+                n_accept,
+            )
         bar.update(n)
 
     try:

@@ -100,8 +100,9 @@ def mala_init(kind, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_pre
         w_sum += w[i]
     bad = 0
     for c in range(theta.shape[0]):
-        logp[c] = log_target(kind, sample_noise, theta[c], X, y, w, w_sum, prior_prec, noise,
-                             s_mu, s_prec, grad[c])
+        logp[c] = log_target(
+            kind, sample_noise, theta[c], X, y, w, w_sum, prior_prec, noise, s_mu, s_prec, grad[c]
+        )
         if not (math.isfinite(logp[c]) and _all_finite(grad[c])):
             bad += 1
     return bad
@@ -123,9 +124,35 @@ def _dual_average(da, mean_accept):
 
 
 @njit(cache=True)
-def mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum, prior_prec, noise,
-              s_mu, s_prec, L, eps, normals, uniforms, prop, gprop, uprop, draws, offset, store,
-              n_accept):
+def mala_step(
+    kind,
+    sample_noise,
+    c,
+    it,
+    theta,
+    logp,
+    grad,
+    u,
+    X,
+    y,
+    w,
+    w_sum,
+    prior_prec,
+    noise,
+    s_mu,
+    s_prec,
+    L,
+    eps,
+    normals,
+    uniforms,
+    prop,
+    gprop,
+    uprop,
+    draws,
+    offset,
+    store,
+    n_accept,
+):
     """One MALA step of chain ``c`` (step ``it`` of this call); returns its acceptance probability.
 
     Touches only row ``c`` of the state (theta, logp, grad, u = L^T grad), of the scratch
@@ -153,8 +180,9 @@ def mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum, p
         pr[a] = th[a] + acc
     lp_prop = -np.inf
     if _all_finite(pr):
-        lp_prop = log_target(kind, sample_noise, pr, X, y, w, w_sum, prior_prec, noise, s_mu,
-                             s_prec, gp)
+        lp_prop = log_target(
+            kind, sample_noise, pr, X, y, w, w_sum, prior_prec, noise, s_mu, s_prec, gp
+        )
     log_alpha = -np.inf
     if math.isfinite(lp_prop) and _all_finite(gp):
         _whiten_grad(L, gp, up)
@@ -199,8 +227,30 @@ def _prepare(L, grad, w):
 
 
 @njit(cache=True)
-def mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu, s_prec,
-             L, step, adapt, da, normals, uniforms, draws, offset, store, n_accept):
+def mala_run(
+    kind,
+    sample_noise,
+    theta,
+    logp,
+    grad,
+    X,
+    y,
+    w,
+    prior_prec,
+    noise,
+    s_mu,
+    s_prec,
+    L,
+    step,
+    adapt,
+    da,
+    normals,
+    uniforms,
+    draws,
+    offset,
+    store,
+    n_accept,
+):
     """Advance every chain ``normals.shape[1]`` MALA steps, one chain after the other.
 
     The serial driver, for small problems (``n_rows * P`` below a few 10^4) where a parallel
@@ -244,23 +294,95 @@ def mala_run(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, 
         for it in range(n_steps):
             eps = math.exp(da[DA_LOG_EPS])
             for c in range(C):
-                acc[c] = mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w,
-                                   w_sum, prior_prec, noise, s_mu, s_prec, L, eps, normals,
-                                   uniforms, prop, gprop, uprop, draws, offset, store, n_accept)
+                acc[c] = mala_step(
+                    kind,
+                    sample_noise,
+                    c,
+                    it,
+                    theta,
+                    logp,
+                    grad,
+                    u,
+                    X,
+                    y,
+                    w,
+                    w_sum,
+                    prior_prec,
+                    noise,
+                    s_mu,
+                    s_prec,
+                    L,
+                    eps,
+                    normals,
+                    uniforms,
+                    prop,
+                    gprop,
+                    uprop,
+                    draws,
+                    offset,
+                    store,
+                    n_accept,
+                )
             _dual_average(da, _ordered_mean(acc))
     else:
         # Chains are independent at a fixed step: run each to the end (state stays in cache).
         for c in range(C):
             for it in range(n_steps):
-                mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum,
-                          prior_prec, noise, s_mu, s_prec, L, eps, normals, uniforms, prop,
-                          gprop, uprop, draws, offset, store, n_accept)
+                mala_step(
+                    kind,
+                    sample_noise,
+                    c,
+                    it,
+                    theta,
+                    logp,
+                    grad,
+                    u,
+                    X,
+                    y,
+                    w,
+                    w_sum,
+                    prior_prec,
+                    noise,
+                    s_mu,
+                    s_prec,
+                    L,
+                    eps,
+                    normals,
+                    uniforms,
+                    prop,
+                    gprop,
+                    uprop,
+                    draws,
+                    offset,
+                    store,
+                    n_accept,
+                )
     return eps
 
 
 @njit(cache=True, parallel=True)
-def mala_run_parallel(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec, noise, s_mu,
-                      s_prec, L, step, normals, uniforms, draws, offset, store, n_accept):
+def mala_run_parallel(
+    kind,
+    sample_noise,
+    theta,
+    logp,
+    grad,
+    X,
+    y,
+    w,
+    prior_prec,
+    noise,
+    s_mu,
+    s_prec,
+    L,
+    step,
+    normals,
+    uniforms,
+    draws,
+    offset,
+    store,
+    n_accept,
+):
     """:func:`mala_run` at a fixed step, with the chains spread over numba's threads.
 
     At a fixed step the chains are independent: each runs all its steps inside one parallel
@@ -273,9 +395,35 @@ def mala_run_parallel(kind, sample_noise, theta, logp, grad, X, y, w, prior_prec
     u, prop, gprop, uprop, w_sum = _prepare(L, grad, w)
     for c in prange(C):
         for it in range(n_steps):
-            mala_step(kind, sample_noise, c, it, theta, logp, grad, u, X, y, w, w_sum,
-                      prior_prec, noise, s_mu, s_prec, L, step, normals, uniforms, prop,
-                      gprop, uprop, draws, offset, store, n_accept)
+            mala_step(
+                kind,
+                sample_noise,
+                c,
+                it,
+                theta,
+                logp,
+                grad,
+                u,
+                X,
+                y,
+                w,
+                w_sum,
+                prior_prec,
+                noise,
+                s_mu,
+                s_prec,
+                L,
+                step,
+                normals,
+                uniforms,
+                prop,
+                gprop,
+                uprop,
+                draws,
+                offset,
+                store,
+                n_accept,
+            )
     return step
 
 

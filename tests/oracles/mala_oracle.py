@@ -44,8 +44,9 @@ def log_q(to, frm, grad_frm, eps, A, L):
     return -0.5 * (z @ z) / eps**2
 
 
-def mala_oracle(log_post, theta0, n_samples, n_warmup, *, A=None, step_size=None,
-                target_accept=0.574, seed=0):
+def mala_oracle(
+    log_post, theta0, n_samples, n_warmup, *, A=None, step_size=None, target_accept=0.574, seed=0
+):
     """One MALA chain.
 
     Parameters
@@ -80,8 +81,9 @@ def mala_oracle(log_post, theta0, n_samples, n_warmup, *, A=None, step_size=None
         prop = theta + 0.5 * eps**2 * A @ g + eps * L @ rng.standard_normal(P)
         lp_p, g_p = log_post(prop)
         if np.isfinite(lp_p) and np.all(np.isfinite(g_p)):
-            log_alpha = (lp_p - lp + log_q(theta, prop, g_p, eps, A, L)
-                         - log_q(prop, theta, g, eps, A, L))
+            log_alpha = (
+                lp_p - lp + log_q(theta, prop, g_p, eps, A, L) - log_q(prop, theta, g, eps, A, L)
+            )
             alpha = min(1.0, np.exp(min(log_alpha, 0.0)))
         else:
             alpha = 0.0

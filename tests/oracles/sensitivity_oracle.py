@@ -86,8 +86,9 @@ def bound_bruteforce(Z, labels, n_clusters, radius, theta0=None, sample_weight=N
     return m
 
 
-def bound_vectorized(Z, labels, n_clusters, radius, theta0=None, sample_weight=None, exact=True,
-                     chunk=65536):
+def bound_vectorized(
+    Z, labels, n_clusters, radius, theta0=None, sample_weight=None, exact=True, chunk=65536
+):
     """The same bound, vectorised over an (chunk, k, P) array of differences."""
     Z = np.asarray(Z, dtype=np.float64)
     N, P = Z.shape
@@ -124,8 +125,9 @@ def _phi(t):
     return np.logaddexp(0.0, -t)
 
 
-def sup_sensitivity(Z, radius, theta0=None, sample_weight=None, n_random=20000, n_starts=3,
-                    random_state=0):
+def sup_sensitivity(
+    Z, radius, theta0=None, sample_weight=None, n_random=20000, n_starts=3, random_state=0
+):
     """Numerical sup over ||theta - theta0|| <= R of S phi(Z_n.theta) / sum_m s_m phi(Z_m.theta).
 
     Random search (half the points on the sphere, half uniform inside the ball, plus the centre),
@@ -156,8 +158,14 @@ def sup_sensitivity(Z, radius, theta0=None, sample_weight=None, n_random=20000, 
     cons = {"type": "ineq", "fun": lambda th: radius**2 - np.sum((th - theta0) ** 2)}
     for n in range(N):
         for j in order[:, n]:
-            res = scipy.optimize.minimize(neg_log_ratio, thetas[j], args=(n,), method="SLSQP",
-                                          constraints=[cons], options={"maxiter": 200, "ftol": 1e-12})
+            res = scipy.optimize.minimize(
+                neg_log_ratio,
+                thetas[j],
+                args=(n,),
+                method="SLSQP",
+                constraints=[cons],
+                options={"maxiter": 200, "ftol": 1e-12},
+            )
             th = res.x
             norm = np.linalg.norm(th - theta0)
             if norm > radius:  # SLSQP may end marginally outside: project back
@@ -175,8 +183,11 @@ def poly_mmd2(A, B, c=0.2, degree=3):
     kbb = (c + B @ B.T) ** degree
     kab = (c + A @ B.T) ** degree
     n, m = len(A), len(B)
-    return ((kaa.sum() - np.trace(kaa)) / (n * (n - 1)) + (kbb.sum() - np.trace(kbb)) / (m * (m - 1))
-            - 2.0 * kab.mean())
+    return (
+        (kaa.sum() - np.trace(kaa)) / (n * (n - 1))
+        + (kbb.sum() - np.trace(kbb)) / (m * (m - 1))
+        - 2.0 * kab.mean()
+    )
 
 
 def heldout_loglik(thetas, X, y01, fit_intercept=True):
