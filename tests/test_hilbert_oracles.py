@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from oracles import hilbert_oracles as O
 
 from skcoreset import hilbert
+
+from .oracles import hilbert_oracles as O
 
 
 @pytest.fixture(scope="module")

@@ -3,13 +3,14 @@
 import numba
 import numpy as np
 import pytest
-from oracles.mala_oracle import glm_log_posterior, mala_oracle
 
 from skcoreset.models import _glm_kernels as GK
 from skcoreset.sampler import _mala as M
 from skcoreset.sampler import _mala_kernels as K
 from skcoreset.sampler import ess_bulk, sample_mala, split_rhat
 from skcoreset.sampler._mala_kernels import log_target
+
+from .oracles.mala_oracle import glm_log_posterior, mala_oracle
 
 SIGMA = 0.7
 PRIOR = 1.5

@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from oracles import models_oracle as oracle
 from scipy.optimize import approx_fprime, minimize
 
 from skcoreset.models import get_model, infer_model_name, laplace_approximation
+
+from .oracles import models_oracle as oracle
 
 MODELS = ["logistic", "poisson", "gaussian"]
 

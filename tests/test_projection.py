@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from oracles import models_oracle as oracle
 
 from skcoreset.models import get_model, laplace_approximation
 from skcoreset.projection import project
+
+from .oracles import models_oracle as oracle
 
 
 def _problem(name, n=400, seed=0):

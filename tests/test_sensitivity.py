@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 import pytest
-from oracles import sensitivity_oracle as O
 from scipy import stats
 from sklearn.utils.estimator_checks import check_estimator
 
@@ -17,6 +16,8 @@ from skcoreset.coreset._sensitivity import (
     sensitivity_coreset_size,
 )
 from skcoreset.models import LogisticLikelihood, get_model, laplace_approximation
+
+from .oracles import sensitivity_oracle as O
 
 
 def _random_problem(seed, N=80, P=4, k=3, weighted=False, zeros=False):

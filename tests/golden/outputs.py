@@ -1,0 +1,91 @@
+"""Fitted outputs for fixed seeds, recorded before the design refactor and compared after it.
+
+``python -m tests.golden.outputs`` (from the repository root) rewrites ``outputs.npz`` from the
+code as it stands; ``tests/test_golden.py`` compares the current code with the stored file.
+The file was written by commit 96fff5d (the code before the refactor of issue 10); it pins
+explicit settings (``model=`` and ``prior_scale=`` given) whose meaning no later change alters.
+"""
+
+import pathlib
+
+import numpy as np
+
+STORE = pathlib.Path(__file__).with_name("outputs.npz")
+
+
+def _subsample(X, y, n, seed):
+    idx = np.random.RandomState(seed).choice(X.shape[0], n, replace=False)
+    return np.ascontiguousarray(X[idx]), y[idx]
+
+
+def _data():
+    from skcoreset.datasets import load_phishing, make_linear_regression
+
+    Xp, yp = load_phishing(return_X_y=True)
+    bikes = np.load(pathlib.Path(__file__).parents[1] / "data" / "biketrips.npz")
+    Xb, yb = bikes["X"], bikes["y"]
+    Xl, yl = make_linear_regression(1500, 5, noise_scale=0.5, random_state=3)
+    return {
+        "phish": _subsample(Xp, yp, 2000, 0),
+        "bikes": _subsample(Xb, yb, 2000, 1),
+        "linear": (Xl, yl),
+    }
+
+
+def coreset_cases():
+    """(name, estimator factory, data key) of every coreset estimator at fixed settings."""
+    from skcoreset import coreset as C
+
+    common = {"prior_scale": 1.0, "random_state": 0}
+    logi = {"model": "logistic", **common}
+    return [
+        ("uniform", lambda: C.UniformCoreset(50, **logi), "phish"),
+        ("uniform_replace", lambda: C.UniformCoreset(50, replace=True, **logi), "phish"),
+        ("importance", lambda: C.ImportanceCoreset(50, **logi), "phish"),
+        ("frank_wolfe", lambda: C.FrankWolfeCoreset(30, **logi), "phish"),
+        ("giga", lambda: C.GIGACoreset(30, **logi), "phish"),
+        ("giga_f32", lambda: C.GIGACoreset(30, dtype="float32", **logi), "phish"),
+        ("giga_fisher", lambda: C.GIGACoreset(30, projection="fisher", **logi), "phish"),
+        ("iht", lambda: C.IHTCoreset(30, **logi), "phish"),
+        ("iht2", lambda: C.IHTCoreset(30, debias=True, **logi), "phish"),
+        ("omp", lambda: C.OMPCoreset(30, **logi), "phish"),
+        ("sensitivity", lambda: C.SensitivityCoreset(50, **common), "phish"),
+        ("omp_poisson", lambda: C.OMPCoreset(30, model="poisson", **common), "bikes"),
+        ("giga_poisson", lambda: C.GIGACoreset(30, model="poisson", **common), "bikes"),
+        ("omp_gaussian", lambda: C.OMPCoreset(30, model="gaussian", **common), "linear"),
+    ]
+
+
+def sampler_cases():
+    """(name, estimator factory, data key, rows) of the Bayesian GLMs at fixed settings."""
+    from skcoreset import linear_model as L
+
+    kw = {"prior_scale": 1.0, "n_samples": 30, "n_warmup": 30, "n_chains": 2, "random_state": 0}
+    return [
+        ("blr", lambda: L.BayesianLogisticRegression(**kw), "phish", 300),
+        ("bpr", lambda: L.BayesianPoissonRegression(**kw), "bikes", 300),
+        ("blin", lambda: L.BayesianLinearRegression(**kw), "linear", 300),
+        ("blin_fixed", lambda: L.BayesianLinearRegression(noise_scale=0.5, **kw), "linear", 300),
+    ]
+
+
+def compute():
+    """Every recorded array, keyed ``<case>/<attribute>``."""
+    data = _data()
+    out = {}
+    for name, make, key in coreset_cases():
+        X, y = data[key]
+        est = make().fit(X, y)
+        out[f"{name}/indices"] = est.sample_indices_
+        out[f"{name}/weights"] = est.sample_weight_
+    for name, make, key, rows in sampler_cases():
+        X, y = data[key]
+        est = make().fit(X[:rows], y[:rows])
+        out[f"{name}/coef_samples"] = est.coef_samples_
+        out[f"{name}/intercept_samples"] = est.intercept_samples_
+    return out
+
+
+if __name__ == "__main__":
+    np.savez_compressed(STORE, **compute())
+    print(f"wrote {STORE}")
