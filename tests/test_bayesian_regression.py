@@ -117,7 +117,7 @@ def test_real_data_close_to_laplace(dataset, Est, request):
         est = Est(random_state=0).fit(X, y)  # default settings
     assert np.all(est.rhat_ < 1.01)
     assert np.all(np.abs(est.acceptance_rate_ - 0.574) < 0.1)
-    lap = laplace_approximation(get_model(Est._likelihood), X, y)
+    lap = laplace_approximation(get_model(Est.__skcoreset_model__), X, y)
     _, flat = _draws(est)
     # At N ~ 1e4 the posterior is nearly Gaussian: mean - MAP is O(1/N) in parameter units,
     # i.e. O(1/sqrt(N)) ~ 0.01 posterior sd; the Monte Carlo error of the mean is
@@ -152,7 +152,7 @@ def test_classifier_labels_and_predictions():
     # The predictive density of a label is its predict_proba: the two routes must agree.
     lpd = clf.log_predictive_density(X, labels)
     assert lpd == pytest.approx(np.mean(np.log(proba[np.arange(60), y01])), rel=1e-10)
-    with pytest.raises(ValueError, match="classes_"):
+    with pytest.raises(ValueError, match="not among the classes"):
         clf.log_predictive_density(X, np.array(["no"] * 59 + ["maybe"]))
     # -1 / 1 labels too.
     pm = BayesianLogisticRegression(**SMALL).fit(X, 2 * y01 - 1)
@@ -182,9 +182,8 @@ def test_poisson_targets_and_predictions():
     rng = np.random.default_rng(6)
     X = rng.standard_normal((80, 2))
     y = rng.poisson(np.exp(0.5 * X[:, 0] + 1.0))
-    for bad, match in [(y - 5.0, "negative"), (y + 0.5, "integer")]:
-        with pytest.raises(ValueError, match=match):
-            BayesianPoissonRegression(**SMALL).fit(X, bad)
+    with pytest.raises(ValueError, match="negative"):
+        BayesianPoissonRegression(**SMALL).fit(X, y - 5.0)
     est = BayesianPoissonRegression(**SMALL).fit(X, y)
     _, flat = _draws(est)
     rates = np.exp(X @ flat[:, :2].T + flat[:, 2])

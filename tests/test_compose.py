@@ -19,7 +19,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from skcoreset.compose import CoresetClassifier, CoresetRegressor, infer_likelihood
+from skcoreset.compose import CoresetClassifier, CoresetRegressor, infer_model
 from skcoreset.coreset import GIGACoreset, UniformCoreset
 
 
@@ -71,24 +71,24 @@ def test_string_labels_and_errors(phish):
         CoresetClassifier(giga(40), LogisticRegression()).fit(X, None)
 
 
-def test_infer_likelihood():
+def test_infer_model():
     blm = pytest.importorskip("skcoreset.linear_model")
-    assert infer_likelihood(blm.BayesianLogisticRegression()) == "logistic"
-    assert infer_likelihood(blm.BayesianPoissonRegression()) == "poisson"
-    assert infer_likelihood(blm.BayesianLinearRegression()) == "gaussian"
-    assert infer_likelihood(LogisticRegression()) == "logistic"
-    assert infer_likelihood(SVC()) == "logistic"
-    assert infer_likelihood(PoissonRegressor()) == "poisson"
-    assert infer_likelihood(TweedieRegressor(power=1)) == "poisson"
-    assert infer_likelihood(TweedieRegressor(power=2)) == "gaussian"
-    assert infer_likelihood(HistGradientBoostingRegressor(loss="poisson")) == "poisson"
-    assert infer_likelihood(Ridge()) == "gaussian"
-    assert infer_likelihood(make_pipeline(StandardScaler(), PoissonRegressor())) == "poisson"
+    assert infer_model(blm.BayesianLogisticRegression()) == "logistic"
+    assert infer_model(blm.BayesianPoissonRegression()) == "poisson"
+    assert infer_model(blm.BayesianLinearRegression()) == "gaussian"
+    assert infer_model(LogisticRegression()) == "logistic"
+    assert infer_model(SVC()) == "logistic"
+    assert infer_model(PoissonRegressor()) == "poisson"
+    assert infer_model(TweedieRegressor(power=1)) == "poisson"
+    assert infer_model(TweedieRegressor(power=2)) == "gaussian"
+    assert infer_model(HistGradientBoostingRegressor(loss="poisson")) == "poisson"
+    assert infer_model(Ridge()) == "gaussian"
+    assert infer_model(make_pipeline(StandardScaler(), PoissonRegressor())) == "poisson"
 
     class Custom(Ridge):
-        _likelihood = "poisson"
+        __skcoreset_model__ = "poisson"
 
-    assert infer_likelihood(Custom()) == "poisson"
+    assert infer_model(Custom()) == "poisson"
 
 
 def test_regressor_model_auto_and_poisson(bikes):

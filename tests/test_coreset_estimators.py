@@ -1,10 +1,13 @@
 """The Hilbert coreset estimators on real data: conventions, errors, and quality."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 
 from skcoreset.coreset import (
+    CoresetSizeWarning,
     FrankWolfeCoreset,
     GIGACoreset,
     IHTCoreset,
@@ -162,6 +165,9 @@ def test_float32_storage_gives_the_same_quality(phishing):
 def test_poisson_and_gaussian_models(biketrips, projection):
     X, y = biketrips
     kw = dict(n_points=100, projection=projection, n_projections=100, random_state=0)
+    with pytest.raises(ValueError, match="distinct integer values"):
+        GIGACoreset(**kw).fit(X, y)  # counts or classes? 'auto' does not guess
+    kw["model"] = "poisson"
     giga = GIGACoreset(**kw).fit(X, y)
     assert giga.model_ == "poisson"
     uni = UniformCoreset(**kw).fit(X, y)
@@ -183,10 +189,10 @@ def test_uniform_without_projection(phishing):
     [
         ([[0.0], [np.nan], [1.0]], [0, 1, 1], {}, ValueError, "NaN"),
         ([[0.0], [np.inf], [1.0]], [0, 1, 1], {}, ValueError, "infinity"),
-        ([[0.0], [1.0], [2.0]], [0, 1, 2], {"model": "logistic"}, ValueError, "binary labels"),
-        ([[0.0], [1.0], [2.0]], [1, 1, 1], {"model": "logistic"}, ValueError, "both classes"),
+        ([[0.0], [1.0], [2.0]], [0, 1, 2], {"model": "logistic"}, ValueError, "3 classes"),
+        ([[0.0], [1.0], [2.0]], [1, 1, 1], {"model": "logistic"}, ValueError, "one class only"),
+        ([[0.0], [1.0], [2.0]], [0, 2, 5], {}, ValueError, "class labels.*model='poisson'"),
         ([[0.0], [1.0], [2.0]], [0, -1, 3], {"model": "poisson"}, ValueError, "non-negative"),
-        ([[0.0], [1.0], [2.0]], [0, 1, 1], {"n_points": 4}, ValueError, "larger than the number"),
         ([[0.0], [1.0], [2.0]], [0, 1, 1], {"n_points": 0}, ValueError, "n_points"),
         ([[0.0], [1.0], [2.0]], [0, 1, 1], {"model": "probit"}, ValueError, "model"),
     ],
@@ -227,7 +233,7 @@ def test_refit_drops_attributes_of_the_previous_fit(phishing):
 
 def test_one_class_left_with_positive_weight(phishing):
     X, y = phishing
-    with pytest.raises(ValueError, match="positive sample_weight.*both classes"):
+    with pytest.raises(ValueError, match="positive sample_weight.*one class only"):
         OMPCoreset(n_points=20).fit(X, y, sample_weight=y.astype(float))
 
 
@@ -235,7 +241,36 @@ def test_inferred_likelihood_is_named_in_target_errors():
     X = np.random.default_rng(0).standard_normal((60, 2))
     with pytest.raises(ValueError, match="inferred from y"):
         OMPCoreset(n_points=5).fit(X, np.zeros(60))
-    with pytest.raises(ValueError, match="Only binary class labels"):
+    with pytest.raises(ValueError, match="Only binary classification.*3 classes"):
         OMPCoreset(n_points=5).fit(X, np.array(list("abc") * 20))
     est = OMPCoreset(n_points=5, n_projections=10).fit(X, np.array(["no", "yes"] * 30))
     assert est.model_ == "logistic"
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_more_points_than_rows_keeps_every_row(cls):
+    """As SelectKBest with k above the features: the whole data (exact), and a warning."""
+    X = np.random.default_rng(0).standard_normal((40, 2))
+    y = np.arange(40) % 2
+    s = np.linspace(0.0, 2.0, 40)  # one zero weight
+    with pytest.warns(CoresetSizeWarning, match="every such row"):
+        est = cls(n_points=100, n_projections=10, random_state=0).fit(X, y, sample_weight=s)
+    np.testing.assert_array_equal(est.sample_indices_, np.arange(1, 40))
+    np.testing.assert_array_equal(est.sample_weight_, s[1:])
+    assert est.stop_reason_ == "all_rows" and est.hilbert_error_ == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # exactly the rows with weight: no warning
+        est = cls(n_points=39, n_projections=10, random_state=0).fit(X, y, sample_weight=s)
+    assert est.n_points_ == 39
+
+
+def test_small_projection_is_flagged_and_zero_target_is_not_perfect():
+    X = np.random.default_rng(0).standard_normal((200, 3))
+    y = np.arange(200) % 2
+    with pytest.warns(UserWarning, match="fewer than the model's 4 parameters"):
+        est = OMPCoreset(n_points=10, n_projections=3, random_state=0).fit(X, y)
+    # Fisher features of all-zero rows without an intercept are zero: nothing is measured.
+    est = OMPCoreset(n_points=10, projection="fisher", n_projections=20, fit_intercept=False)
+    with pytest.warns(UserWarning, match="measured nothing"):
+        est.fit(np.zeros((200, 3)), y)
+    assert np.isnan(est.hilbert_error_)

@@ -1,10 +1,10 @@
-"""Likelihood kernels and the Laplace approximation against the NumPy oracle."""
+"""The models' kernels, target rules and the Laplace approximation against the NumPy oracle."""
 
 import numpy as np
 import pytest
 from scipy.optimize import approx_fprime, minimize
 
-from skcoreset.models import get_model, infer_model_name, laplace_approximation
+from skcoreset.models import BinaryLabels, get_model, laplace_approximation, model_from_targets
 
 from .oracles import models_oracle as oracle
 
@@ -170,22 +170,47 @@ def test_inputs_not_mutated():
 @pytest.mark.parametrize(
     "name, y, match",
     [
-        ("logistic", [0, 1, 2, 1], "binary labels"),
-        ("logistic", [1, 1, 1, 1], "both classes"),
+        ("logistic", [0, 1, 2, 1], "3 classes"),
+        ("logistic", [1, 1, 1, 1], "one class only"),
         ("logistic", [0, 1, np.nan, 1], "NaN"),
+        ("logistic", [0.1, 0.25, 0.7, 1.3], "real values"),
         ("poisson", [0, 1, -2, 1], "non-negative"),
-        ("poisson", [0, 1.5, 2, 1], "integer"),
-        ("gaussian", [0, 1.5, np.inf, 1], "NaN or infinity"),
+        ("poisson", [0, 1, np.inf, 1], "infinity"),
+        ("gaussian", [0, 1.5, np.inf, 1], "infinity"),
+        ("gaussian", [0, 1.5, np.nan, 1], "NaN"),
     ],
 )
 def test_bad_targets(name, y, match):
     with pytest.raises(ValueError, match=match):
-        get_model(name).check_targets(np.array(y, dtype=float))
+        get_model(name).encode_targets(np.array(y, dtype=float))
 
 
-def test_minus_one_one_labels_map_to_zero_one():
-    y = get_model("logistic").check_targets(np.array([-1, 1, 1, -1]))
-    np.testing.assert_array_equal(y, [0, 1, 1, 0])
+def test_poisson_accepts_non_negative_rates():
+    # the exposure recipe fits y / exposure with sample_weight=exposure
+    y = np.array([0.0, 0.5, 2.25])
+    np.testing.assert_array_equal(get_model("poisson").encode_targets(y), y)
+
+
+@pytest.mark.parametrize(
+    "labels, codes",
+    [
+        ([-1, 1, 1, -1], [0, 1, 1, 0]),
+        ([0, 1, 1, 0], [0, 1, 1, 0]),
+        ([2, 5, 5, 2], [0, 1, 1, 0]),
+        (["no", "yes", "yes", "no"], [0, 1, 1, 0]),
+        ([True, False, False, True], [1, 0, 0, 1]),
+    ],
+)
+def test_one_label_coding_larger_label_is_class_one(labels, codes):
+    coding = BinaryLabels.fit(labels)
+    np.testing.assert_array_equal(coding.encode(labels), codes)
+    np.testing.assert_array_equal(get_model("logistic").encode_targets(labels), codes)
+    np.testing.assert_array_equal(coding.decode(codes), labels)
+
+
+def test_unknown_labels_are_named():
+    with pytest.raises(ValueError, match="not among the classes.*'maybe'"):
+        BinaryLabels(np.array(["no", "yes"])).encode(["yes", "maybe"])
 
 
 def test_model_arguments_are_checked():
@@ -200,13 +225,28 @@ def test_model_arguments_are_checked():
     [
         ([0, 1, 1], "logistic"),
         ([-1, 1, 1], "logistic"),
-        ([0, 3, 7], "poisson"),
+        (["a", "b", "a"], "logistic"),
         ([0.5, 1.2, 3.0], "gaussian"),
-        ([-3, 1, 2], "gaussian"),
+        ([-3.5, 1, 2], "gaussian"),
     ],
 )
-def test_infer_model_name(y, name):
-    assert infer_model_name(np.array(y)) == name
+def test_model_from_targets(y, name):
+    assert model_from_targets(np.array(y)) == name
+
+
+@pytest.mark.parametrize(
+    "y, match",
+    [
+        ([0, 3, 7], "class labels.*model='poisson'.*model='gaussian'"),
+        (np.arange(10) % 3, "3 distinct integer values"),
+        ([-3, 1, 2], "model='gaussian'"),
+        ([0.0, 1.0, np.nan], "NaN"),
+    ],
+)
+def test_ambiguous_or_bad_targets_are_refused(y, match):
+    """Integers with more than two values may be classes or counts: 'auto' must not guess."""
+    with pytest.raises(ValueError, match=match):
+        model_from_targets(np.array(y))
 
 
 def test_length_mismatch_is_an_error_not_garbage():

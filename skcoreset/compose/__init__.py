@@ -7,6 +7,7 @@ search over ``coreset__n_points``, cloning, pickling). For the flat
 :class:`Pipeline` is defined here in ``_pipeline.py``.
 """
 
-from ._coreset_estimator import CoresetClassifier, CoresetRegressor, infer_likelihood
+from ._base import infer_model
+from ._coreset_estimator import CoresetClassifier, CoresetRegressor
 
-__all__ = ["CoresetClassifier", "CoresetRegressor", "infer_likelihood"]
+__all__ = ["CoresetClassifier", "CoresetRegressor", "infer_model"]

@@ -12,173 +12,24 @@ from sklearn.base import (
     ClassifierMixin,
     MetaEstimatorMixin,
     RegressorMixin,
-    _fit_context,
     clone,
     is_classifier,
 )
-from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils._param_validation import HasMethods
-from sklearn.utils._tags import get_tags
+from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
-from ..models import MODEL_NAMES
-
-_MAX_INT = np.iinfo(np.int32).max
-
-
-# -- likelihood of an estimator ---------------------------------------------------------------
-def infer_likelihood(estimator):
-    """Name of the coreset likelihood that matches ``estimator``.
-
-    The rules, in order:
-
-    1. a ``_likelihood`` attribute ('logistic', 'poisson' or 'gaussian') on the estimator or
-       its class (skcoreset's Bayesian models define it);
-    2. a pipeline (anything with ``steps``): the likelihood of its final step;
-    3. any classifier: 'logistic';
-    4. a Poisson regressor: :class:`~sklearn.linear_model.PoissonRegressor`, a
-       :class:`~sklearn.linear_model.TweedieRegressor` with ``power=1``, or any regressor whose
-       ``loss`` or ``criterion`` parameter is 'poisson' (histogram gradient boosting, trees);
-    5. anything else: 'gaussian' (linear regression).
-
-    Parameters
-    ----------
-    estimator : estimator instance
-        The estimator that the coreset feeds.
-
-    Returns
-    -------
-    name : {'logistic', 'poisson', 'gaussian'}
-    """
-    name = getattr(estimator, "_likelihood", None)
-    if isinstance(name, str) and name in MODEL_NAMES:
-        return name
-    steps = getattr(estimator, "steps", None)
-    if isinstance(steps, list) and steps:
-        final = steps[-1][1]
-        if final is not None and final != "passthrough":
-            return infer_likelihood(final)
-    if is_classifier(estimator):
-        return "logistic"
-    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
-    if type(estimator).__name__ == "PoissonRegressor":
-        return "poisson"
-    if type(estimator).__name__ == "TweedieRegressor" and params.get("power") == 1:
-        return "poisson"
-    if params.get("loss") == "poisson" or params.get("criterion") == "poisson":
-        return "poisson"
-    return "gaussian"
-
-
-def _with_model(coreset, estimator):
-    """A clone of ``coreset`` whose 'auto' likelihood is resolved from ``estimator``."""
-    coreset = clone(coreset)
-    params = coreset.get_params(deep=False)
-    if params.get("model") == "auto" and estimator is not None:
-        coreset.set_params(model=infer_likelihood(estimator))
-    return coreset
-
-
-def _encode_binary(y):
-    """(y_fit, classes): labels recoded to {0., 1.} for the logistic coreset, classes sorted.
-
-    Numeric {0, 1} and {-1, 1} labels are passed as they are (the likelihood accepts them).
-    """
-    y_arr = np.asarray(y)
-    if y_arr.ndim != 1:
-        y_arr = np.ravel(y_arr) if y_arr.ndim == 2 and y_arr.shape[1] == 1 else y_arr
-    classes = np.unique(y_arr)
-    if len(classes) > 2:
-        raise ValueError(
-            f"The coreset likelihood is binary logistic, but y has {len(classes)} classes; "
-            "coresets for multiclass targets are not supported."
-        )
-    if y_arr.dtype.kind in "biuf" and (
-        set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}
-    ):
-        return y, classes
-    if len(classes) < 2:
-        return y, classes  # the coreset raises its own message about the single class
-    return (y_arr == classes[1]).astype(np.float64), classes
-
-
-def _resample(coreset, X, y, sample_weight, model_name):
-    """Fit ``coreset`` and return (X_m, y_m, w_m) with y_m in the caller's coding.
-
-    ``model_name`` is the resolved likelihood ('logistic' recodes string labels for the
-    coreset; the estimator after it gets the original labels of the selected rows).
-    """
-    y_fit = y
-    encoded = False
-    if model_name == "logistic" and y is not None:
-        y_fit, _ = _encode_binary(y)
-        encoded = y_fit is not y
-    kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-    out = coreset.fit_resample(X, y_fit, **kwargs)
-    if len(out) == 2:
-        if sample_weight is not None:
-            raise TypeError(
-                f"{type(coreset).__name__}.fit_resample returned no weights, so the weights "
-                "given to it cannot be passed on; skcoreset expects fit_resample to return "
-                "(X, y, {'sample_weight': w})."
-            )
-        X_m, y_m = out
-        w_m = None
-    else:
-        X_m, y_m, params = out
-        w_m = params.get("sample_weight")
-    if encoded:
-        y_m = _safe_indexing(y, coreset.sample_indices_)
-    return X_m, y_m, w_m
-
-
-def _weight_key(estimator):
-    """The fit parameter that takes the coreset weights: ``sample_weight``, or for a pipeline
-    ``<last step>__sample_weight`` (its earlier steps are fitted on the coreset rows unweighted)."""
-    steps = getattr(estimator, "steps", None)
-    if isinstance(steps, list) and steps and not has_fit_parameter(estimator, "sample_weight"):
-        name, final = steps[-1]
-        if has_fit_parameter(final, "sample_weight"):
-            return f"{name}__sample_weight"
-        estimator = final
-    if not has_fit_parameter(estimator, "sample_weight"):
-        raise TypeError(
-            f"{type(estimator).__name__}.fit does not accept sample_weight, so it cannot be "
-            "fitted on a weighted coreset; use an estimator whose fit takes sample_weight."
-        )
-    return "sample_weight"
-
-
-def _configured_model(coreset):
-    """The likelihood a coreset is configured with, or None if it infers it from y."""
-    name = coreset.get_params(deep=False).get("model")
-    if name is None and type(coreset).__name__ == "SensitivityCoreset":
-        name = "logistic"
-    return name if name in MODEL_NAMES else None
-
-
-def _random_state_params(estimator, rng):
-    """Integer seeds for every ``random_state`` parameter of ``estimator`` (nested included)."""
-    keys = sorted(
-        k
-        for k in estimator.get_params(deep=True)
-        if k == "random_state" or k.endswith("__random_state")
-    )
-    return {k: int(rng.randint(_MAX_INT)) for k in keys}
-
-
-def _indexable(data):
-    """``data`` itself when rows can be selected from it (arrays, lists, pandas), else an array."""
-    if (
-        data is None
-        or isinstance(data, (np.ndarray, list))
-        or hasattr(data, "iloc")
-        or hasattr(data, "columns")
-        or hasattr(data, "tocsr")
-    ):
-        return data
-    return np.asarray(data)
+from .._sklearn_compat import HasMethods, _fit_context
+from ..models import BinaryLabels
+from ._base import (
+    declared_model,
+    indexable,
+    infer_model,
+    random_state_params,
+    resample,
+    weight_key,
+)
 
 
 def _estimator_has(attr):
@@ -227,10 +78,12 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
     def _prepare_targets(self, y):
         return y
 
+    def _check_estimator_kind(self, estimator):
+        """A classifier for CoresetClassifier, anything but a classifier for CoresetRegressor."""
+
     # -- fit ----------------------------------------------------------------------------
-    @_fit_context(
-        prefer_skip_nested_validation=False
-    )  # the inner estimators are validated by their fit
+    # The inner estimators are validated by their own fit.
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
         """Select a coreset of ``(X, y)``, then fit the estimator on it.
 
@@ -254,21 +107,19 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        X, y = _indexable(X), _indexable(y)
+        X, y = indexable(X), indexable(y)
         estimator = clone(self._get_estimator())
-        weight_key = _weight_key(estimator)
-        coreset = _with_model(self._get_coreset(), estimator)
+        self._check_estimator_kind(estimator)
+        key = weight_key(estimator)
+        coreset = clone(self._get_coreset())
         if self.random_state is not None:
             # As BaggingRegressor does: one seed per inner random_state, drawn in a fixed order.
             rng = check_random_state(self.random_state)
-            coreset.set_params(**_random_state_params(coreset, rng))
-            estimator.set_params(**_random_state_params(estimator, rng))
-
+            coreset.set_params(**random_state_params(coreset, rng))
+            estimator.set_params(**random_state_params(estimator, rng))
         y = self._prepare_targets(y)
-        model_name = _configured_model(coreset)
-        if model_name is None and is_classifier(self):
-            model_name = "logistic"
-        X_m, y_m, w_m = _resample(coreset, X, y, sample_weight, model_name)
+        model = declared_model(coreset) or infer_model(estimator)
+        X_m, y_m, w_m = resample(coreset, X, y, sample_weight, model)
 
         self.coreset_ = coreset
         self.sample_indices_ = np.asarray(coreset.sample_indices_, dtype=np.intp)
@@ -282,7 +133,7 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             self.X_coreset_ = X_m
             self.y_coreset_ = y_m
         self._check_coreset_targets(y_m)
-        estimator.fit(X_m, y_m, **{weight_key: self.sample_weight_})
+        estimator.fit(X_m, y_m, **{key: self.sample_weight_})
         self.estimator_ = estimator
         return self
 
@@ -440,23 +291,19 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         return BayesianLogisticRegression()
 
     def _prepare_targets(self, y):
-        from sklearn.utils.multiclass import (
-            check_classification_targets,
-            type_of_target,
-        )
-
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
             y_arr = y_arr.ravel()
-        check_classification_targets(y_arr)
-        y_type = type_of_target(y_arr, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError(
-                "Only binary classification is supported (the coreset likelihood is binary "
-                f"logistic). The type of the target is {y_type}."
-            )
-        self.classes_ = np.unique(y_arr)
+        check_classification_targets(y_arr)  # scikit-learn's message for continuous targets
+        self.classes_ = BinaryLabels.fit(y_arr).classes
         return y
+
+    def _check_estimator_kind(self, estimator):
+        if not is_classifier(estimator):
+            raise TypeError(
+                f"CoresetClassifier needs a classifier as its estimator; "
+                f"{type(estimator).__name__} is not one (use CoresetRegressor for a regressor)."
+            )
 
     def _check_coreset_targets(self, y_m):
         if len(np.unique(np.asarray(y_m))) < len(self.classes_):
@@ -532,7 +379,7 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
     use every row. With the coreset's ``model='auto'`` the likelihood follows the estimator:
     Poisson for :class:`~skcoreset.linear_model.BayesianPoissonRegression`,
     :class:`~sklearn.linear_model.PoissonRegressor` (and other Poisson-loss regressors,
-    see :func:`infer_likelihood`), Gaussian-linear otherwise.
+    see :func:`infer_model`), Gaussian-linear otherwise.
 
     Parameters
     ----------
@@ -568,6 +415,13 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
         from ..linear_model import BayesianLinearRegression
 
         return BayesianLinearRegression()
+
+    def _check_estimator_kind(self, estimator):
+        if is_classifier(estimator):
+            raise TypeError(
+                f"CoresetRegressor needs a regressor as its estimator; {type(estimator).__name__}"
+                " is a classifier (use CoresetClassifier for it)."
+            )
 
     def _prepare_targets(self, y):
         y_arr = np.asarray(y)

@@ -20,27 +20,23 @@ import warnings
 
 import numpy as np
 from sklearn import pipeline as _skpipeline
-from sklearn.base import _fit_context, is_classifier, is_regressor
-from sklearn.utils.metadata_routing import (
-    MetadataRouter,
-    MethodMapping,
-    _routing_enabled,
-    process_routing,
-)
+from sklearn.base import is_classifier, is_regressor
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
-from ._coreset_estimator import _configured_model, _resample, infer_likelihood
+from .._sklearn_compat import _fit_context, _routing_enabled
+from ._base import (
+    declared_model,
+    indexable,
+    infer_model,
+    is_passthrough,
+    is_resampler,
+    num_rows,
+    resample,
+)
 
 __all__ = ["Pipeline", "make_pipeline"]
-
-
-def _is_resampler(step):
-    return step is not None and not isinstance(step, str) and hasattr(step, "fit_resample")
-
-
-def _is_passthrough(step):
-    return step is None or (isinstance(step, str) and step == "passthrough")
 
 
 def _final_estimator_has(attr):
@@ -54,12 +50,12 @@ def _final_estimator_has(attr):
 def _can_transform(self):
     final = self._final_estimator
     # a coreset as the last step is skipped at transform time, like everywhere else
-    if not (_is_passthrough(final) or _is_resampler(final) or hasattr(final, "transform")):
+    if not (is_passthrough(final) or is_resampler(final) or hasattr(final, "transform")):
         return False
     return all(
         hasattr(s, "transform")
         for _, s in self.steps[:-1]
-        if not _is_passthrough(s) and not _is_resampler(s)
+        if not is_passthrough(s) and not is_resampler(s)
     )
 
 
@@ -67,7 +63,7 @@ def _can_inverse_transform(self):
     return all(
         hasattr(s, "inverse_transform")
         for _, s in self.steps
-        if not _is_passthrough(s) and not _is_resampler(s)
+        if not is_passthrough(s) and not is_resampler(s)
     )
 
 
@@ -114,7 +110,7 @@ class Pipeline(_skpipeline.Pipeline):
     Notes
     -----
     **Likelihood.** A coreset step whose ``model`` is 'auto' takes its likelihood from the
-    final estimator (see :func:`skcoreset.compose.infer_likelihood`): logistic for
+    final estimator (see :func:`skcoreset.compose.infer_model`): logistic for
     classifiers, Poisson for Poisson regressors, Gaussian-linear otherwise. The step's
     ``model`` parameter is left as given; its fitted ``model_`` shows the choice.
 
@@ -158,7 +154,7 @@ class Pipeline(_skpipeline.Pipeline):
             if name in self.get_params(deep=False):
                 raise ValueError(f"Estimator names conflict with constructor arguments: {name!r}")
         for name, step in self.steps[:-1]:
-            if _is_passthrough(step) or _is_resampler(step):
+            if is_passthrough(step) or is_resampler(step):
                 continue
             if not (hasattr(step, "fit") or hasattr(step, "fit_transform")) or not hasattr(
                 step, "transform"
@@ -169,7 +165,7 @@ class Pipeline(_skpipeline.Pipeline):
                     "neither."
                 )
         final = self.steps[-1][1]
-        if not _is_passthrough(final) and not hasattr(final, "fit"):
+        if not is_passthrough(final) and not hasattr(final, "fit"):
             raise TypeError(
                 f"Last step of Pipeline should implement fit or be 'passthrough'; "
                 f"{type(final).__name__} doesn't."
@@ -178,50 +174,25 @@ class Pipeline(_skpipeline.Pipeline):
             raise ValueError("skcoreset.pipeline.Pipeline does not support transform_input.")
 
     def _resampler_positions(self):
-        return [i for i, (_, s) in enumerate(self.steps) if _is_resampler(s)]
+        return [i for i, (_, s) in enumerate(self.steps) if is_resampler(s)]
 
     def _inference_pipeline(self):
         """A scikit-learn Pipeline of the same (fitted) steps without the coreset steps."""
-        steps = [(n, s) for n, s in self.steps if not _is_resampler(s)]
+        steps = [(n, s) for n, s in self.steps if not is_resampler(s)]
         return _skpipeline.Pipeline(steps)
 
     def _model_for_resamplers(self):
         """Likelihood for coreset steps with model='auto': from the final estimator."""
         final = self.steps[-1][1]
-        if _is_passthrough(final) or _is_resampler(final):
+        if is_passthrough(final) or is_resampler(final):
             return None
         if is_classifier(final) or is_regressor(final) or hasattr(final, "predict"):
-            return infer_likelihood(final)
+            return infer_model(final)
         return None
 
     # -- fit ------------------------------------------------------------------------------
-    def _split_params(self, params, first):
-        """Per-step fit parameters and the user's data weights."""
-        per_step = {name: {} for name, _ in self.steps}
-        if _routing_enabled():
-            head = _skpipeline.Pipeline(self.steps[: first + 1])
-            routed = process_routing(head, "fit", **params)
-            for name, _ in self.steps[: first + 1]:
-                if name in routed:
-                    per_step[name].update(routed[name].get("fit", {}))
-                    per_step[name].update(routed[name].get("fit_transform", {}))
-            return per_step, None, params
-        params = dict(params)
-        data_weight = params.pop("sample_weight", None)
-        for key, value in params.items():
-            if "__" not in key:
-                raise ValueError(
-                    f"Pipeline.fit does not accept the {key} parameter. Pass parameters to a "
-                    "step with the stepname__parameter format, or the data's weights as "
-                    "sample_weight=."
-                )
-            name, param = key.split("__", 1)
-            if name not in per_step:
-                raise ValueError(f"Pipeline.fit got {key!r}, but there is no step {name!r}.")
-            per_step[name][param] = value
-        return per_step, data_weight, None
-
-    @_fit_context(prefer_skip_nested_validation=False)  # the steps are validated by their fit
+    # The steps are validated by their own fit.
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, **params):
         """Fit the steps; the steps after a coreset are fitted on its weighted rows.
 
@@ -250,123 +221,164 @@ class Pipeline(_skpipeline.Pipeline):
             return super().fit(X, y, **params)
         self.steps = list(self.steps)
         first = positions[0]
-        n_rows = _num_rows(X)
-        per_step, data_weight, raw = self._split_params(params, first)
+        X, y = indexable(X), indexable(y)
+        per_step, data_weight, head_params = self._split_params(params, first)
+        Xt = self._fit_head(X, y, first, per_step, data_weight, head_params)
+        self._fit_tail(Xt, y, first, per_step, data_weight, num_rows(X))
+        return self
 
-        # 1. The steps before the first coreset: a public scikit-learn Pipeline (memory).
-        Xt = X
-        if first > 0:
-            head = _skpipeline.Pipeline(
-                self.steps[:first], memory=self.memory, verbose=self.verbose
+    def _split_params(self, params, first):
+        """``(per-step fit parameters, data weights, parameters for the head pipeline)``.
+
+        Without routing, ``sample_weight`` is the data's weights and ``step__param`` goes to
+        one step. With routing, the steps up to the first coreset receive what they request
+        (the head's own share is returned for it to route).
+        """
+        per_step = {name: {} for name, _ in self.steps}
+        if _routing_enabled():
+            head = _skpipeline.Pipeline(self.steps[: first + 1])
+            routed = process_routing(head, "fit", **params)
+            for name, _ in self.steps[: first + 1]:
+                # routed.get, not `name in routed`: an EmptyRequest (no metadata) supports
+                # item access only, and `in` would iterate it forever.
+                step_routed = routed.get(name) or {}
+                per_step[name].update(step_routed.get("fit", {}))
+                per_step[name].update(step_routed.get("fit_transform", {}))
+            head_pipe = _skpipeline.Pipeline(self.steps[:first]) if first else None
+            consumed = (
+                head_pipe.get_metadata_routing().consumes(method="fit_transform", params=params)
+                if head_pipe is not None
+                else set()
             )
-            if raw is not None:  # routing: the head pipeline routes what it consumes
-                consumed = head.get_metadata_routing().consumes(
-                    method="fit_transform", params=raw.keys()
+            return per_step, None, {k: params[k] for k in consumed}
+        params = dict(params)
+        data_weight = params.pop("sample_weight", None)
+        for key, value in params.items():
+            if "__" not in key:
+                raise ValueError(
+                    f"Pipeline.fit does not accept the {key} parameter. Pass parameters to a "
+                    "step with the stepname__parameter format, or the data's weights as "
+                    "sample_weight=."
                 )
-                head_params = {k: raw[k] for k in consumed}
-            else:
-                head_params = {}
-                for name, step in self.steps[:first]:
-                    step_params = dict(per_step[name])
-                    if (
-                        data_weight is not None
-                        and "sample_weight" not in step_params
-                        and not _is_passthrough(step)
-                        and has_fit_parameter(step, "sample_weight")
-                    ):
-                        step_params["sample_weight"] = data_weight
-                    head_params.update({f"{name}__{k}": v for k, v in step_params.items()})
-            Xt = head.fit_transform(X, y, **head_params)
-            self.steps[:first] = head.steps  # fitted clones when memory caches them
+            name, param = key.split("__", 1)
+            if name not in per_step:
+                raise ValueError(f"Pipeline.fit got {key!r}, but there is no step {name!r}.")
+            per_step[name][param] = value
+        return per_step, data_weight, None
 
-        # 2. The coreset steps and everything after them, step by step.
+    def _fit_head(self, X, y, first, per_step, data_weight, head_params):
+        """Fit the steps before the first coreset on all rows: a public scikit-learn Pipeline
+        (so ``memory`` caches them); return their output."""
+        if first == 0:
+            return X
+        head = _skpipeline.Pipeline(self.steps[:first], memory=self.memory, verbose=self.verbose)
+        if head_params is None:  # no routing: the data's weights go where they are accepted
+            head_params = {}
+            for name, step in self.steps[:first]:
+                step_params = dict(per_step[name])
+                if (
+                    data_weight is not None
+                    and "sample_weight" not in step_params
+                    and not is_passthrough(step)
+                    and has_fit_parameter(step, "sample_weight")
+                ):
+                    step_params["sample_weight"] = data_weight
+                head_params.update({f"{name}__{k}": v for k, v in step_params.items()})
+        Xt = head.fit_transform(X, y, **head_params)
+        self.steps[:first] = head.steps  # fitted clones when memory caches them
+        return Xt
+
+    def _fit_tail(self, Xt, yt, first, per_step, weight, n_rows):
+        """Fit the coreset steps and every step after them, each on the rows kept so far."""
         model = self._model_for_resamplers()
-        yt, weight, rows = y, data_weight, np.arange(n_rows)
+        rows = np.arange(n_rows)
         last = len(self.steps) - 1
         for idx in range(first, len(self.steps)):
             name, step = self.steps[idx]
-            if _is_passthrough(step):
+            if is_passthrough(step):
                 continue
             step_params = dict(per_step[name])
-            if _is_resampler(step):
-                user_w = step_params.pop("sample_weight", None)
-                if user_w is not None:
-                    if idx != first:
-                        raise ValueError(
-                            f"sample_weight for {name!r}: the coreset before it "
-                            "supplies the weights of its rows."
-                        )
-                    if weight is not None and user_w is not weight:
-                        raise ValueError(
-                            f"Got both sample_weight and {name}__sample_weight; "
-                            "give the data's weights once."
-                        )
-                    weight = user_w
-                if step_params:
-                    raise ValueError(
-                        f"Coreset step {name!r} takes no fit parameters other than "
-                        f"sample_weight; got {sorted(step_params)}."
-                    )
+            if is_resampler(step):
+                weight = self._coreset_weight(name, step_params, weight, idx == first)
                 Xt, yt, weight = self._fit_resampler(step, Xt, yt, weight, model)
-                rows = rows[step.sample_indices_] if hasattr(step, "sample_indices_") else None
-                continue
-            if "sample_weight" in step_params:
-                raise ValueError(
-                    f"sample_weight was given for step {name!r}, which comes after a coreset: "
-                    "the coreset supplies the weights of its rows. Pass the data's weights as "
-                    "sample_weight= (or to the coreset step)."
-                )
-            for key, value in step_params.items():
-                if _num_rows(value, default=-1) == n_rows:
-                    raise ValueError(
-                        f"Parameter {key!r} of step {name!r} looks per-row ({n_rows} entries), "
-                        "but that step is fitted on the coreset's rows only."
-                    )
-            accepts = weight is not None and has_fit_parameter(step, "sample_weight")
-            if accepts:
-                step_params["sample_weight"] = weight
-            if idx < last:
-                if weight is not None and not accepts:
-                    warnings.warn(
-                        f"Step {name!r} ({type(step).__name__}) does not accept sample_weight: it "
-                        "is fitted on the coreset's rows without their weights. Place it before "
-                        "the coreset to fit it on all rows.",
-                        UserWarning,
-                        stacklevel=2,
-                    )
-                if hasattr(step, "fit_transform"):
-                    Xt = step.fit_transform(Xt, yt, **step_params)
-                else:
-                    Xt = step.fit(Xt, yt, **step_params).transform(Xt)
+                indices = getattr(step, "sample_indices_", None)
+                rows = None if rows is None or indices is None else rows[indices]
             else:
-                if weight is not None and not accepts:
-                    raise TypeError(
-                        f"The final step {name!r} ({type(step).__name__}) must accept "
-                        "sample_weight in fit to be fitted on a weighted coreset."
-                    )
-                step.fit(Xt, yt, **step_params)
+                self._check_tail_params(name, step_params, n_rows)
+                Xt = self._fit_weighted_step(name, step, Xt, yt, weight, step_params, idx < last)
         if rows is not None:
             self.sample_indices_ = rows
         self.sample_weight_ = weight
-        return self
+
+    @staticmethod
+    def _coreset_weight(name, step_params, weight, is_first):
+        """The data's weights for a coreset step (``<coreset>__sample_weight`` or
+        ``sample_weight``); nothing else may be passed to it."""
+        user_w = step_params.pop("sample_weight", None)
+        if user_w is not None:
+            if not is_first:
+                raise ValueError(
+                    f"sample_weight for {name!r}: the coreset before it supplies the weights "
+                    "of its rows."
+                )
+            if weight is not None and user_w is not weight:
+                raise ValueError(
+                    f"Got both sample_weight and {name}__sample_weight; give the data's "
+                    "weights once."
+                )
+            weight = user_w
+        if step_params:
+            raise ValueError(
+                f"Coreset step {name!r} takes no fit parameters other than sample_weight; got "
+                f"{sorted(step_params)}."
+            )
+        return weight
+
+    @staticmethod
+    def _check_tail_params(name, step_params, n_rows):
+        """A step after a coreset sees its rows only: no weights or per-row parameters."""
+        if "sample_weight" in step_params:
+            raise ValueError(
+                f"sample_weight was given for step {name!r}, which comes after a coreset: "
+                "the coreset supplies the weights of its rows. Pass the data's weights as "
+                "sample_weight= (or to the coreset step)."
+            )
+        for key, value in step_params.items():
+            if num_rows(value, default=-1) == n_rows:
+                raise ValueError(
+                    f"Parameter {key!r} of step {name!r} looks per-row ({n_rows} entries), "
+                    "but that step is fitted on the coreset's rows only."
+                )
+
+    @staticmethod
+    def _fit_weighted_step(name, step, Xt, yt, weight, step_params, intermediate):
+        """Fit a step after a coreset with the coreset weights; return its output."""
+        accepts = weight is not None and has_fit_parameter(step, "sample_weight")
+        if accepts:
+            step_params["sample_weight"] = weight
+        if not intermediate:
+            if weight is not None and not accepts:
+                raise TypeError(
+                    f"The final step {name!r} ({type(step).__name__}) must accept "
+                    "sample_weight in fit to be fitted on a weighted coreset."
+                )
+            step.fit(Xt, yt, **step_params)
+            return Xt
+        if weight is not None and not accepts:
+            warnings.warn(
+                f"Step {name!r} ({type(step).__name__}) does not accept sample_weight: it "
+                "is fitted on the coreset's rows without their weights. Place it before "
+                "the coreset to fit it on all rows.",
+                UserWarning,
+                stacklevel=4,
+            )
+        if hasattr(step, "fit_transform"):
+            return step.fit_transform(Xt, yt, **step_params)
+        return step.fit(Xt, yt, **step_params).transform(Xt)
 
     def _fit_resampler(self, step, Xt, yt, weight, model):
-        """Fit one coreset step (model 'auto' resolved from the final estimator)."""
-        configured = _configured_model(step)
-        auto = (
-            "model" in step.get_params(deep=False)
-            and step.get_params(deep=False)["model"] == "auto"
-        )
-        if auto and model is not None:
-            # Fit with the final estimator's likelihood but leave the user's parameter as given:
-            # the fitted model_ records the choice.
-            step.set_params(model=model)
-            try:
-                Xr, yr, wr = _resample(step, Xt, yt, weight, model)
-            finally:
-                step.set_params(model="auto")
-        else:
-            Xr, yr, wr = _resample(step, Xt, yt, weight, configured or model)
+        """Fit one coreset step: its own model if it names one, else the final estimator's."""
+        Xr, yr, wr = resample(step, Xt, yt, weight, declared_model(step) or model)
         self.X_coreset_, self.y_coreset_ = Xr, yr
         return Xr, yr, wr
 
@@ -635,16 +647,6 @@ class Pipeline(_skpipeline.Pipeline):
             mapping.add(caller=method, callee=method)
         router.add(predict_part=predict_part, method_mapping=mapping)
         return router
-
-
-def _num_rows(X, default=None):
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) > 0:
-        return shape[0]
-    try:
-        return len(X)
-    except TypeError:
-        return default
 
 
 def make_pipeline(*steps, memory=None, verbose=False):

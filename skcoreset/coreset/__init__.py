@@ -1,6 +1,6 @@
 """Coreset estimators: each ``fit(X, y)`` selects ``sample_indices_`` and ``sample_weight_``."""
 
-from ._base import BaseCoreset
+from ._base import BaseCoreset, CoresetSizeWarning
 from ._hilbert import (
     FrankWolfeCoreset,
     GIGACoreset,
@@ -9,11 +9,7 @@ from ._hilbert import (
     OMPCoreset,
     UniformCoreset,
 )
-from ._sensitivity import (
-    CoresetSizeWarning,
-    SensitivityCoreset,
-    sensitivity_coreset_size,
-)
+from ._sensitivity import SensitivityCoreset, sensitivity_coreset_size
 
 __all__ = [
     "BaseCoreset",

@@ -1,33 +1,50 @@
 """The small base class every coreset estimator shares.
 
-A coreset estimator is fitted on (X, y) and *selects*: ``sample_indices_`` (M row indices) and
-``sample_weight_`` (M positive weights). ``fit_resample`` returns the weighted subset in the
-``(X_m, y_m, {"sample_weight": w_m})`` form the resampler-aware pipeline consumes. Subclasses
-implement ``_fit_coreset`` only.
+A coreset estimator is fitted on (X, y) and *selects*: ``sample_indices_`` (row indices) and
+``sample_weight_`` (their positive weights). ``fit_resample`` returns the weighted subset in the
+``(X_m, y_m, {"sample_weight": w_m})`` form the resampler-aware pipeline consumes.
+
+The public methods validate; subclasses implement one hook, ``_fit_coreset``, which receives
+validated float64 ``X``, targets coded by the model, the data's weights, the model and a
+random generator, and may assume that fewer points are requested than rows have positive
+weight (``fit`` keeps every row otherwise).
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..models import MODEL_NAMES, get_model, infer_model_name
+from .._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+    _safe_indexing,
+)
+from ..models import MODEL_NAMES, get_model, model_from_targets
+
+
+class CoresetSizeWarning(UserWarning):
+    """More points were asked for than the data has: the coreset is the whole data set."""
 
 
 class BaseCoreset(BaseEstimator):
-    """Base class of coreset estimators (do not use directly).
+    """Base class of the coreset estimators (do not use directly).
 
-    Subclasses define ``_fit_coreset(X, y, sample_weight, random_state)`` returning
-    ``(indices, weights)`` with X a float64 array, y the model-checked targets and
-    ``sample_weight`` the user's non-negative weights (ones if none were given).
+    ``n_points`` is the coreset size: the number of distinct points for the methods that
+    select points (the Hilbert methods, and uniform sampling without replacement), the number
+    of draws for the methods that sample with replacement (importance and sensitivity
+    sampling, uniform with ``replace=True``), whose distinct points may be fewer. When it is
+    not smaller than the number of rows with positive weight, the coreset is every such row
+    with its own weight (exact), with a :class:`CoresetSizeWarning` if it is larger.
+
+    A subclass whose model is fixed declares it with the class attribute
+    ``__skcoreset_model__`` (e.g. ``'logistic'``); otherwise its ``model`` parameter names it,
+    'auto' letting the targets (or a composition's final estimator) decide.
     """
 
     _parameter_constraints: dict = {
@@ -38,30 +55,6 @@ class BaseCoreset(BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def _encode_targets(self, y, model):
-        """Targets in the model's coding.
-
-        When the likelihood was not named explicitly (``model='auto'``, or an estimator that
-        is logistic by construction), any two labels are accepted as binary classes.
-        """
-        if np.asarray(y).dtype.kind in "OUS":
-            kind = type_of_target(y, input_name="y", raise_unknown=True)
-            if kind != "binary":
-                raise ValueError(f"Only binary class labels are supported; y is {kind}.")
-        if getattr(self, "model", "auto") == "auto" and model.name == "logistic":
-            classes = np.unique(y)
-            if len(classes) == 2 and not (
-                set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}
-            ):
-                # the larger label is the positive class, as LabelEncoder would order them
-                y = (y == classes[1]).astype(np.float64)
-        return model.check_targets(y)
-
-    def _resolve_model(self, y):
-        name = infer_model_name(y) if self.model == "auto" else self.model
-        return get_model(name, prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
-
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Select the coreset.
 
@@ -70,7 +63,7 @@ class BaseCoreset(BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Features; NaN and infinity are rejected.
         y : array-like of shape (n_samples,)
-            Targets in the model's coding (binary labels, counts or real values).
+            Targets: two class labels (any type), counts, or real values, as the model needs.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the data's log-likelihood terms; the coreset approximates
             the weighted sum and its weights include them.
@@ -80,52 +73,19 @@ class BaseCoreset(BaseEstimator):
         self : object
             Fitted estimator with ``sample_indices_`` and ``sample_weight_``.
         """
-        self._check_params()
-        # A refit must not keep what the previous fit set and this one may not (laplace_,
-        # hilbert_error_, ...): measures computed from them would describe other data.
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
-            delattr(self, name)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        n_samples = X.shape[0]
-        # n_points may be None for estimators sized otherwise (e.g. by an error bound)
-        if self.n_points is not None and self.n_points > n_samples:
-            raise ValueError(
-                f"n_points={self.n_points} is larger than the number of samples "
-                f"(n_samples={n_samples})."
-            )
-        sample_weight = _check_sample_weight(
-            sample_weight, X, dtype=np.float64, ensure_non_negative=True
-        )
-        model = self._resolve_model(y)
-        self.model_ = model.name
-        try:
-            y = self._encode_targets(y, model)
-        except ValueError as exc:
-            if getattr(self, "model", "auto") == "auto":
-                raise ValueError(
-                    f"{exc} (the likelihood {model.name!r} was inferred from y; "
-                    "pass model=... to choose it)"
-                ) from None
-            raise
-        positive = sample_weight > 0
-        if not np.all(positive):
-            # zero-weight rows are not in the likelihood: what is left must still fit the model
-            # (for the logistic model, both classes must keep positive weight)
-            try:
-                model.check_targets(y[positive])
-            except ValueError as exc:
-                raise ValueError(f"Among the rows with positive sample_weight: {exc}") from None
-        rng = check_random_state(self.random_state)
-        indices, weights = self._fit_coreset(X, y, sample_weight, model, rng)
-        order = np.argsort(indices, kind="stable")
-        self.sample_indices_ = np.asarray(indices, dtype=np.intp)[order]
-        self.sample_weight_ = np.asarray(weights, dtype=np.float64)[order]
-        if not np.all(np.isfinite(self.sample_weight_)):
-            raise FloatingPointError("The coreset weights are not finite; please report this.")
-        return self
+        return self._fit(X, y, sample_weight)
 
     def fit_resample(self, X, y, sample_weight=None):
         """Fit, then return the weighted subset.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the data.
 
         Returns
         -------
@@ -136,13 +96,8 @@ class BaseCoreset(BaseEstimator):
         params : dict
             ``{"sample_weight": sample_weight_}``, to pass to the next estimator's ``fit``.
         """
-        self.fit(X, y, sample_weight=sample_weight)
-        idx = self.sample_indices_
-        return (
-            _safe_indexing(X, idx),
-            _safe_indexing(y, idx),
-            {"sample_weight": self.sample_weight_.copy()},
-        )
+        self._fit(X, y, sample_weight)
+        return self._selected(X, y)
 
     @property
     def n_points_(self):
@@ -150,10 +105,98 @@ class BaseCoreset(BaseEstimator):
         check_is_fitted(self, "sample_indices_")
         return len(self.sample_indices_)
 
+    # -- the fit, in named steps ----------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _fit(self, X, y, sample_weight=None, model=None):
+        """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
+        self._check_params()
+        self._drop_fitted_attributes()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True
+        )
+        model, inferred = self._resolve_model(y, model)
+        self.model_ = model.name
+        y = self._encode_targets(y, model, sample_weight, inferred)
+        rng = check_random_state(self.random_state)
+        positive = np.flatnonzero(sample_weight > 0)
+        if self.n_points is not None and self.n_points >= positive.shape[0]:
+            indices, weights = self._keep_all_rows(X, y, sample_weight, model, rng, positive)
+        else:
+            indices, weights = self._fit_coreset(X, y, sample_weight, model, rng)
+        self._set_selection(indices, weights)
+        return self
+
+    def _drop_fitted_attributes(self):
+        # A refit must not keep what the previous fit set and this one may not (laplace_,
+        # hilbert_error_, ...): measures computed from them would describe other data.
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
+
+    def _resolve_model(self, y, model=None):
+        """``(model, inferred)``: the model declared by the class, named by ``model``, given by
+        a composition for 'auto', or else inferred from the targets (``inferred`` is True)."""
+        name = getattr(type(self), "__skcoreset_model__", None)
+        if name is None:
+            name = self.model if self.model != "auto" else model
+        inferred = name is None
+        if inferred:
+            name = model_from_targets(y)
+        model = get_model(name, prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
+        return model, inferred
+
+    def _encode_targets(self, y, model, sample_weight, inferred):
+        """Targets in the model's coding; the rows with positive weight must still fit it."""
+        try:
+            coded = model.encode_targets(y)
+            positive = sample_weight > 0
+            if not np.all(positive):
+                try:
+                    model.encode_targets(y[positive])
+                except ValueError as exc:
+                    raise ValueError(f"Among the rows with positive sample_weight: {exc}") from None
+        except ValueError as exc:
+            if inferred:
+                raise ValueError(
+                    f"{exc} (the model {model.name!r} was inferred from y; pass model=... to "
+                    "choose it)"
+                ) from None
+            raise
+        return coded
+
+    def _keep_all_rows(self, X, y, sample_weight, model, random_state, positive):
+        """The exact coreset: every row with positive weight, with its own weight."""
+        if self.n_points > positive.shape[0]:
+            warnings.warn(
+                f"n_points={self.n_points} is larger than the {positive.shape[0]} rows with "
+                "positive sample_weight: the coreset is every such row with its own weight.",
+                CoresetSizeWarning,
+                stacklevel=4,
+            )
+        return positive, sample_weight[positive]
+
+    def _set_selection(self, indices, weights):
+        order = np.argsort(indices, kind="stable")
+        self.sample_indices_ = np.asarray(indices, dtype=np.intp)[order]
+        self.sample_weight_ = np.asarray(weights, dtype=np.float64)[order]
+        if not np.all(np.isfinite(self.sample_weight_)):
+            raise FloatingPointError("The coreset weights are not finite; please report this.")
+
+    def _selected(self, X, y):
+        """The fitted subset of (X, y) and its weights, in the callers' containers."""
+        idx = self.sample_indices_
+        return (
+            _safe_indexing(X, idx),
+            _safe_indexing(y, idx),
+            {"sample_weight": self.sample_weight_.copy()},
+        )
+
+    # -- hooks ----------------------------------------------------------------------------
     def _check_params(self):
-        """Hook for checks across parameters, run before the data are validated."""
+        """Checks across parameters, run before the data are validated."""
 
     def _fit_coreset(self, X, y, sample_weight, model, random_state):
+        """Return ``(indices, weights)`` of the coreset (``n_points`` < rows with weight)."""
         raise NotImplementedError
 
     def __sklearn_tags__(self):

@@ -1,78 +1,33 @@
 """Hilbert coreset estimators: Laplace fit -> random projection -> weights (array API).
 
-Each estimator is a thin wrapper: ``_HilbertCoreset`` does the statistics (model, Laplace fit,
-projection) and the subclass names one function of :mod:`skcoreset.hilbert` and its options.
+Each estimator is thin: ``_HilbertCoreset`` does the statistics (model, Laplace fit,
+projection) and a subclass names the private core of one :mod:`skcoreset.hilbert` function
+and its options in ``_select``.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from .. import hilbert
+from .._sklearn_compat import Interval, StrOptions
+from ..hilbert._common import relative_error, row_norms_and_sum
+from ..hilbert._greedy import _frank_wolfe, _giga
+from ..hilbert._iht import _iht
+from ..hilbert._omp import _omp
+from ..hilbert._sampling import _importance, _uniform
 from ..models import laplace_approximation
 from ..projection import PROJECTIONS, project
 from ._base import BaseCoreset
 
-_COMMON_DOC = """
-    Parameters
-    ----------
-    n_points : int, default=100
-        Requested coreset size M: the number of distinct points with nonzero weight. The
-        fitted size ``n_points_`` may be smaller when a stop rule fires first.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        Likelihood. 'auto' infers it from ``y``: two values -> logistic, non-negative
-        integers -> Poisson, otherwise Gaussian-linear. Inside the composition tools it is
-        taken from the estimator the coreset feeds.
-    projection : {'loglik', 'fisher'}, default='loglik'
-        Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1).
-    n_projections : int, default=500
-        Dimension J of the projection.
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2 I) prior used by the Laplace fit.
-    fit_intercept : bool, default=True
-        Whether the likelihood has an intercept.
-    laplace_subsample : int or None, default=None
-        Fit the Laplace approximation on a random subsample of this many rows (weights scaled
-        up to the full data) - enough for the projection and much faster for large N.
-    dtype : {'float64', 'float32'}, default='float64'
-        Storage of the (N, J) projection matrix, the largest allocation of a fit.
-    progress : bool, default=False
-        Show a tqdm progress bar of the construction (needs the optional tqdm).
-    random_state : int, RandomState instance or None, default=None
-        Seeds the projection and any random choice of the algorithm.
-"""
-
-_COMMON_ATTRS = """
-    Attributes
-    ----------
-    sample_indices_ : ndarray of shape (M,)
-        Sorted indices of the selected rows (M = ``n_points_``, the fitted size).
-    sample_weight_ : ndarray of shape (M,)
-        Their positive weights.
-    hilbert_error_ : float
-        Relative error ||Phi w - y|| / ||y|| in the projection space.
-    model_ : str
-        The resolved likelihood.
-    laplace_ : LaplaceApproximation
-        The fit the projection was drawn from.
-    n_iter_ : int
-        Iterations of the algorithm.
-    stop_reason_ : str
-        Which rule ended the construction ('size_reached', 'numerical_limit', ...).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Only when ``X`` has string column names.
-"""
-
 
 class _HilbertCoreset(BaseCoreset):
-    """Shared statistics of the Hilbert coreset estimators."""
+    """Shared statistics of the Hilbert coreset estimators (do not use directly)."""
 
     _parameter_constraints: dict = {
         **BaseCoreset._parameter_constraints,
         "projection": [StrOptions(set(PROJECTIONS))],
-        "n_projections": [Interval(Integral, 1, None, closed="left")],
+        "n_projections": [Interval(Integral, 2, None, closed="left")],
         "laplace_subsample": [Interval(Integral, 1, None, closed="left"), None],
         "dtype": [StrOptions({"float64", "float32"})],
         "progress": ["boolean"],
@@ -106,28 +61,33 @@ class _HilbertCoreset(BaseCoreset):
     def _fit_coreset(self, X, y, sample_weight, model, random_state):
         # Rows of zero weight carry no likelihood: no algorithm may pick them.
         kept = np.flatnonzero(sample_weight > 0)
-        if self.n_points > len(kept):
-            raise ValueError(
-                f"n_points={self.n_points} is larger than the number of samples "
-                f"with positive sample_weight (n_samples={len(kept)})."
-            )
         if len(kept) < len(y):
             X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
-        w, info = self._weights(
-            self._vectors(X, y, sample_weight, model, random_state), random_state
-        )
-        self.n_iter_ = int(info.get("n_iter", 0))
-        self.stop_reason_ = info.get("stop_reason", "size_reached")
+        V = self._vectors(X, y, sample_weight, model, random_state)
+        sigma, target = row_norms_and_sum(V)
+        w, n_iter, reason = self._select(V, sigma, target, random_state)
+        self.n_iter_ = int(n_iter)
+        self.stop_reason_ = reason
         if self.projection is not None:
-            self.hilbert_error_ = float(info["error"])
+            self.hilbert_error_ = self._measured_error(V, w, target)
         idx = np.flatnonzero(w)
         # The vectors were scaled by the user's weights: a data point's weight is the product.
         return kept[idx], w[idx] * sample_weight[idx]
 
-    def _vectors(self, X, y, sample_weight, model, random_state):
-        """The (N, J) projection: Laplace fit, then random features."""
-        Xd = model.design(X)
-        self.laplace_ = laplace_approximation(
+    def _keep_all_rows(self, X, y, sample_weight, model, random_state, positive):
+        indices, weights = super()._keep_all_rows(
+            X, y, sample_weight, model, random_state, positive
+        )
+        if self.projection is not None:
+            self.laplace_ = self._laplace(model.design(X), y, sample_weight, model, random_state)
+            self.hilbert_error_ = 0.0
+        self.n_iter_ = 0
+        self.stop_reason_ = "all_rows"
+        return indices, weights
+
+    def _laplace(self, Xd, y, sample_weight, model, random_state):
+        """The Laplace fit the projection draws its parameters from."""
+        return laplace_approximation(
             model,
             Xd,
             y,
@@ -136,6 +96,22 @@ class _HilbertCoreset(BaseCoreset):
             subsample=self.laplace_subsample,
             random_state=random_state,
         )
+
+    def _vectors(self, X, y, sample_weight, model, random_state):
+        """The (N, J) projection: Laplace fit, then random features."""
+        Xd = model.design(X)
+        self.laplace_ = self._laplace(Xd, y, sample_weight, model, random_state)
+        n_params = Xd.shape[1]
+        dim = self.n_projections - (self.projection == "loglik")  # centring removes one
+        if dim < n_params:
+            warnings.warn(
+                f"n_projections={self.n_projections} gives a projection of dimension {dim}, "
+                f"fewer than the model's {n_params} parameters: it cannot tell apart coresets "
+                "that differ in the posterior, so hilbert_error_ will look better than the "
+                "coreset is. Use at least a few times the number of parameters.",
+                UserWarning,
+                stacklevel=5,
+            )
         return project(
             self.laplace_.model,
             Xd,
@@ -148,28 +124,99 @@ class _HilbertCoreset(BaseCoreset):
             random_state=random_state,
         )
 
-    def _weights(self, vectors, random_state):
+    @staticmethod
+    def _measured_error(V, w, target):
+        """The relative error, or NaN when the projection measured nothing (zero target)."""
+        if not np.any(target):
+            warnings.warn(
+                "The projected log-likelihoods sum to zero: the projection measured nothing, "
+                "so hilbert_error_ is NaN. Increase n_projections.",
+                UserWarning,
+                stacklevel=5,
+            )
+            return float("nan")
+        return relative_error(V, w, target)
+
+    def _select(self, vectors, sigma, target, random_state):
+        """``(w, n_iter, stop_reason)`` from one core of :mod:`skcoreset.hilbert`."""
         raise NotImplementedError
 
 
 class UniformCoreset(_HilbertCoreset):
-    __doc__ = (
-        """Uniform subsampling: M distinct points, each weighted N / M.
+    """Uniform subsampling: M distinct points, each weighted N / M.
 
     The baseline every other method must beat. The projection is only computed to report
     ``hilbert_error_`` (set ``projection=None`` to skip it).
-"""
-        + _COMMON_DOC.replace(
-            "projection : {'loglik', 'fisher'}, default='loglik'\n        Random features",
-            "projection : {'loglik', 'fisher'} or None, default='loglik'\n        None skips "
-            "the projection and ``hilbert_error_``. Otherwise the random features",
-        )
-        + """    replace : bool, default=False
-        Draw with replacement (the formula of the papers: weights (N / M) count_n, possibly
-        fewer than M distinct points) instead of M distinct points.
-"""
-        + _COMMON_ATTRS
-    )
+
+    Parameters
+    ----------
+    n_points : int, default=100
+        Coreset size M: the number of distinct points, or the number of draws with
+        ``replace=True`` (then the distinct points may be fewer). When M is not smaller than
+        the number of rows with positive weight, every such row is kept.
+    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
+        The likelihood of the projection. 'auto' takes it from the estimator the coreset
+        feeds in a pipeline or meta-estimator, otherwise from ``y``: two values give
+        'logistic', non-integer real values 'gaussian'; integer targets with more values are
+        ambiguous and refused.
+    projection : {'loglik', 'fisher'} or None, default='loglik'
+        None skips the projection and ``hilbert_error_``. Otherwise the random features of
+        the per-datum log-likelihoods (doc/algorithms.md, section 1): centred
+        log-likelihoods at parameter draws, or random coordinates of their gradients.
+    n_projections : int, default=500
+        Dimension J of the projection (at least 2).
+    prior_scale : float, default=1.0
+        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    fit_intercept : bool, default=True
+        Whether the likelihood has an intercept.
+    laplace_subsample : int or None, default=None
+        Fit the Laplace approximation on a random subsample of this many rows (weights
+        scaled up to the full data): enough for the projection, and much faster for large N.
+    dtype : {'float64', 'float32'}, default='float64'
+        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+    replace : bool, default=False
+        Draw with replacement (the formula of the papers: weights (N / M) count_n) instead
+        of M distinct points.
+    progress : bool, default=False
+        Accepted for a uniform interface; uniform sampling is instantaneous.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the projection and the draws.
+
+    Attributes
+    ----------
+    sample_indices_ : ndarray of shape (n_points_,)
+        Sorted indices of the selected rows.
+    sample_weight_ : ndarray of shape (n_points_,)
+        Their positive weights.
+    hilbert_error_ : float
+        Relative error ||Phi w - y|| / ||y|| in the projection space (only with a
+        projection; NaN when the projection measured nothing).
+    model_ : str
+        The resolved model.
+    laplace_ : LaplaceApproximation
+        The fit the projection was drawn from (only with a projection).
+    n_iter_ : int
+        Number of draws.
+    stop_reason_ : str
+        'size_reached', or 'all_rows' when every row was kept.
+    n_features_in_ : int
+        Number of features seen in fit.
+    feature_names_in_ : ndarray of str
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    ImportanceCoreset : Draws proportional to the projection norms.
+
+    Examples
+    --------
+    >>> from skcoreset.coreset import UniformCoreset
+    >>> from skcoreset.datasets import load_phishing
+    >>> X, y = load_phishing(return_X_y=True)
+    >>> cs = UniformCoreset(n_points=50, projection=None, random_state=0).fit(X, y)
+    >>> cs.n_points_, round(float(cs.sample_weight_[0]), 1)
+    (50, 221.1)
+    """
 
     _parameter_constraints: dict = {
         **_HilbertCoreset._parameter_constraints,
@@ -212,44 +259,162 @@ class UniformCoreset(_HilbertCoreset):
             return sample_weight[:, None]
         return super()._vectors(X, y, sample_weight, model, random_state)
 
-    def _weights(self, vectors, random_state):
-        return hilbert.uniform(
-            vectors,
-            self.n_points,
-            replace=self.replace,
-            random_state=random_state,
-            return_info=True,
+    def _select(self, vectors, sigma, target, random_state):
+        return _uniform(
+            vectors, self.n_points, sigma, target, replace=self.replace, random_state=random_state
         )
 
 
 class ImportanceCoreset(_HilbertCoreset):
-    __doc__ = (
-        """Hilbert importance sampling: draws proportional to the projection norms.
+    """Hilbert importance sampling: draws proportional to the projection norms.
 
-    p_n = ||v_n|| / sum_m ||v_m||; M draws with replacement; w_n = count_n / (M p_n).
-"""
-        + _COMMON_DOC
-        + _COMMON_ATTRS
-    )
+    p_n = ||v_n|| / sum_m ||v_m||; M draws with replacement; w_n = count_n / (M p_n)
+    (doc/algorithms.md, section 2).
 
-    def _weights(self, vectors, random_state):
-        return hilbert.importance(
-            vectors, self.n_points, random_state=random_state, return_info=True
-        )
+    Parameters
+    ----------
+    n_points : int, default=100
+        Coreset size M: the number of draws (with replacement), so the distinct points may
+        be fewer. When M is not smaller than the number of rows with positive weight, every
+        such row is kept.
+    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
+        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
+        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
+        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    projection : {'loglik', 'fisher'}, default='loglik'
+        Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
+        centred log-likelihoods at parameter draws, or random coordinates of their gradients.
+    n_projections : int, default=500
+        Dimension J of the projection (at least 2).
+    prior_scale : float, default=1.0
+        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    fit_intercept : bool, default=True
+        Whether the likelihood has an intercept.
+    laplace_subsample : int or None, default=None
+        Fit the Laplace approximation on a random subsample of this many rows (weights
+        scaled up to the full data): enough for the projection, and much faster for large N.
+    dtype : {'float64', 'float32'}, default='float64'
+        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+    progress : bool, default=False
+        Accepted for a uniform interface; the draw is instantaneous.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the projection and the draws.
+
+    Attributes
+    ----------
+    sample_indices_ : ndarray of shape (n_points_,)
+        Sorted indices of the distinct selected rows.
+    sample_weight_ : ndarray of shape (n_points_,)
+        Their positive weights.
+    hilbert_error_ : float
+        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
+        projection measured nothing).
+    model_ : str
+        The resolved model.
+    laplace_ : LaplaceApproximation
+        The fit the projection was drawn from.
+    n_iter_ : int
+        Number of draws.
+    stop_reason_ : str
+        'size_reached', or 'all_rows' when every row was kept.
+    n_features_in_ : int
+        Number of features seen in fit.
+    feature_names_in_ : ndarray of str
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    UniformCoreset : The baseline.
+    SensitivityCoreset : Importance sampling by sensitivity bounds (logistic regression).
+
+    Examples
+    --------
+    >>> from skcoreset.coreset import ImportanceCoreset
+    >>> from skcoreset.datasets import load_phishing
+    >>> X, y = load_phishing(return_X_y=True)
+    >>> cs = ImportanceCoreset(n_points=50, n_projections=50, random_state=0).fit(X, y)
+    >>> cs.n_points_ <= 50
+    True
+    """
+
+    def _select(self, vectors, sigma, target, random_state):
+        return _importance(vectors, self.n_points, sigma, target, random_state=random_state)
 
 
 class FrankWolfeCoreset(_HilbertCoreset):
-    __doc__ = (
-        """Hilbert coreset by Frank-Wolfe on the scaled simplex (Campbell & Broderick 2019).
+    """Hilbert coreset by Frank-Wolfe on the scaled simplex (Campbell & Broderick 2019).
 
-    Iterates until the support reaches ``n_points`` or no step improves the fit.
-"""
-        + _COMMON_DOC
-        + """    max_iter : int or None, default=None
-        Iteration cap (None: the array function's default).
-"""
-        + _COMMON_ATTRS
-    )
+    Minimises ||y - Phi w|| over {w >= 0 : sum_n sigma_n w_n = sigma} by Frank-Wolfe with
+    exact line search (doc/algorithms.md, section 3). Iterates until the support reaches
+    ``n_points`` or no step improves the fit.
+
+    Parameters
+    ----------
+    n_points : int, default=100
+        Requested coreset size M: the number of distinct points with nonzero weight. The
+        fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
+        smaller than the number of rows with positive weight, every such row is kept.
+    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
+        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
+        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
+        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    projection : {'loglik', 'fisher'}, default='loglik'
+        Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
+        centred log-likelihoods at parameter draws, or random coordinates of their gradients.
+    n_projections : int, default=500
+        Dimension J of the projection (at least 2).
+    prior_scale : float, default=1.0
+        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    fit_intercept : bool, default=True
+        Whether the likelihood has an intercept.
+    laplace_subsample : int or None, default=None
+        Fit the Laplace approximation on a random subsample of this many rows (weights
+        scaled up to the full data): enough for the projection, and much faster for large N.
+    dtype : {'float64', 'float32'}, default='float64'
+        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+    max_iter : int or None, default=None
+        Iteration cap; None allows ``10 * n_points + 100`` (a point can be chosen again).
+    progress : bool, default=False
+        Show a tqdm progress bar of the construction (needs the optional tqdm).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the projection.
+
+    Attributes
+    ----------
+    sample_indices_ : ndarray of shape (n_points_,)
+        Sorted indices of the selected rows.
+    sample_weight_ : ndarray of shape (n_points_,)
+        Their positive weights.
+    hilbert_error_ : float
+        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
+        projection measured nothing).
+    model_ : str
+        The resolved model.
+    laplace_ : LaplaceApproximation
+        The fit the projection was drawn from.
+    n_iter_ : int
+        Iterations of the algorithm.
+    stop_reason_ : str
+        Which rule ended the construction: 'size_reached', 'converged', 'numerical_limit',
+        'max_iter', 'zero_target', or 'all_rows' when every row was kept.
+    n_features_in_ : int
+        Number of features seen in fit.
+    feature_names_in_ : ndarray of str
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    GIGACoreset : Removes the over-weighting of the fixed scale.
+
+    Examples
+    --------
+    >>> from skcoreset.coreset import FrankWolfeCoreset
+    >>> from skcoreset.datasets import load_phishing
+    >>> X, y = load_phishing(return_X_y=True)
+    >>> cs = FrankWolfeCoreset(n_points=20, n_projections=50, random_state=0).fit(X, y)
+    >>> cs.n_points_, cs.stop_reason_
+    (20, 'size_reached')
+    """
 
     _parameter_constraints: dict = {
         **_HilbertCoreset._parameter_constraints,
@@ -285,50 +450,182 @@ class FrankWolfeCoreset(_HilbertCoreset):
         )
         self.max_iter = max_iter
 
-    def _weights(self, vectors, random_state):
-        return hilbert.frank_wolfe(
-            vectors, self.n_points, max_iter=self.max_iter, progress=self.progress, return_info=True
+    def _select(self, vectors, sigma, target, random_state):
+        return _frank_wolfe(
+            vectors,
+            self.n_points,
+            sigma,
+            target,
+            max_iter=self.max_iter,
+            progress=self.progress,
         )
 
 
 class GIGACoreset(FrankWolfeCoreset):
-    __doc__ = (
-        """Greedy iterative geodesic ascent (Campbell & Broderick 2018).
+    """Greedy iterative geodesic ascent (Campbell & Broderick 2018).
 
     Climbs along great circles of the unit sphere toward the normalised target, then rescales
-    optimally; its error falls geometrically with the size. Iterates until the support
-    reaches ``n_points`` or the numerical limit stops it (see ``stop_reason_``).
-"""
-        + _COMMON_DOC
-        + """    max_iter : int or None, default=None
-        Iteration cap (None: the array function's default).
-"""
-        + _COMMON_ATTRS
-    )
+    optimally (doc/algorithms.md, section 4); its error falls geometrically with the size on
+    the vector-sum problem of its paper. Iterates until the support reaches ``n_points`` or
+    the numerical limit stops it (see ``stop_reason_``).
 
-    def _weights(self, vectors, random_state):
-        return hilbert.giga(
-            vectors, self.n_points, max_iter=self.max_iter, progress=self.progress, return_info=True
+    Parameters
+    ----------
+    n_points : int, default=100
+        Requested coreset size M: the number of distinct points with nonzero weight. The
+        fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
+        smaller than the number of rows with positive weight, every such row is kept.
+    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
+        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
+        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
+        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    projection : {'loglik', 'fisher'}, default='loglik'
+        Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
+        centred log-likelihoods at parameter draws, or random coordinates of their gradients.
+    n_projections : int, default=500
+        Dimension J of the projection (at least 2).
+    prior_scale : float, default=1.0
+        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    fit_intercept : bool, default=True
+        Whether the likelihood has an intercept.
+    laplace_subsample : int or None, default=None
+        Fit the Laplace approximation on a random subsample of this many rows (weights
+        scaled up to the full data): enough for the projection, and much faster for large N.
+    dtype : {'float64', 'float32'}, default='float64'
+        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+    max_iter : int or None, default=None
+        Iteration cap; None allows ``10 * n_points + 100`` (a point can be chosen again).
+    progress : bool, default=False
+        Show a tqdm progress bar of the construction (needs the optional tqdm).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the projection.
+
+    Attributes
+    ----------
+    sample_indices_ : ndarray of shape (n_points_,)
+        Sorted indices of the selected rows.
+    sample_weight_ : ndarray of shape (n_points_,)
+        Their positive weights.
+    hilbert_error_ : float
+        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
+        projection measured nothing).
+    model_ : str
+        The resolved model.
+    laplace_ : LaplaceApproximation
+        The fit the projection was drawn from.
+    n_iter_ : int
+        Iterations of the algorithm.
+    stop_reason_ : str
+        Which rule ended the construction: 'size_reached', 'numerical_limit', 'no_ascent',
+        'max_iter', 'zero_target', or 'all_rows' when every row was kept.
+    n_features_in_ : int
+        Number of features seen in fit.
+    feature_names_in_ : ndarray of str
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    OMPCoreset : Smaller errors on GLM posteriors, where GIGA's error saturates.
+
+    Examples
+    --------
+    >>> from skcoreset.coreset import GIGACoreset
+    >>> from skcoreset.datasets import load_phishing
+    >>> X, y = load_phishing(return_X_y=True)
+    >>> cs = GIGACoreset(n_points=20, n_projections=50, random_state=0).fit(X, y)
+    >>> cs.n_points_, cs.hilbert_error_ < 1
+    (20, True)
+    """
+
+    def _select(self, vectors, sigma, target, random_state):
+        return _giga(
+            vectors,
+            self.n_points,
+            sigma,
+            target,
+            max_iter=self.max_iter,
+            progress=self.progress,
         )
 
 
 class IHTCoreset(_HilbertCoreset):
-    __doc__ = (
-        """Accelerated iterative hard thresholding: A-IHT, or A-IHT II with ``debias=True``.
+    """Accelerated iterative hard thresholding: A-IHT, or A-IHT II with ``debias=True``.
 
     Projected gradient on ||y - Phi w||^2 over k-sparse non-negative w with momentum (Zhang,
-    Khanna, Kyrillidis, Koyejo 2021).
-"""
-        + _COMMON_DOC
-        + """    debias : bool, default=False
+    Khanna, Kyrillidis, Koyejo 2021; doc/algorithms.md, section 5). The number of iterations
+    does not grow with the size, so it is the fastest method for large coresets.
+
+    Parameters
+    ----------
+    n_points : int, default=100
+        Requested coreset size M: the largest number of distinct points with nonzero weight.
+        When M is not smaller than the number of rows with positive weight, every such row
+        is kept.
+    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
+        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
+        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
+        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    projection : {'loglik', 'fisher'}, default='loglik'
+        Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
+        centred log-likelihoods at parameter draws, or random coordinates of their gradients.
+    n_projections : int, default=500
+        Dimension J of the projection (at least 2).
+    prior_scale : float, default=1.0
+        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    fit_intercept : bool, default=True
+        Whether the likelihood has an intercept.
+    laplace_subsample : int or None, default=None
+        Fit the Laplace approximation on a random subsample of this many rows (weights
+        scaled up to the full data): enough for the projection, and much faster for large N.
+    dtype : {'float64', 'float32'}, default='float64'
+        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+    debias : bool, default=False
         A-IHT II: a de-biasing gradient step on the support after each thresholding.
     max_iter : int, default=300
         Iteration cap.
     batch_fraction : float in (0, 1] or None, default=None
         Stochastic variant: each gradient from a random fraction of the points.
-"""
-        + _COMMON_ATTRS
-    )
+    progress : bool, default=False
+        Show a tqdm progress bar of the iterations (needs the optional tqdm).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the projection and the stochastic variant's batches.
+
+    Attributes
+    ----------
+    sample_indices_ : ndarray of shape (n_points_,)
+        Sorted indices of the selected rows.
+    sample_weight_ : ndarray of shape (n_points_,)
+        Their positive weights.
+    hilbert_error_ : float
+        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
+        projection measured nothing).
+    model_ : str
+        The resolved model.
+    laplace_ : LaplaceApproximation
+        The fit the projection was drawn from.
+    n_iter_ : int
+        Iterations of the algorithm.
+    stop_reason_ : str
+        Which rule ended the construction: 'converged', 'max_iter', 'zero_target', or
+        'all_rows' when every row was kept.
+    n_features_in_ : int
+        Number of features seen in fit.
+    feature_names_in_ : ndarray of str
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    OMPCoreset : Exact non-negative least squares on a greedily grown support.
+
+    Examples
+    --------
+    >>> from skcoreset.coreset import IHTCoreset
+    >>> from skcoreset.datasets import load_phishing
+    >>> X, y = load_phishing(return_X_y=True)
+    >>> cs = IHTCoreset(n_points=20, debias=True, n_projections=50, random_state=0).fit(X, y)
+    >>> cs.n_points_ <= 20
+    True
+    """
 
     _parameter_constraints: dict = {
         **_HilbertCoreset._parameter_constraints,
@@ -370,29 +667,93 @@ class IHTCoreset(_HilbertCoreset):
         self.max_iter = max_iter
         self.batch_fraction = batch_fraction
 
-    def _weights(self, vectors, random_state):
-        return hilbert.iht(
+    def _select(self, vectors, sigma, target, random_state):
+        return _iht(
             vectors,
             self.n_points,
+            sigma,
+            target,
             debias=self.debias,
             max_iter=self.max_iter,
             batch_fraction=self.batch_fraction,
             random_state=random_state,
             progress=self.progress,
-            return_info=True,
         )
 
 
 class OMPCoreset(_HilbertCoreset):
-    __doc__ = (
-        """Non-negative orthogonal matching pursuit.
+    """Non-negative orthogonal matching pursuit.
 
     Adds the point most aligned with the residual, then re-solves non-negative least squares
-    on the support (incrementally). Strong on logistic posteriors.
-"""
-        + _COMMON_DOC
-        + _COMMON_ATTRS
-    )
+    on the support (incrementally). The smallest error per point on GLM posteriors; its
+    support cannot usefully exceed the projection dimension J (it stops at the numerical
+    limit there).
 
-    def _weights(self, vectors, random_state):
-        return hilbert.omp(vectors, self.n_points, progress=self.progress, return_info=True)
+    Parameters
+    ----------
+    n_points : int, default=100
+        Requested coreset size M: the number of distinct points with nonzero weight. The
+        fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
+        smaller than the number of rows with positive weight, every such row is kept.
+    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
+        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
+        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
+        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    projection : {'loglik', 'fisher'}, default='loglik'
+        Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
+        centred log-likelihoods at parameter draws, or random coordinates of their gradients.
+    n_projections : int, default=500
+        Dimension J of the projection (at least 2).
+    prior_scale : float, default=1.0
+        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    fit_intercept : bool, default=True
+        Whether the likelihood has an intercept.
+    laplace_subsample : int or None, default=None
+        Fit the Laplace approximation on a random subsample of this many rows (weights
+        scaled up to the full data): enough for the projection, and much faster for large N.
+    dtype : {'float64', 'float32'}, default='float64'
+        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+    progress : bool, default=False
+        Show a tqdm progress bar of the construction (needs the optional tqdm).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the projection.
+
+    Attributes
+    ----------
+    sample_indices_ : ndarray of shape (n_points_,)
+        Sorted indices of the selected rows.
+    sample_weight_ : ndarray of shape (n_points_,)
+        Their positive weights.
+    hilbert_error_ : float
+        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
+        projection measured nothing).
+    model_ : str
+        The resolved model.
+    laplace_ : LaplaceApproximation
+        The fit the projection was drawn from.
+    n_iter_ : int
+        Points added (a point dropped by the least-squares step may be added again).
+    stop_reason_ : str
+        Which rule ended the construction: 'size_reached', 'converged', 'numerical_limit',
+        'max_iter', 'zero_target', or 'all_rows' when every row was kept.
+    n_features_in_ : int
+        Number of features seen in fit.
+    feature_names_in_ : ndarray of str
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    GIGACoreset : The geodesic method of the coreset papers.
+
+    Examples
+    --------
+    >>> from skcoreset.coreset import OMPCoreset
+    >>> from skcoreset.datasets import load_phishing
+    >>> X, y = load_phishing(return_X_y=True)
+    >>> cs = OMPCoreset(n_points=20, n_projections=50, random_state=0).fit(X, y)
+    >>> cs.n_points_, cs.hilbert_error_ < 0.1
+    (20, True)
+    """
+
+    def _select(self, vectors, sigma, target, random_state):
+        return _omp(vectors, self.n_points, sigma, target, progress=self.progress)

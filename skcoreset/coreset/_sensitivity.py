@@ -42,19 +42,15 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.cluster import KMeans
-from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from ..models import get_model, laplace_approximation
+from .._sklearn_compat import Interval, StrOptions
+from ..models import laplace_approximation
 from . import _sensitivity_kernels as K
-from ._base import BaseCoreset
+from ._base import BaseCoreset, CoresetSizeWarning
 
 # Rows of the Laplace fit that centres the ball: the centre only needs to be near the MAP.
 _LAPLACE_SUBSAMPLE = 20_000
-
-
-class CoresetSizeWarning(UserWarning):
-    """The (epsilon, delta) size bound asks for more points than the data has."""
 
 
 def sensitivity_coreset_size(epsilon, delta, n_features, mean_sensitivity, c=4.0):
@@ -85,7 +81,7 @@ def sensitivity_coreset_size(epsilon, delta, n_features, mean_sensitivity, c=4.0
 
     Examples
     --------
-    >>> from skcoreset.coreset._sensitivity import sensitivity_coreset_size
+    >>> from skcoreset.coreset import sensitivity_coreset_size
     >>> sensitivity_coreset_size(0.1, 0.05, 11, 2.0)
     9051
     """
@@ -220,7 +216,7 @@ class SensitivityCoreset(BaseCoreset):
     Examples
     --------
     >>> import numpy as np
-    >>> from skcoreset.coreset._sensitivity import SensitivityCoreset
+    >>> from skcoreset.coreset import SensitivityCoreset
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3))
     >>> y = (X[:, 0] + rng.logistic(size=2000) > 0).astype(float)
@@ -228,6 +224,9 @@ class SensitivityCoreset(BaseCoreset):
     >>> cs.n_points_ <= 200, cs.sensitivities_.shape
     (True, (2000,))
     """
+
+    # The bound is specific to the logistic likelihood.
+    __skcoreset_model__ = "logistic"
 
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left"), None],
@@ -273,10 +272,6 @@ class SensitivityCoreset(BaseCoreset):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _resolve_model(self, y):
-        # The bound is specific to the logistic likelihood.
-        return get_model("logistic", prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
-
     def _check_params(self):
         # n_points=None sizes the coreset by the (epsilon, delta) bound instead.
         sized_by_bound = self.n_points is None
@@ -289,21 +284,46 @@ class SensitivityCoreset(BaseCoreset):
             )
 
     def _fit_coreset(self, X, y, sample_weight, model, random_state):
-        rng = random_state
         s = np.ascontiguousarray(sample_weight, dtype=np.float64)
         positive = np.flatnonzero(s > 0)
-        n_pos = positive.shape[0]
-        if self.n_clusters > n_pos:
+        if self.n_clusters > positive.shape[0]:
             raise ValueError(
                 f"n_clusters={self.n_clusters} is larger than the number of samples with positive "
-                f"weight ({n_pos})."
+                f"weight ({positive.shape[0]})."
             )
         # Z_n = y_n x_n with y in {-1, +1}; design() may return X itself, so never scale in place.
-        Z = model.design(X) * (2.0 * y - 1.0)[:, None]
-        Z = np.ascontiguousarray(Z)
-        k = int(self.n_clusters)
+        Z = np.ascontiguousarray(model.design(X) * (2.0 * y - 1.0)[:, None])
+        km, sub, labels = self._cluster(Z, s, positive, random_state)
+        W, means = K.cluster_stats(Z, s, labels, km.n_clusters)
+        radius = self._radius(km, Z, s, sub)
+        theta0 = self._center(X, y, s, model, random_state, Z.shape[1])
+        m = K.sensitivity_bound(Z, s, labels, W, means, theta0, radius, bool(self.exact))
+        if not np.all(np.isfinite(m)):
+            raise ValueError(
+                "The sensitivity bounds are not finite (the distances between "
+                "points overflowed); check the scale of X, e.g. standardise it."
+            )
+        mbar = float((s * m).sum() / s.sum())
+        self.sensitivities_ = m
+        self.mean_sensitivity_ = mbar
+        self.radius_ = radius
+        self.center_ = theta0
+        centers = means.copy()
+        empty = W <= 0
+        centers[empty] = km.cluster_centers_[empty]
+        self.cluster_centers_ = centers
+        self.cluster_sizes_ = W
+        self.labels_ = labels
 
-        # k-means++ on a subsample of the positive-weight points, then assign every point.
+        n_draws = self._n_draws(mbar, Z.shape[1], positive.shape[0])
+        if n_draws is None:
+            return positive, s[positive]
+        return self._draw(s, m, n_draws, random_state)
+
+    def _cluster(self, Z, s, positive, rng):
+        """k-means++ on a subsample of the positive-weight points, then every point assigned."""
+        n_pos = positive.shape[0]
+        k = int(self.n_clusters)
         if self.kmeans_subsample is None:
             n_sub = _default_kmeans_subsample(n_pos, k)
         else:
@@ -321,78 +341,59 @@ class SensitivityCoreset(BaseCoreset):
         with threadpool_limits(limits=1, user_api="openmp"):
             km.fit(Z[sub], sample_weight=s[sub])
             labels = np.ascontiguousarray(km.predict(Z), dtype=np.int64)
-        W, means = K.cluster_stats(Z, s, labels, k)
+        return km, sub, labels
 
-        if self.radius is None:
-            mean_sq = km.inertia_ / s[sub].sum()
+    def _radius(self, km, Z, s, sub):
+        """R: given, or ``radius_scale / sqrt(mean squared distance to the k-means centres)``."""
+        if self.radius is not None:
+            return float(self.radius)
+        mean_sq = km.inertia_ / s[sub].sum()
+        if not mean_sq > 0:
+            # Every subsampled point sits on its centre (at most k distinct points): fall back
+            # to the spread around the overall mean, or 1 if all points coincide.
+            zs = Z[sub]
+            centred = zs - np.average(zs, axis=0, weights=s[sub])
+            mean_sq = float(np.average(np.sum(centred**2, axis=1), weights=s[sub]))
             if not mean_sq > 0:
-                # Every subsampled point sits on its centre (at most k distinct points): fall back
-                # to the spread around the overall mean, or 1 if all points coincide.
-                zs = Z[sub]
-                mean_sq = float(
-                    np.average(
-                        np.sum((zs - np.average(zs, axis=0, weights=s[sub])) ** 2, axis=1),
-                        weights=s[sub],
-                    )
-                )
-                if not mean_sq > 0:
-                    mean_sq = 1.0
-            radius = float(self.radius_scale) / math.sqrt(mean_sq)
-        else:
-            radius = float(self.radius)
+                mean_sq = 1.0
+        return float(self.radius_scale) / math.sqrt(mean_sq)
 
-        if self.center == "laplace":
-            sub_la = _LAPLACE_SUBSAMPLE if X.shape[0] > _LAPLACE_SUBSAMPLE else None
-            approx = laplace_approximation(model, X, y, s, subsample=sub_la, random_state=rng)
-            theta0 = np.ascontiguousarray(approx.mean, dtype=np.float64)
-        else:
-            theta0 = np.zeros(Z.shape[1])
+    def _center(self, X, y, s, model, rng, n_params):
+        """theta0: the origin, or the mean of a Laplace fit on at most 20 000 rows."""
+        if self.center != "laplace":
+            return np.zeros(n_params)
+        sub_la = _LAPLACE_SUBSAMPLE if X.shape[0] > _LAPLACE_SUBSAMPLE else None
+        approx = laplace_approximation(model, X, y, s, subsample=sub_la, random_state=rng)
+        return np.ascontiguousarray(approx.mean, dtype=np.float64)
 
-        m = K.sensitivity_bound(Z, s, labels, W, means, theta0, radius, bool(self.exact))
-        if not np.all(np.isfinite(m)):
-            raise ValueError(
-                "The sensitivity bounds are not finite (the distances between "
-                "points overflowed); check the scale of X, e.g. standardise it."
+    def _n_draws(self, mbar, n_params, n_pos):
+        """M: ``n_points``, or Algorithm 1's bound (None: the bound covers the whole data)."""
+        if self.n_points is not None:
+            self.size_bound_ = None
+            self.n_draws_ = int(self.n_points)
+            return self.n_draws_
+        bound = sensitivity_coreset_size(self.epsilon, self.delta, n_params, mbar)
+        self.size_bound_ = bound
+        if bound >= n_pos:
+            warnings.warn(
+                f"The (epsilon={self.epsilon}, delta={self.delta}) bound asks for {bound} "
+                f"draws, not fewer than the {n_pos} points with positive weight: returning the "
+                "whole data set (an exact coreset).",
+                CoresetSizeWarning,
+                stacklevel=5,
             )
-        total = s.sum()
+            self.n_draws_ = 0
+            return None
+        self.n_draws_ = bound
+        return bound
+
+    @staticmethod
+    def _draw(s, m, n_draws, rng):
+        """Multinomial draws with p_n proportional to s_n m_n; weights s_n K_n / (M p_n)."""
         sm = s * m
         sum_sm = sm.sum()
-        mbar = sum_sm / total
-
-        self.sensitivities_ = m
-        self.mean_sensitivity_ = float(mbar)
-        self.radius_ = radius
-        self.center_ = theta0
-        centers = means.copy()
-        empty = W <= 0
-        centers[empty] = km.cluster_centers_[empty]
-        self.cluster_centers_ = centers
-        self.cluster_sizes_ = W
-        self.labels_ = labels
-
-        if self.n_points is None:
-            bound = sensitivity_coreset_size(self.epsilon, self.delta, Z.shape[1], mbar)
-            self.size_bound_ = bound
-            if bound >= n_pos:
-                warnings.warn(
-                    f"The (epsilon={self.epsilon}, delta={self.delta}) bound asks for {bound} "
-                    "draws, "
-                    f"not fewer than the {n_pos} points with positive weight: returning the whole "
-                    "data set (an exact coreset).",
-                    CoresetSizeWarning,
-                    stacklevel=4,
-                )
-                self.n_draws_ = 0
-                return positive, s[positive]
-            n_draws = bound
-        else:
-            self.size_bound_ = None
-            n_draws = int(self.n_points)
-
-        p = sm / sum_sm
-        counts = rng.multinomial(n_draws, p)
+        counts = rng.multinomial(n_draws, sm / sum_sm)
         idx = np.flatnonzero(counts)
         # w_n = s_n K_n / (M p_n) = K_n sum(s m) / (M m_n): no division by a small s_n.
         weights = counts[idx] * (sum_sm / (n_draws * m[idx]))
-        self.n_draws_ = n_draws
         return idx, weights

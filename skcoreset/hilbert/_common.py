@@ -1,4 +1,10 @@
-"""Input validation and helpers shared by the Hilbert coreset functions."""
+"""Input validation and helpers shared by the Hilbert coreset functions.
+
+The public functions (``giga``, ``omp``, ...) validate their input with :func:`validate` and
+call a private core (``_giga``, ``_omp``, ...) that assumes it: a C-contiguous float64 or
+float32 matrix V, an integer 1 <= M <= N, the row norms sigma and a float64 target y. The
+coreset estimators call the cores directly with what they have already checked.
+"""
 
 import functools
 import numbers
@@ -42,6 +48,7 @@ def check_n_points(n_points, n_rows):
 
 
 def check_max_iter(max_iter, default):
+    """max_iter must be a positive integer, or None for ``default``."""
     if max_iter is None:
         return int(default)
     if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, numbers.Integral):
@@ -52,6 +59,7 @@ def check_max_iter(max_iter, default):
 
 
 def check_nonneg_float(value, name):
+    """A finite real number >= 0."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
@@ -60,11 +68,8 @@ def check_nonneg_float(value, name):
     return value
 
 
-def prepare(V, target=None):
-    """One validating pass: row norms, row sum, finiteness.
-
-    Returns ``(sigma, y)`` in float64, where y is ``target`` if given, else the row sum.
-    """
+def row_norms_and_sum(V):
+    """sigma_n = ||v_n|| and y = sum_n v_n in one pass; a ValueError if V is not finite."""
     sigma, ysum = _kernels.norms_and_sum(V, _kernels.n_chunks(V.shape[0]))
     if not np.all(np.isfinite(sigma)):
         if np.isnan(V).any():
@@ -72,19 +77,39 @@ def prepare(V, target=None):
         if np.isinf(V).any():
             raise ValueError("vectors contains inf")
         raise ValueError("vectors has entries so large that their squared norm overflows")
-    if target is None:
-        return sigma, ysum
+    return sigma, ysum
+
+
+def check_target(target, n_columns):
+    """The target as a float64 copy of length J (never an alias of the caller's array)."""
     y = np.asarray(target)
     if np.iscomplexobj(y) or not (np.issubdtype(y.dtype, np.number) or y.dtype == np.bool_):
         raise TypeError(f"target must be a real numeric array, got dtype {y.dtype}")
-    y = np.array(y, dtype=np.float64)  # a copy: never alias the caller's array
-    if y.ndim != 1 or y.shape[0] != V.shape[1]:
+    y = np.array(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != n_columns:
         raise ValueError(
-            f"target must be a vector of length J={V.shape[1]}, got shape {np.shape(target)}"
+            f"target must be a vector of length J={n_columns}, got shape {np.shape(target)}"
         )
     if not np.all(np.isfinite(y)):
         raise ValueError("target contains NaN or inf")
-    return sigma, y
+    return y
+
+
+def validate(vectors, n_points, target):
+    """What every public function checks: ``(V, M, sigma, y)`` ready for a private core.
+
+    y is ``target`` if given, else the row sum.
+    """
+    V = check_vectors(vectors)
+    M = check_n_points(n_points, V.shape[0])
+    sigma, ysum = row_norms_and_sum(V)
+    y = ysum if target is None else check_target(target, V.shape[1])
+    return V, M, sigma, y
+
+
+def default_max_iter(n_points):
+    """Iteration cap of the greedy methods: a point can be chosen again, so allow slack."""
+    return 10 * n_points + 100
 
 
 def combination(V, idx, coef):
@@ -105,7 +130,7 @@ def relative_error(V, w, y):
 
 
 def finish(V, w, y, return_info, n_iter, stop_reason, **extra):
-    """Return ``w`` or ``(w, info)``."""
+    """What the public functions return: ``w``, or ``(w, info)``."""
     if not return_info:
         return w
     info = {

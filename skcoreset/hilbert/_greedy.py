@@ -11,12 +11,11 @@ from .._progress import ProgressBar
 from . import _kernels
 from ._common import (
     check_max_iter,
-    check_n_points,
     check_nonneg_float,
-    check_vectors,
+    default_max_iter,
     finish,
     kernel_threads,
-    prepare,
+    validate,
 )
 
 
@@ -53,11 +52,6 @@ class _Support:
         val = self.val[: self.size]
         w[idx] = val if factor is None else val * factor[idx]
         return w
-
-
-def _default_max_iter(n_points):
-    # A point can be chosen again, so allow some slack beyond one iteration per point.
-    return 10 * n_points + 100
 
 
 @kernel_threads
@@ -106,12 +100,19 @@ def frank_wolfe(
     w : ndarray of shape (N,), float64
     info : dict, only if ``return_info``
     """
-    V = check_vectors(vectors)
-    N, J = V.shape
-    M = check_n_points(n_points, N)
-    max_iter = check_max_iter(max_iter, _default_max_iter(M))
+    V, M, sigma, y = validate(vectors, n_points, target)
+    max_iter = check_max_iter(max_iter, default_max_iter(M))
     tol = check_nonneg_float(tol, "tol")
-    sigma, y = prepare(V, target)
+    w, n_iter, reason = _frank_wolfe(V, M, sigma, y, max_iter=max_iter, tol=tol, progress=progress)
+    return finish(V, w, y, return_info, n_iter, reason)
+
+
+@kernel_threads
+def _frank_wolfe(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
+    """Core of :func:`frank_wolfe` on validated input: ``(w, n_iter, stop_reason)``."""
+    N = V.shape[0]
+    if max_iter is None:
+        max_iter = default_max_iter(M)
     ynorm = np.linalg.norm(y)
     inv_sigma = np.zeros(N)
     pos = sigma > 0
@@ -120,7 +121,7 @@ def frank_wolfe(
     nch = _kernels.n_chunks(N)
     sup = _Support(min(M, N) + 1)
     if ynorm == 0 or sigma_tot == 0:
-        return finish(V, np.zeros(N), y, return_info, 0, "zero_target")
+        return np.zeros(N), 0, "zero_target"
 
     def vertex(f):
         return (sigma_tot * inv_sigma[f]) * V[f].astype(np.float64)
@@ -156,7 +157,7 @@ def frank_wolfe(
         sup.add(f, gamma * sigma_tot * inv_sigma[f])
         phiw = (1.0 - gamma) * phiw + gamma * vf
     bar.close()
-    return finish(V, sup.dense(N), y, return_info, n_iter, reason)
+    return sup.dense(N), n_iter, reason
 
 
 @kernel_threads
@@ -213,18 +214,25 @@ def giga(
     w : ndarray of shape (N,), float64
     info : dict, only if ``return_info``
     """
-    V = check_vectors(vectors)
-    N, J = V.shape
-    M = check_n_points(n_points, N)
-    max_iter = check_max_iter(max_iter, _default_max_iter(M))
+    V, M, sigma, y = validate(vectors, n_points, target)
+    max_iter = check_max_iter(max_iter, default_max_iter(M))
     tol = check_nonneg_float(tol, "tol")
-    sigma, y = prepare(V, target)
+    w, n_iter, reason = _giga(V, M, sigma, y, max_iter=max_iter, tol=tol, progress=progress)
+    return finish(V, w, y, return_info, n_iter, reason)
+
+
+@kernel_threads
+def _giga(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
+    """Core of :func:`giga` on validated input: ``(w, n_iter, stop_reason)``."""
+    N, J = V.shape
+    if max_iter is None:
+        max_iter = default_max_iter(M)
     ynorm = np.linalg.norm(y)
     inv_sigma = np.zeros(N)
     pos = sigma > 0
     inv_sigma[pos] = 1.0 / sigma[pos]
     if ynorm == 0 or not pos.any():
-        return finish(V, np.zeros(N), y, return_info, 0, "zero_target")
+        return np.zeros(N), 0, "zero_target"
     nch = _kernels.n_chunks(N)
     ell = y / ynorm
     lw = np.zeros(J)
@@ -262,4 +270,4 @@ def giga(
     bar.close()
     # Optimal scaling: the closest point to y on the ray through Phi w.
     w = sup.dense(N, factor=(ynorm * (lw @ ell)) * inv_sigma)
-    return finish(V, w, y, return_info, n_iter, reason)
+    return w, n_iter, reason

@@ -7,13 +7,11 @@ from .._progress import ProgressBar
 from . import _kernels
 from ._common import (
     check_max_iter,
-    check_n_points,
     check_nonneg_float,
-    check_vectors,
     combination,
     finish,
     kernel_threads,
-    prepare,
+    validate,
 )
 
 
@@ -99,9 +97,7 @@ def iht(
         iterate unless the iteration oscillated.
     info : dict, only if ``return_info``
     """
-    V = check_vectors(vectors)
-    N, J = V.shape
-    k = check_n_points(n_points, N)
+    V, k, sigma, y = validate(vectors, n_points, target)
     max_iter = check_max_iter(max_iter, 300)
     c = check_nonneg_float(step_scale, "step_scale")
     if c == 0:
@@ -111,12 +107,46 @@ def iht(
         batch_fraction = check_nonneg_float(batch_fraction, "batch_fraction")
         if not 0 < batch_fraction <= 1:
             raise ValueError(f"batch_fraction must be in (0, 1], got {batch_fraction}")
+    w, n_iter, reason = _iht(
+        V,
+        k,
+        sigma,
+        y,
+        debias=debias,
+        max_iter=max_iter,
+        step_scale=c,
+        tol=tol,
+        batch_fraction=batch_fraction,
+        random_state=random_state,
+        progress=progress,
+    )
+    idx = np.flatnonzero(w)
+    res = combination(V, idx, w[idx]) - y
+    return finish(V, w, y, return_info, n_iter, reason, objective=float(res @ res))
+
+
+@kernel_threads
+def _iht(
+    V,
+    k,
+    sigma,
+    y,
+    *,
+    debias=False,
+    max_iter=300,
+    step_scale=0.5,
+    tol=1e-5,
+    batch_fraction=None,
+    random_state=None,
+    progress=False,
+):
+    """Core of :func:`iht` on validated input: ``(w, n_iter, stop_reason)``."""
+    N, J = V.shape
+    c = step_scale
     rng = check_random_state(random_state) if batch_fraction is not None else None
-    _, y = prepare(V, target)
     yy = float(y @ y)
     if yy == 0:
-        w = np.zeros(N)
-        return finish(V, w, y, return_info, 0, "zero_target", objective=0.0)
+        return np.zeros(N), 0, "zero_target"
 
     w = np.zeros(N)
     w_idx = np.zeros(0, dtype=np.intp)
@@ -187,4 +217,4 @@ def iht(
             reason = "converged"
             break
     bar.close()
-    return finish(V, best_w, y, return_info, n_iter, reason, objective=best_obj)
+    return best_w, n_iter, reason

@@ -15,12 +15,11 @@ from .._progress import ProgressBar
 from . import _kernels
 from ._common import (
     check_max_iter,
-    check_n_points,
     check_nonneg_float,
-    check_vectors,
+    default_max_iter,
     finish,
     kernel_threads,
-    prepare,
+    validate,
 )
 
 # A new column whose squared Cholesky pivot is below this fraction of its squared norm lies
@@ -181,18 +180,25 @@ def omp(
     w : ndarray of shape (N,), float64
     info : dict, only if ``return_info``
     """
-    V = check_vectors(vectors)
-    N, J = V.shape
-    M = check_n_points(n_points, N)
-    max_iter = check_max_iter(max_iter, 10 * M + 100)
+    V, M, sigma, y = validate(vectors, n_points, target)
+    max_iter = check_max_iter(max_iter, default_max_iter(M))
     tol = check_nonneg_float(tol, "tol")
-    sigma, y = prepare(V, target)
+    w, n_iter, reason = _omp(V, M, sigma, y, max_iter=max_iter, tol=tol, progress=progress)
+    return finish(V, w, y, return_info, n_iter, reason)
+
+
+@kernel_threads
+def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
+    """Core of :func:`omp` on validated input: ``(w, n_iter, stop_reason)``."""
+    N, J = V.shape
+    if max_iter is None:
+        max_iter = default_max_iter(M)
     ynorm = np.linalg.norm(y)
     inv_sigma = np.zeros(N)
     pos = sigma > 0
     inv_sigma[pos] = 1.0 / sigma[pos]
     if ynorm == 0 or not pos.any():
-        return finish(V, np.zeros(N), y, return_info, 0, "zero_target")
+        return np.zeros(N), 0, "zero_target"
     nch = _kernels.n_chunks(N)
     act = _ActiveSet(y, min(M, J) + 2)
     # The scale vector doubles as the "not yet selected" mask (0 = skip in the kernel).
@@ -249,4 +255,4 @@ def omp(
     bar.close()
     w = np.zeros(N)
     w[np.asarray(act.idx, dtype=np.intp)] = act.w[: act.p]
-    return finish(V, w, y, return_info, n_iter, reason)
+    return w, n_iter, reason

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._common import check_n_points, check_vectors, finish, kernel_threads, prepare
+from ._common import finish, kernel_threads, validate
 
 
 @kernel_threads
@@ -34,10 +34,15 @@ def uniform(vectors, n_points, *, replace=False, random_state=None, target=None,
     w : ndarray of shape (N,), float64
     info : dict, only if ``return_info``
     """
-    V = check_vectors(vectors)
+    V, M, sigma, y = validate(vectors, n_points, target)
+    w, n_iter, reason = _uniform(V, M, sigma, y, replace=replace, random_state=random_state)
+    return finish(V, w, y, return_info, n_iter, reason)
+
+
+@kernel_threads
+def _uniform(V, M, sigma, y, *, replace=False, random_state=None):
+    """Core of :func:`uniform` on validated input: ``(w, n_iter, stop_reason)``."""
     N = V.shape[0]
-    M = check_n_points(n_points, N)
-    _, y = prepare(V, target)
     rng = check_random_state(random_state)
     w = np.zeros(N)
     if replace:
@@ -45,7 +50,7 @@ def uniform(vectors, n_points, *, replace=False, random_state=None, target=None,
         w[:] = (N / M) * counts
     else:
         w[rng.choice(N, size=M, replace=False)] = N / M
-    return finish(V, w, y, return_info, M, "size_reached")
+    return w, M, "size_reached"
 
 
 def _capped_inclusion_probabilities(sigma, M):
@@ -102,15 +107,20 @@ def importance(
     w : ndarray of shape (N,), float64
     info : dict, only if ``return_info``
     """
-    V = check_vectors(vectors)
+    V, M, sigma, y = validate(vectors, n_points, target)
+    w, n_iter, reason = _importance(V, M, sigma, y, replace=replace, random_state=random_state)
+    return finish(V, w, y, return_info, n_iter, reason)
+
+
+@kernel_threads
+def _importance(V, M, sigma, y, *, replace=True, random_state=None):
+    """Core of :func:`importance` on validated input: ``(w, n_iter, stop_reason)``."""
     N = V.shape[0]
-    M = check_n_points(n_points, N)
-    sigma, y = prepare(V, target)
     rng = check_random_state(random_state)
     w = np.zeros(N)
     total = sigma.sum()
     if total == 0:
-        return finish(V, w, y, return_info, 0, "zero_vectors")
+        return w, 0, "zero_vectors"
     if replace:
         p = sigma / total
         counts = rng.multinomial(M, p)
@@ -129,4 +139,4 @@ def importance(
             hits = np.floor(cum - u) - np.floor(np.concatenate(([0.0], cum[:-1])) - u)
             chosen = order[hits > 0]
             w[chosen] = 1.0 / pi[chosen]
-    return finish(V, w, y, return_info, M, "size_reached")
+    return w, M, "size_reached"

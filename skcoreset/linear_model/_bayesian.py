@@ -10,18 +10,14 @@ import warnings
 
 import numpy as np
 import scipy.special
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..models import get_model, laplace_approximation
+from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
+from ..models import BinaryLabels, get_model, laplace_approximation
 from ..sampler import NOISE_LOG_PRIOR, ess_bulk, sample_mala, split_rhat
 
 # Convergence thresholds behind the ConvergenceWarning (Vehtari et al. 2021 recommend
@@ -35,9 +31,13 @@ _BLOCK_ELEMENTS = 1 << 20
 
 
 class _BaseBayesianGLM(BaseEstimator):
-    """Shared fit / predictive machinery of the Bayesian GLMs (not public)."""
+    """Shared fit / predictive machinery of the Bayesian GLMs (not public).
 
-    _likelihood = None
+    A subclass only names its model, ``__skcoreset_model__``; everything specific to the
+    likelihood (target coding, mean response, log density, simulation) is the model's.
+    """
+
+    __skcoreset_model__ = None
 
     _parameter_constraints: dict = {
         "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -75,58 +75,68 @@ class _BaseBayesianGLM(BaseEstimator):
         self.progress = progress
 
     # -- hooks -------------------------------------------------------------------------
-    def _encode_targets(self, y):
-        """Validated float64 targets for the likelihood (sets ``classes_`` for classifiers)."""
-        return y
-
     def _noise_scale_param(self):
         return None
 
+    def _model(self, noise_scale=None):
+        """The model object, from the parameters."""
+        return get_model(
+            self.__skcoreset_model__,
+            prior_scale=self.prior_scale,
+            fit_intercept=self.fit_intercept,
+            noise_scale=noise_scale,
+        )
+
+    def _encode_targets(self, y, model):
+        """Targets in the model's coding (the classifier also sets ``classes_``)."""
+        return model.encode_targets(y)
+
     # -- fit ---------------------------------------------------------------------------
-    def _fit(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._likelihood != "logistic")
-        y = self._encode_targets(y)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Sample the posterior of the coefficients (and of the noise scale if it is free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,)
+            Targets: two class labels of any type (logistic), non-negative counts or rates
+            (Poisson), real values (linear).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the log-likelihood terms (not all zero).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        model = self._model(self._noise_scale_param())
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, y_numeric=not isinstance(self, ClassifierMixin)
+        )
+        y = self._encode_targets(y, model)
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         rng = check_random_state(self.random_state)
         # Zero-weight rows do not enter the posterior: drop them so they cost nothing.
         keep = w > 0
         if not np.all(keep):
             X, y, w = X[keep], y[keep], w[keep]
-        self._check_kept_targets(y)
-
-        fixed_noise = self._noise_scale_param()
-        if self._likelihood == "gaussian" and fixed_noise is None and X.shape[0] < 2:
+            try:
+                model.encode_targets(y)
+            except ValueError as exc:
+                raise ValueError(f"Among the rows with positive sample_weight: {exc}") from None
+        sample_noise = model.has_noise and model.noise_scale is None
+        if sample_noise and X.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} with noise_scale=None needs at least 2 samples with "
                 f"non-zero weight to learn the noise scale; got {X.shape[0]} sample."
             )
-        model = get_model(
-            self._likelihood,
-            prior_scale=self.prior_scale,
-            fit_intercept=self.fit_intercept,
-            noise_scale=fixed_noise,
-        )
-        y = model.check_targets(y)
         Xd = model.design(X)
         lap = laplace_approximation(model, Xd, y, w, design=True)
-        sample_noise = self._likelihood == "gaussian" and fixed_noise is None
-
         mean, cov, chol = lap.mean, lap.cov, lap.chol
         if sample_noise:
-            # Extend the Laplace fit by log sigma: at the mode the Fisher information of
-            # s = log sigma is 2 W (W = total weight), plus the prior precision, and it is
-            # (nearly) uncorrelated with the coefficients.
-            _, s_sd = NOISE_LOG_PRIOR
-            var_s = 1.0 / (2.0 * w.sum() + 1.0 / s_sd**2)
-            P = mean.shape[0]
-            mean = np.append(mean, np.log(lap.model.noise))
-            cov_full = np.zeros((P + 1, P + 1))
-            cov_full[:P, :P] = cov
-            cov_full[P, P] = var_s
-            chol_full = np.zeros_like(cov_full)
-            chol_full[:P, :P] = chol
-            chol_full[P, P] = np.sqrt(var_s)
-            cov, chol = cov_full, chol_full
+            mean, cov, chol = _with_log_noise(mean, cov, chol, np.log(lap.model.noise), w.sum())
 
         if self.preconditioner == "laplace":
             precond = chol
@@ -138,7 +148,7 @@ class _BaseBayesianGLM(BaseEstimator):
         # the posterior, so that R-hat can detect chains that do not mix.
         init = mean + rng.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
         result = sample_mala(
-            model.kind,
+            model.code,
             Xd,
             y,
             w,
@@ -153,33 +163,31 @@ class _BaseBayesianGLM(BaseEstimator):
             random_state=rng,
             progress=self.progress,
         )
+        self._set_draws(result, X.shape[1], model, sample_noise)
+        self._warn_convergence()
+        return self
+
+    def _set_draws(self, result, n_coef, model, sample_noise):
+        """The fitted attributes from the sampler's draws."""
         draws = result.draws
         self.rhat_ = split_rhat(draws)
         self.ess_ = ess_bulk(draws)
-
-        n_coef = X.shape[1]
         self.coef_samples_ = np.ascontiguousarray(draws[:, :, :n_coef])
         if self.fit_intercept:
             self.intercept_samples_ = np.ascontiguousarray(draws[:, :, n_coef])
         else:
             self.intercept_samples_ = np.zeros(draws.shape[:2])
-        if self._likelihood == "gaussian":
+        if model.has_noise:
             if sample_noise:
                 self.noise_scale_samples_ = np.exp(draws[:, :, -1])
+                self.noise_scale_ = float(self.noise_scale_samples_.mean())
             else:
-                self.noise_scale_samples_ = np.full(draws.shape[:2], float(fixed_noise))
-            self.noise_scale_ = (
-                float(self.noise_scale_samples_.mean()) if sample_noise else float(fixed_noise)
-            )
+                self.noise_scale_samples_ = np.full(draws.shape[:2], model.noise)
+                self.noise_scale_ = model.noise
         self.coef_ = self.coef_samples_.mean(axis=(0, 1))
         self.intercept_ = float(self.intercept_samples_.mean()) if self.fit_intercept else 0.0
         self.acceptance_rate_ = result.acceptance_rate
         self.step_size_ = result.step_size
-        self._warn_convergence()
-        return self
-
-    def _check_kept_targets(self, y):
-        pass
 
     def _warn_convergence(self):
         max_rhat = np.nanmax(self.rhat_) if np.any(np.isfinite(self.rhat_)) else np.nan
@@ -220,15 +228,11 @@ class _BaseBayesianGLM(BaseEstimator):
 
     def _mean_response(self, X):
         """Posterior mean of E[y | x] (probability of class 1, Poisson rate, or mean)."""
+        model = self._model()
         coef, intercept, _ = self._pooled_draws()
         out = np.empty(X.shape[0])
         for sl, eta in self._eta_blocks(X, coef, intercept):
-            if self._likelihood == "logistic":
-                out[sl] = scipy.special.expit(eta).mean(axis=1)
-            elif self._likelihood == "poisson":
-                out[sl] = np.exp(eta).mean(axis=1)
-            else:
-                out[sl] = eta.mean(axis=1)
+            out[sl] = model.mean(eta).mean(axis=1)
         return out
 
     def _targets_for_density(self, y, n_rows):
@@ -237,7 +241,7 @@ class _BaseBayesianGLM(BaseEstimator):
             raise ValueError(
                 f"y must be 1-D with {n_rows} entries (one per row of X); got shape {y.shape}."
             )
-        return get_model(self._likelihood).check_targets(y)
+        return self._model().encode_targets(y)
 
     def log_predictive_density(self, X, y):
         """Mean log posterior predictive density of the rows of ``(X, y)``.
@@ -257,18 +261,12 @@ class _BaseBayesianGLM(BaseEstimator):
         """
         X = self._check_X(X)
         y = self._targets_for_density(y, X.shape[0])
+        model = self._model()
         coef, intercept, noise = self._pooled_draws()
         J = coef.shape[0]
         total = 0.0
         for sl, eta in self._eta_blocks(X, coef, intercept):
-            if self._likelihood == "gaussian":
-                r = (y[sl, None] - eta) / noise
-                ll = -0.5 * r * r - np.log(noise) - 0.5 * np.log(2.0 * np.pi)
-            elif self._likelihood == "logistic":
-                ll = y[sl, None] * eta - np.logaddexp(0.0, eta)
-            else:
-                with np.errstate(over="ignore"):
-                    ll = y[sl, None] * eta - np.exp(eta) - scipy.special.gammaln(y[sl, None] + 1.0)
+            ll = model.log_density(y[sl, None], eta, noise_scale=noise)
             total += np.sum(scipy.special.logsumexp(ll, axis=1) - np.log(J))
         return float(total / X.shape[0])
 
@@ -298,12 +296,14 @@ class _BaseBayesianGLM(BaseEstimator):
         J = coef.shape[0]
         idx = rng.choice(J, size=n_draws, replace=n_draws > J)
         eta = coef[idx] @ X.T + intercept[idx, None]
-        if self._likelihood == "logistic":
-            hit = rng.random_sample(eta.shape) < scipy.special.expit(eta)
-            return self.classes_[hit.astype(np.intp)]
-        if self._likelihood == "poisson":
-            return rng.poisson(np.exp(eta))
-        return eta + noise[idx, None] * rng.standard_normal(eta.shape)
+        draws = self._model().simulate(
+            eta, rng, noise_scale=None if noise is None else noise[idx, None]
+        )
+        return self._decode(draws)
+
+    def _decode(self, draws):
+        """Simulated targets in the caller's coding (class labels for the classifier)."""
+        return draws
 
     def to_inference_data(self):
         """Export the posterior draws as an ArviZ ``InferenceData``.
@@ -349,7 +349,29 @@ class _BaseBayesianGLM(BaseEstimator):
         return tags
 
 
-_COMMON_PARAMS_DOC = """
+def _with_log_noise(mean, cov, chol, log_noise, w_sum):
+    """Extend a Laplace fit of the coefficients by ``log sigma``, the sampled noise scale.
+
+    At the mode the Fisher information of s = log sigma is 2 W (W = total weight), plus the
+    prior precision, and s is (nearly) uncorrelated with the coefficients.
+    """
+    _, s_sd = NOISE_LOG_PRIOR
+    var_s = 1.0 / (2.0 * w_sum + 1.0 / s_sd**2)
+    P = mean.shape[0]
+    cov_full = np.zeros((P + 1, P + 1))
+    cov_full[:P, :P] = cov
+    cov_full[P, P] = var_s
+    chol_full = np.zeros_like(cov_full)
+    chol_full[:P, :P] = chol
+    chol_full[P, P] = np.sqrt(var_s)
+    return np.append(mean, log_noise), cov_full, chol_full
+
+
+class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
+    """Bayesian logistic regression (binary) sampled by preconditioned MALA.
+
+    Parameters
+    ----------
     prior_scale : float, default=1.0
         Standard deviation of the N(0, prior_scale^2) prior on every coefficient and on the
         intercept.
@@ -371,9 +393,12 @@ _COMMON_PARAMS_DOC = """
     random_state : int, RandomState instance or None, default=None
         Seeds the chain initialisation and the sampler; fits are reproducible with an int.
     progress : bool, default=False
-        Show a tqdm progress bar (needs the optional dependency tqdm)."""
+        Show a tqdm progress bar (needs the optional dependency tqdm).
 
-_COMMON_ATTRS_DOC = """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two class labels; the second one is the "positive" class of the model.
     coef_samples_ : ndarray of shape (n_chains, n_samples, n_features)
         Posterior draws of the coefficients.
     intercept_samples_ : ndarray of shape (n_chains, n_samples)
@@ -396,32 +421,21 @@ _COMMON_ATTRS_DOC = """
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features,)
-        Names of features seen during fit, when ``X`` has string column names."""
+        Names of features seen during fit, when ``X`` has string column names.
 
-_NOTES_DOC = """
+    See Also
+    --------
+    sklearn.linear_model.LogisticRegression : The maximum-likelihood counterpart.
+
+    Notes
+    -----
     The posterior is ``N(theta | 0, prior_scale^2 I) prod_n p(y_n | x_n, theta)^{w_n}``:
     ``sample_weight`` multiplies each log-likelihood term, which is how a Bayesian coreset is
     used. Rows with zero weight are dropped before sampling. The sampler is the
     Metropolis-adjusted Langevin algorithm preconditioned by the Laplace covariance, with
     chains started at independent draws of the Laplace approximation. A
     :class:`~sklearn.exceptions.ConvergenceWarning` is issued when the largest R-hat exceeds
-    1.01 or the smallest bulk ESS is below 100."""
-
-
-class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
-    __doc__ = f"""Bayesian logistic regression (binary) sampled by preconditioned MALA.
-
-    Parameters
-    ----------{_COMMON_PARAMS_DOC}
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (2,)
-        The two class labels; the second one is the "positive" class of the model.\
-{_COMMON_ATTRS_DOC}
-
-    Notes
-    -----{_NOTES_DOC}
+    1.01 or the smallest bulk ESS is below 100.
 
     Examples
     --------
@@ -436,47 +450,16 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
     (2, 2)
     """
 
-    _likelihood = "logistic"
+    __skcoreset_model__ = "logistic"
 
-    def _encode_targets(self, y):
+    def _encode_targets(self, y, model):
         check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        if self.classes_.shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of two classes; y contains only one "
-                f"class: {self.classes_[0]!r}."
-            )
-        if self.classes_.shape[0] > 2:
-            raise ValueError(
-                f"Only binary classification is supported. {type(self).__name__} got y "
-                f"with {self.classes_.shape[0]} classes."
-            )
-        return y_enc.astype(np.float64)
+        labels = BinaryLabels.fit(y)
+        self.classes_ = labels.classes
+        return labels.encode(y)
 
-    def _check_kept_targets(self, y):
-        if np.unique(y).shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of two classes with non-zero "
-                "sample_weight; only one class has positive weight."
-            )
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the coefficients.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Two distinct class labels (any type).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the log-likelihood terms (not all zero).
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
+    def _decode(self, draws):
+        return BinaryLabels(self.classes_).decode(draws)
 
     def predict_proba(self, X):
         """Posterior predictive class probabilities, averaged over all draws.
@@ -484,6 +467,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows to predict.
 
         Returns
         -------
@@ -500,10 +484,12 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows to predict.
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, 2)
+            Columns follow ``classes_``.
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
@@ -514,26 +500,23 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows to predict.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
         """
         positive = self.predict_proba(X)[:, 1] > 0.5
-        return self.classes_[positive.astype(np.intp)]
+        return self._decode(positive)
 
     def _targets_for_density(self, y, n_rows):
-        check_is_fitted(self)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n_rows:
             raise ValueError(
                 f"y must be 1-D with {n_rows} entries (one per row of X); got shape {y.shape}."
             )
-        pos = np.searchsorted(self.classes_, y)
-        pos = np.clip(pos, 0, 1)
-        if not np.all(self.classes_[pos] == y):
-            raise ValueError(f"y contains labels not in classes_ {self.classes_!r}.")
-        return pos.astype(np.float64)
+        return BinaryLabels(self.classes_).encode(y)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -542,21 +525,78 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
 
 
 class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
-    __doc__ = f"""Bayesian Poisson regression (log link) sampled by preconditioned MALA.
+    """Bayesian Poisson regression (log link) sampled by preconditioned MALA.
 
     ``y_n ~ Poisson(exp(x_n . coef + intercept))``.
 
     Parameters
-    ----------{_COMMON_PARAMS_DOC}
+    ----------
+    prior_scale : float, default=1.0
+        Standard deviation of the N(0, prior_scale^2) prior on every coefficient and on the
+        intercept.
+    fit_intercept : bool, default=True
+        Whether to sample an intercept.
+    n_samples : int, default=1000
+        Draws kept per chain (after warm-up); at least 4.
+    n_warmup : int, default=500
+        Warm-up steps per chain, during which the step size is adapted; discarded.
+    n_chains : int, default=4
+        Number of chains, all advanced by one compiled kernel.
+    step_size : 'auto' or float, default='auto'
+        'auto' adapts the MALA step by dual averaging toward acceptance 0.574 during warm-up
+        and then freezes it, so the kept draws come from an exactly invariant chain.
+        A number fixes the step throughout.
+    preconditioner : {'laplace', 'diag'} or None, default='laplace'
+        Proposal covariance: the Laplace covariance (inverse Hessian at the MAP), its
+        diagonal, or the identity.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the chain initialisation and the sampler; fits are reproducible with an int.
+    progress : bool, default=False
+        Show a tqdm progress bar (needs the optional dependency tqdm).
 
     Attributes
-    ----------{_COMMON_ATTRS_DOC}
+    ----------
+    coef_samples_ : ndarray of shape (n_chains, n_samples, n_features)
+        Posterior draws of the coefficients.
+    intercept_samples_ : ndarray of shape (n_chains, n_samples)
+        Posterior draws of the intercept (zeros when ``fit_intercept=False``).
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the coefficients.
+    intercept_ : float
+        Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
+    acceptance_rate_ : ndarray of shape (n_chains,)
+        Fraction of accepted proposals after warm-up.
+    step_size_ : float
+        Step size used after warm-up.
+    rhat_ : ndarray of shape (n_params,)
+        Rank-normalised split R-hat (Vehtari et al. 2021; ``max`` of bulk and tail, as
+        ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted),
+        then the noise scale (if sampled).
+    ess_ : ndarray of shape (n_params,)
+        Bulk effective sample size (Vehtari et al. 2021, as ``arviz.ess(method="bulk")``),
+        same order as ``rhat_``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    sklearn.linear_model.PoissonRegressor : The maximum-likelihood counterpart.
 
     Notes
-    -----{_NOTES_DOC}
+    -----
+    The posterior is ``N(theta | 0, prior_scale^2 I) prod_n p(y_n | x_n, theta)^{w_n}``:
+    ``sample_weight`` multiplies each log-likelihood term, which is how a Bayesian coreset is
+    used. Rows with zero weight are dropped before sampling. The sampler is the
+    Metropolis-adjusted Langevin algorithm preconditioned by the Laplace covariance, with
+    chains started at independent draws of the Laplace approximation. A
+    :class:`~sklearn.exceptions.ConvergenceWarning` is issued when the largest R-hat exceeds
+    1.01 or the smallest bulk ESS is below 100.
 
-    The targets must be non-negative integer counts. :meth:`predict` returns the posterior
-    mean of the rate ``exp(x . coef + intercept)``; :meth:`score` is the R^2 of that mean.
+    The targets must be non-negative: counts, or rates with the exposure as
+    ``sample_weight``. :meth:`predict` returns the posterior mean of the rate
+    ``exp(x . coef + intercept)``; :meth:`score` is the R^2 of that mean.
 
     Examples
     --------
@@ -570,25 +610,7 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
     (3,)
     """
 
-    _likelihood = "poisson"
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the coefficients.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Non-negative integer counts.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the log-likelihood terms (not all zero).
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
+    __skcoreset_model__ = "poisson"
 
     def predict(self, X):
         """Posterior predictive mean: the rate ``exp(x . coef + intercept)`` averaged over draws.
@@ -596,10 +618,12 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows to predict.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Posterior mean rates.
         """
         return self._mean_response(self._check_X(X))
 
@@ -610,12 +634,34 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
 
 
 class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
-    __doc__ = f"""Bayesian Gaussian-linear regression sampled by preconditioned MALA.
+    """Bayesian Gaussian-linear regression sampled by preconditioned MALA.
 
     ``y_n ~ N(x_n . coef + intercept, noise_scale^2)``.
 
     Parameters
-    ----------{_COMMON_PARAMS_DOC}
+    ----------
+    prior_scale : float, default=1.0
+        Standard deviation of the N(0, prior_scale^2) prior on every coefficient and on the
+        intercept.
+    fit_intercept : bool, default=True
+        Whether to sample an intercept.
+    n_samples : int, default=1000
+        Draws kept per chain (after warm-up); at least 4.
+    n_warmup : int, default=500
+        Warm-up steps per chain, during which the step size is adapted; discarded.
+    n_chains : int, default=4
+        Number of chains, all advanced by one compiled kernel.
+    step_size : 'auto' or float, default='auto'
+        'auto' adapts the MALA step by dual averaging toward acceptance 0.574 during warm-up
+        and then freezes it, so the kept draws come from an exactly invariant chain.
+        A number fixes the step throughout.
+    preconditioner : {'laplace', 'diag'} or None, default='laplace'
+        Proposal covariance: the Laplace covariance (inverse Hessian at the MAP), its
+        diagonal, or the identity.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the chain initialisation and the sampler; fits are reproducible with an int.
+    progress : bool, default=False
+        Show a tqdm progress bar (needs the optional dependency tqdm).
     noise_scale : float or None, default=None
         Standard deviation of the Gaussian noise. None samples it too, as the extra
         parameter ``log(noise_scale)`` with the weakly informative prior
@@ -623,14 +669,48 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         suits targets on a scale from about 1e-2 to 1e2; rescale ``y`` otherwise).
 
     Attributes
-    ----------{_COMMON_ATTRS_DOC}
+    ----------
+    coef_samples_ : ndarray of shape (n_chains, n_samples, n_features)
+        Posterior draws of the coefficients.
+    intercept_samples_ : ndarray of shape (n_chains, n_samples)
+        Posterior draws of the intercept (zeros when ``fit_intercept=False``).
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the coefficients.
+    intercept_ : float
+        Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
+    acceptance_rate_ : ndarray of shape (n_chains,)
+        Fraction of accepted proposals after warm-up.
+    step_size_ : float
+        Step size used after warm-up.
+    rhat_ : ndarray of shape (n_params,)
+        Rank-normalised split R-hat (Vehtari et al. 2021; ``max`` of bulk and tail, as
+        ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted),
+        then the noise scale (if sampled).
+    ess_ : ndarray of shape (n_params,)
+        Bulk effective sample size (Vehtari et al. 2021, as ``arviz.ess(method="bulk")``),
+        same order as ``rhat_``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of features seen during fit, when ``X`` has string column names.
     noise_scale_samples_ : ndarray of shape (n_chains, n_samples)
         Posterior draws of the noise scale (constant when ``noise_scale`` is given).
     noise_scale_ : float
         Posterior mean of the noise scale (``noise_scale`` when given).
 
+    See Also
+    --------
+    sklearn.linear_model.BayesianRidge : Bayesian ridge with learned precisions.
+
     Notes
-    -----{_NOTES_DOC}
+    -----
+    The posterior is ``N(theta | 0, prior_scale^2 I) prod_n p(y_n | x_n, theta)^{w_n}``:
+    ``sample_weight`` multiplies each log-likelihood term, which is how a Bayesian coreset is
+    used. Rows with zero weight are dropped before sampling. The sampler is the
+    Metropolis-adjusted Langevin algorithm preconditioned by the Laplace covariance, with
+    chains started at independent draws of the Laplace approximation. A
+    :class:`~sklearn.exceptions.ConvergenceWarning` is issued when the largest R-hat exceeds
+    1.01 or the smallest bulk ESS is below 100.
 
     With ``noise_scale`` given, the posterior is Gaussian and known in closed form; this is
     how the sampler is validated.
@@ -647,7 +727,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
     (4, 500)
     """
 
-    _likelihood = "gaussian"
+    __skcoreset_model__ = "gaussian"
 
     _parameter_constraints: dict = {
         **_BaseBayesianGLM._parameter_constraints,
@@ -684,33 +764,18 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
     def _noise_scale_param(self):
         return None if self.noise_scale is None else float(self.noise_scale)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the coefficients (and of the noise scale if not given).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the log-likelihood terms (not all zero).
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
-
     def predict(self, X):
         """Posterior predictive mean ``x . coef_ + intercept_``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows to predict.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Posterior mean responses.
         """
         X = self._check_X(X)
         return X @ self.coef_ + self.intercept_

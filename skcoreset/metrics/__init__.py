@@ -17,9 +17,10 @@ from ._fidelity import (
     relative_hilbert_error,
 )
 from ._plot import plot_coreset_size
-from ._scorer import make_fidelity_scorer, posterior_fidelity_score
+from ._scorer import FidelityScorer, make_fidelity_scorer, posterior_fidelity_score
 
 __all__ = [
+    "FidelityScorer",
     "coreset_laplace",
     "coreset_laplace_kl",
     "fisher_distance",

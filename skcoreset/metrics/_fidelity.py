@@ -17,13 +17,8 @@ import scipy.linalg
 from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import _check_sample_weight
 
-from ..models import (
-    GaussianLikelihood,
-    get_model,
-    infer_model_name,
-    laplace_approximation,
-    with_noise,
-)
+from ..hilbert._common import check_target, check_vectors, relative_error
+from ..models import get_model, laplace_approximation, model_from_targets, with_noise
 
 _DIRECTIONS = ("forward", "reverse", "symmetric")
 
@@ -74,9 +69,7 @@ def relative_hilbert_error(vectors, sample_weight, sample_indices=None, target=N
     error : float
         1.0 for empty weights; 0.0 for a perfect coreset.
     """
-    V = np.asarray(vectors, dtype=np.float64)
-    if V.ndim != 2:
-        raise ValueError(f"vectors must be 2-D, got shape {V.shape}.")
+    V = check_vectors(vectors)
     w = np.asarray(sample_weight, dtype=np.float64).ravel()
     if sample_indices is None:
         if w.shape[0] != V.shape[0]:
@@ -84,17 +77,19 @@ def relative_hilbert_error(vectors, sample_weight, sample_indices=None, target=N
                 f"sample_weight has {w.shape[0]} entries for {V.shape[0]} vectors; "
                 "pass sample_indices for a subset."
             )
-        approx = w @ V
+        dense = w
     else:
         idx = np.asarray(sample_indices, dtype=np.intp).ravel()
         if idx.shape != w.shape:
             raise ValueError("sample_indices and sample_weight must have the same length.")
-        approx = w @ V[idx]
-    y = V.sum(axis=0) if target is None else np.asarray(target, dtype=np.float64)
-    norm = np.linalg.norm(y)
-    if norm == 0:
+        if idx.size and (idx.min() < 0 or idx.max() >= V.shape[0]):
+            raise ValueError(f"sample_indices must be in [0, {V.shape[0]}).")
+        dense = np.zeros(V.shape[0])
+        np.add.at(dense, idx, w)
+    y = V.sum(axis=0, dtype=np.float64) if target is None else check_target(target, V.shape[1])
+    if not np.any(y):
         raise ValueError("The target has zero norm: the relative error is undefined.")
-    return float(np.linalg.norm(approx - y) / norm)
+    return relative_error(V, dense, y)
 
 
 def _check_gaussian(mean, cov, name):
@@ -178,7 +173,7 @@ def _as_draws(draws, name):
 
 def _resolve(model, y, prior_scale, fit_intercept):
     if model == "auto":
-        model = infer_model_name(y)
+        model = model_from_targets(y)
     return get_model(model, prior_scale=prior_scale, fit_intercept=fit_intercept)
 
 
@@ -205,7 +200,7 @@ def coreset_laplace(
         Coreset rows (``coreset.sample_indices_``).
     sample_weight : array-like of shape (M,)
         Coreset weights (``coreset.sample_weight_``; they include ``data_weight``).
-    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLMLikelihood, default='auto'
+    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLM, default='auto'
         Likelihood ('auto' infers it from ``y``). For the Gaussian model the noise scale is
         estimated once, on the full data, and used by both fits.
     prior_scale : float, default=1.0
@@ -222,7 +217,7 @@ def coreset_laplace(
         lik = model
     else:
         lik = _resolve(model, y, prior_scale, fit_intercept)
-    yv = lik.check_targets(y)
+    yv = lik.encode_targets(y)
     Xd = lik.design(X)
     full = laplace_approximation(lik, Xd, yv, s, design=True)
     lik = full.model  # Gaussian: the noise scale of the full data, shared by both fits
@@ -371,7 +366,7 @@ def fisher_distance(
         As for :func:`coreset_laplace`.
     theta : array-like of shape (T, P) or (chains, draws, P)
         Parameter draws, the intercept last when ``fit_intercept`` (P = n_features + 1).
-    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLMLikelihood, default='auto'
+    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLM, default='auto'
     prior_scale : float, default=1.0
         Unused by the distance (the prior cancels); kept for the model's construction.
     fit_intercept : bool, default=True
@@ -389,11 +384,11 @@ def fisher_distance(
     """
     X, y, idx, w, s = _check_data(X, y, sample_indices, sample_weight, data_weight)
     lik = model if not isinstance(model, str) else _resolve(model, y, prior_scale, fit_intercept)
-    yv = lik.check_targets(y)
+    yv = lik.encode_targets(y)
     Xd = lik.design(X)
     if s is None:
         s = np.ones(Xd.shape[0])
-    if isinstance(lik, GaussianLikelihood) and lik.noise_scale is None:
+    if lik.has_noise and lik.noise_scale is None:
         lik = with_noise(
             lik, noise_scale if noise_scale is not None else lik.estimate_noise(Xd, yv, s)
         )

@@ -18,7 +18,7 @@ trade-off.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..models import laplace_approximation
+from ..models import BinaryLabels, laplace_approximation
 from ._fidelity import _DIRECTIONS, _kl_direction
 
 _MEASURES = ("kl", "hilbert_error")
@@ -69,19 +69,63 @@ def _coreset_kl(estimator, direction):
             f"{type(coreset).__name__} keeps no Laplace fit of its training data (laplace_); the "
             "KL fidelity needs one (the Hilbert coresets keep it)."
         )
-    lik = full.model
-    y = np.asarray(y_m)
-    if (
-        lik.name == "logistic"
-        and classes is not None
-        and len(classes) == 2
-        and not np.isin(y, [0, 1]).all()
-    ):
-        y = (y == classes[1]).astype(np.float64)
-    y = lik.check_targets(y)
-    Xd = lik.design(np.asarray(X_m, dtype=np.float64))
-    core = laplace_approximation(lik, Xd, y, np.asarray(w_m, dtype=np.float64), design=True)
+    model = full.model
+    if model.name == "logistic" and classes is not None:
+        # the coreset may hold one class only: code its labels with the estimator's classes
+        y = BinaryLabels(classes).encode(y_m)
+    else:
+        y = model.encode_targets(y_m)
+    Xd = model.design(np.asarray(X_m, dtype=np.float64))
+    core = laplace_approximation(model, Xd, y, np.asarray(w_m, dtype=np.float64), design=True)
     return _kl_direction(core, full, direction)
+
+
+class FidelityScorer:
+    """Minus a posterior-fidelity measure of a fitted composition: a ``GridSearchCV`` scorer.
+
+    Made by :func:`make_fidelity_scorer` (see there); a module-level class, so that it can be
+    pickled and sent to parallel workers.
+
+    Parameters
+    ----------
+    measure : {'kl', 'hilbert_error'}, default='kl'
+        The measure.
+    direction : {'forward', 'reverse', 'symmetric'}, default='forward'
+        The direction of the KL divergence.
+    """
+
+    def __init__(self, measure="kl", direction="forward"):
+        if measure not in _MEASURES:
+            raise ValueError(f"measure must be one of {_MEASURES}; got {measure!r}.")
+        if direction not in _DIRECTIONS:
+            raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
+        self.measure = measure
+        self.direction = direction
+
+    def __call__(self, estimator, X=None, y=None, sample_weight=None):
+        """Score a fitted estimator (``X``, ``y`` and ``sample_weight`` are not used).
+
+        Parameters
+        ----------
+        estimator : fitted CoresetClassifier, CoresetRegressor or skcoreset Pipeline
+            The composition whose coreset is scored.
+        X, y, sample_weight : ignored
+            Accepted for the scorer signature.
+
+        Returns
+        -------
+        score : float
+            Minus the divergence (greater is better, 0 is perfect).
+        """
+        if self.measure == "hilbert_error":
+            coreset = _find_coreset(estimator)[0]
+            if not hasattr(coreset, "hilbert_error_"):
+                raise ValueError(f"{type(coreset).__name__} has no hilbert_error_.")
+            return -float(coreset.hilbert_error_)
+        return -_coreset_kl(estimator, self.direction)
+
+    def __repr__(self):
+        return f"make_fidelity_scorer(measure={self.measure!r}, direction={self.direction!r})"
 
 
 def make_fidelity_scorer(measure="kl", *, direction="forward"):
@@ -103,31 +147,18 @@ def make_fidelity_scorer(measure="kl", *, direction="forward"):
 
     Returns
     -------
-    scorer : callable
-        ``scorer(estimator, X, y) -> float``, usable as ``scoring=`` or in a scoring dict.
+    scorer : FidelityScorer
+        ``scorer(estimator, X, y) -> float``, usable as ``scoring=`` or in a scoring dict;
+        it can be pickled.
 
     Examples
     --------
     >>> from skcoreset.metrics import make_fidelity_scorer
     >>> scoring = {"accuracy": "accuracy", "fidelity": make_fidelity_scorer()}
+    >>> scoring["fidelity"]
+    make_fidelity_scorer(measure='kl', direction='forward')
     """
-    if measure not in _MEASURES:
-        raise ValueError(f"measure must be one of {_MEASURES}; got {measure!r}.")
-    if direction not in _DIRECTIONS:
-        raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
-
-    def scorer(estimator, X=None, y=None, sample_weight=None):
-        if measure == "hilbert_error":
-            coreset = _find_coreset(estimator)[0]
-            if not hasattr(coreset, "hilbert_error_"):
-                raise ValueError(f"{type(coreset).__name__} has no hilbert_error_.")
-            return -float(coreset.hilbert_error_)
-        return -_coreset_kl(estimator, direction)
-
-    scorer.__name__ = (
-        f"fidelity_{measure}_{direction}" if measure == "kl" else "fidelity_hilbert_error"
-    )
-    return scorer
+    return FidelityScorer(measure, direction)
 
 
 def posterior_fidelity_score(estimator, X=None, y=None):

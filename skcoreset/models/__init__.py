@@ -1,30 +1,33 @@
-"""Likelihood models and their Laplace approximation.
+"""The models (likelihood and prior) and their Laplace approximation.
 
 Each model evaluates per-datum log-likelihoods, gradients and the Hessian of the weighted sum
-through numba kernels (``_glm_kernels``), with a Gaussian prior N(0, prior_scale^2 I).
+through numba kernels (``_glm_kernels``), with a Gaussian prior N(0, prior_scale^2 I), and
+carries the coding of its targets. :func:`model_from_targets` is the rule behind
+``model='auto'``; :class:`BinaryLabels` the one coding of class labels.
 """
 
 from ._glm import (
+    GLM,
     MODEL_NAMES,
-    GaussianLikelihood,
-    GLMLikelihood,
-    LogisticLikelihood,
-    PoissonLikelihood,
+    GaussianModel,
+    LogisticModel,
+    PoissonModel,
     get_model,
-    infer_model_name,
     with_noise,
 )
 from ._laplace import LaplaceApproximation, laplace_approximation
+from ._targets import BinaryLabels, model_from_targets
 
 __all__ = [
+    "GLM",
     "MODEL_NAMES",
-    "GLMLikelihood",
-    "GaussianLikelihood",
-    "LogisticLikelihood",
-    "PoissonLikelihood",
+    "BinaryLabels",
+    "GaussianModel",
     "LaplaceApproximation",
+    "LogisticModel",
+    "PoissonModel",
     "get_model",
-    "infer_model_name",
     "laplace_approximation",
+    "model_from_targets",
     "with_noise",
 ]

@@ -1,21 +1,27 @@
-"""Likelihood models: logistic, Poisson and Gaussian-linear regression with a Gaussian prior.
+"""The models: logistic, Poisson and Gaussian-linear regression with a Gaussian prior.
 
-A model is a small immutable value object. It knows how to check targets, how to build the
-design matrix (the intercept is the *last* column), and how to evaluate per-datum
-log-likelihoods, gradients and the Hessian through the numba kernels of ``_glm_kernels``.
-The prior is N(0, prior_scale^2 I) on every coefficient, the intercept included.
+A model is a small immutable value object that holds everything specific to one likelihood,
+as scikit-learn's GLMs keep it on their loss: how targets are checked and coded, the design
+matrix (the intercept is the *last* column), the per-datum log-likelihoods, gradients and
+Hessian (through the numba kernels of ``_glm_kernels``, selected by the integer ``code``), and
+the vectorised maths of prediction - the mean response, the log density and simulation. The
+prior is N(0, prior_scale^2 I) on every coefficient, the intercept included.
 """
 
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.special
 
 from . import _glm_kernels as K
+from ._targets import BinaryLabels
+
+_LOG_2PI = np.log(2.0 * np.pi)
 
 
 @dataclass(frozen=True)
-class GLMLikelihood:
-    """Base class of the generalised linear likelihoods.
+class GLM:
+    """Base class of the models (do not use directly).
 
     Parameters
     ----------
@@ -24,15 +30,19 @@ class GLMLikelihood:
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
-        Gaussian noise standard deviation (Gaussian model only; ``None`` means estimate it).
+        Gaussian noise standard deviation (Gaussian model only; None: to be estimated).
     """
 
     prior_scale: float = 1.0
     fit_intercept: bool = True
     noise_scale: float | None = None
 
+    #: The model's name, as the ``model=`` parameters spell it.
     name = "glm"
-    kind = -1
+    #: The integer that selects the model inside the numba kernels.
+    code = -1
+    #: Whether the model has a noise scale (a parameter besides the coefficients).
+    has_noise = False
 
     def __post_init__(self):
         if not np.isfinite(self.prior_scale) or self.prior_scale <= 0:
@@ -44,9 +54,9 @@ class GLMLikelihood:
         ):
             raise ValueError(f"noise_scale must be positive and finite, got {self.noise_scale!r}.")
 
-    # -- data --------------------------------------------------------------------------
-    def check_targets(self, y):
-        """Validate ``y`` for this likelihood and return it as a float64 array."""
+    # -- data ----------------------------------------------------------------------------
+    def encode_targets(self, y):
+        """Validate ``y`` for this model and return it, coded, as a float64 array."""
         raise NotImplementedError
 
     def design(self, X):
@@ -61,24 +71,23 @@ class GLMLikelihood:
 
     @property
     def noise(self):
-        # Kernels take a float; the non-Gaussian models ignore it.
+        """The noise scale as the kernels take it (1.0 when unset or irrelevant)."""
         return 1.0 if self.noise_scale is None else float(self.noise_scale)
 
     def initial_params(self, Xd, y, w):
-        """A sensible starting point for Newton's method."""
-        theta = np.zeros(Xd.shape[1])
-        return theta
+        """A sensible starting point for Newton's method: zeros."""
+        return np.zeros(Xd.shape[1])
 
-    # -- evaluation --------------------------------------------------------------------
+    # -- evaluation through the kernels --------------------------------------------------
     def loglik(self, theta, Xd, y):
         """Per-datum log-likelihoods ``l_n(theta)``, shape (N,)."""
         eta = Xd @ np.asarray(theta, dtype=np.float64)
-        return K.loglik_vector(self.kind, eta, y, self.noise)
+        return K.loglik_vector(self.code, eta, y, self.noise)
 
     def loglik_grad_per_datum(self, theta, Xd, y):
         """Per-datum gradients ``grad l_n(theta)``, shape (N, P)."""
         eta = Xd @ np.asarray(theta, dtype=np.float64)
-        return K.dloglik_vector(self.kind, eta, y, self.noise)[:, None] * Xd
+        return K.dloglik_vector(self.code, eta, y, self.noise)[:, None] * Xd
 
     def log_posterior(self, theta, Xd, y, w):
         """Unnormalised weighted log posterior and its gradient.
@@ -87,14 +96,14 @@ class GLMLikelihood:
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
-        ll = K.weighted_loglik_grad(self.kind, theta, Xd, y, w, self.noise, grad)
+        ll = K.weighted_loglik_grad(self.code, theta, Xd, y, w, self.noise, grad)
         prec = 1.0 / self.prior_scale**2
         return ll - 0.5 * prec * theta @ theta, grad - prec * theta
 
     def neg_log_posterior_hessian(self, theta, Xd, y, w):
         """Hessian of the negative weighted log posterior (positive definite)."""
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        H = K.weighted_hessian(self.kind, theta, Xd, y, w, self.noise)
+        H = K.weighted_hessian(self.code, theta, Xd, y, w, self.noise)
         H[np.diag_indices_from(H)] += 1.0 / self.prior_scale**2
         return H
 
@@ -107,59 +116,75 @@ class GLMLikelihood:
         thetas_t = np.ascontiguousarray(np.atleast_2d(thetas).T, dtype=np.float64)
         if out is None:
             out = np.empty((Xd.shape[0], thetas_t.shape[1]))
-        K.loglik_matrix(self.kind, Xd, thetas_t, y, self.noise, 1.0, False, out)
+        K.loglik_matrix(self.code, Xd, thetas_t, y, self.noise, 1.0, False, out)
         return out
 
+    # -- prediction: vectorised over rows and posterior draws ----------------------------
+    def mean(self, eta):
+        """Mean response E[y | eta]: probability of class 1, Poisson rate, or eta itself."""
+        raise NotImplementedError
 
-def _check_finite_targets(y):
+    def log_density(self, y, eta, noise_scale=None):
+        """log p(y | eta), broadcast over ``y`` (rows, 1) and ``eta`` (rows, draws).
+
+        ``noise_scale`` (Gaussian only) broadcasts like ``eta``; None uses the model's own.
+        """
+        raise NotImplementedError
+
+    def simulate(self, eta, random_state, noise_scale=None):
+        """Targets drawn from the likelihood at ``eta`` (codes {0, 1} for the logistic model)."""
+        raise NotImplementedError
+
+
+def _finite_targets(y):
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}.")
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"y must be numeric, got dtype {y.dtype}.")
-    y = y.astype(np.float64)
+    try:
+        y = y.astype(np.float64)
+    except (TypeError, ValueError):
+        # scikit-learn's phrase for targets of the wrong kind
+        raise ValueError(
+            f"Unknown label type: this model needs numeric targets; y has dtype {y.dtype}."
+        ) from None
     if not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity.")
+        raise ValueError(f"y contains {'NaN' if np.isnan(y).any() else 'infinity'}.")
     return y
 
 
 @dataclass(frozen=True)
-class LogisticLikelihood(GLMLikelihood):
-    """Bernoulli likelihood with the logit link; labels {0, 1} or {-1, 1}."""
+class LogisticModel(GLM):
+    """Bernoulli likelihood with the logit link; any two class labels (see BinaryLabels)."""
 
     name = "logistic"
-    kind = K.LOGISTIC
+    code = K.LOGISTIC
 
-    def check_targets(self, y):
-        y = _check_finite_targets(y)
-        labels = np.unique(y)
-        if len(labels) < 2:
-            raise ValueError(
-                f"The logistic model needs both classes in y; got only the label {labels!r}."
-            )
-        if set(labels) <= {0.0, 1.0}:
-            return y
-        if set(labels) <= {-1.0, 1.0}:
-            return (y > 0).astype(np.float64)
-        raise ValueError(
-            f"The logistic model needs binary labels in {{0, 1}} or {{-1, 1}}; got {labels[:5]!r}"
-            + (" ..." if len(labels) > 5 else ".")
+    def encode_targets(self, y):
+        return BinaryLabels.fit(y).encode(y)
+
+    def mean(self, eta):
+        return scipy.special.expit(eta)
+
+    def log_density(self, y, eta, noise_scale=None):
+        return y * eta - np.logaddexp(0.0, eta)
+
+    def simulate(self, eta, random_state, noise_scale=None):
+        return (random_state.random_sample(np.shape(eta)) < scipy.special.expit(eta)).astype(
+            np.intp
         )
 
 
 @dataclass(frozen=True)
-class PoissonLikelihood(GLMLikelihood):
-    """Poisson likelihood with the log link; non-negative integer counts."""
+class PoissonModel(GLM):
+    """Poisson likelihood with the log link; non-negative targets (counts, or rates)."""
 
     name = "poisson"
-    kind = K.POISSON
+    code = K.POISSON
 
-    def check_targets(self, y):
-        y = _check_finite_targets(y)
+    def encode_targets(self, y):
+        y = _finite_targets(y)
         if np.any(y < 0):
-            raise ValueError("The Poisson model needs non-negative counts; y has negative values.")
-        if np.any(y != np.round(y)):
-            raise ValueError("The Poisson model needs integer counts; y has non-integer values.")
+            raise ValueError("The Poisson model needs non-negative targets; y has negative values.")
         return y
 
     def initial_params(self, Xd, y, w):
@@ -169,16 +194,27 @@ class PoissonLikelihood(GLMLikelihood):
             theta[-1] = np.log(max(np.average(y, weights=w), 1e-3))
         return theta
 
+    def mean(self, eta):
+        return np.exp(eta)
+
+    def log_density(self, y, eta, noise_scale=None):
+        with np.errstate(over="ignore"):
+            return y * eta - np.exp(eta) - scipy.special.gammaln(y + 1.0)
+
+    def simulate(self, eta, random_state, noise_scale=None):
+        return random_state.poisson(np.exp(eta))
+
 
 @dataclass(frozen=True)
-class GaussianLikelihood(GLMLikelihood):
+class GaussianModel(GLM):
     """Gaussian-linear likelihood N(y | x . theta, noise_scale^2)."""
 
     name = "gaussian"
-    kind = K.GAUSSIAN
+    code = K.GAUSSIAN
+    has_noise = True
 
-    def check_targets(self, y):
-        return _check_finite_targets(y)
+    def encode_targets(self, y):
+        return _finite_targets(y)
 
     def estimate_noise(self, Xd, y, w):
         """Weighted least-squares residual standard deviation (degrees of freedom corrected).
@@ -199,19 +235,50 @@ class GaussianLikelihood(GLMLikelihood):
             sigma = spread if spread > 0 else 1.0
         return float(sigma)
 
+    def mean(self, eta):
+        return eta
 
-_MODELS = {
-    "logistic": LogisticLikelihood,
-    "poisson": PoissonLikelihood,
-    "gaussian": GaussianLikelihood,
-}
+    def log_density(self, y, eta, noise_scale=None):
+        sigma = self.noise if noise_scale is None else noise_scale
+        r = (y - eta) / sigma
+        return -0.5 * r * r - np.log(sigma) - 0.5 * _LOG_2PI
 
+    def simulate(self, eta, random_state, noise_scale=None):
+        sigma = self.noise if noise_scale is None else noise_scale
+        return eta + sigma * random_state.standard_normal(np.shape(eta))
+
+
+_MODELS = {m.name: m for m in (LogisticModel, PoissonModel, GaussianModel)}
+
+#: The names the ``model=`` parameters accept (besides 'auto').
 MODEL_NAMES = tuple(_MODELS)
 
 
 def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
-    """Return the likelihood model called ``name`` ('logistic', 'poisson' or 'gaussian')."""
-    if isinstance(name, GLMLikelihood):
+    """The model called ``name`` ('logistic', 'poisson' or 'gaussian').
+
+    Parameters
+    ----------
+    name : {'logistic', 'poisson', 'gaussian'} or GLM
+        A model name (a model object is returned as it is).
+    prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior on every parameter.
+    fit_intercept : bool, default=True
+        Whether the design matrix gets a trailing column of ones.
+    noise_scale : float or None, default=None
+        Gaussian noise standard deviation (None: estimated by the Laplace fit).
+
+    Returns
+    -------
+    model : GLM
+
+    Examples
+    --------
+    >>> from skcoreset.models import get_model
+    >>> get_model("poisson", prior_scale=2.0)
+    PoissonModel(prior_scale=2.0, fit_intercept=True, noise_scale=None)
+    """
+    if isinstance(name, GLM):
         return name
     try:
         cls = _MODELS[name]
@@ -224,27 +291,8 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
     )
 
 
-def infer_model_name(y):
-    """Guess the likelihood from the targets: binary -> logistic, counts -> Poisson, else Gaussian.
-
-    Two distinct values give 'logistic'; non-negative integers with more than two values give
-    'poisson'; anything else 'gaussian'.
-    """
-    y = np.asarray(y)
-    if y.dtype.kind not in "biuf":
-        return (
-            "logistic"  # strings / objects: only a classifier makes sense; labels are checked later
-        )
-    values = np.unique(y[np.isfinite(y)]) if y.dtype.kind == "f" else np.unique(y)
-    if len(values) <= 2:
-        return "logistic"
-    if np.all(values >= 0) and np.all(values == np.round(values)):
-        return "poisson"
-    return "gaussian"
-
-
 def with_noise(model, noise_scale):
-    """The same model with its noise scale fixed (a no-op for non-Gaussian models)."""
-    if model.kind != K.GAUSSIAN or model.noise_scale is not None:
+    """The same model with its noise scale fixed (a no-op for models without noise)."""
+    if not model.has_noise or model.noise_scale is not None:
         return model
     return replace(model, noise_scale=float(noise_scale))

@@ -7,7 +7,7 @@ import scipy.linalg
 import scipy.optimize
 from sklearn.utils import check_consistent_length, check_random_state
 
-from ._glm import GaussianLikelihood, GLMLikelihood, with_noise
+from ._glm import GLM, with_noise
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class LaplaceApproximation:
         Inverse Hessian of the negative log posterior at the MAP.
     chol : ndarray of shape (P, P)
         Lower Cholesky factor of ``cov``.
-    model : GLMLikelihood
+    model : GLM
         The model, with its Gaussian noise scale resolved.
     n_iter : int
         Optimiser iterations.
@@ -31,7 +31,7 @@ class LaplaceApproximation:
     mean: np.ndarray
     cov: np.ndarray
     chol: np.ndarray
-    model: GLMLikelihood
+    model: GLM
     n_iter: int = 0
 
     def sample(self, n_draws, random_state=None):
@@ -103,12 +103,12 @@ def laplace_approximation(
 
     Parameters
     ----------
-    model : GLMLikelihood
+    model : GLM
         The likelihood and prior.
     X : ndarray of shape (N, D)
         Features (or the design matrix when ``design=True``).
     y : ndarray of shape (N,)
-        Targets, already checked by ``model.check_targets``.
+        Targets, already coded by ``model.encode_targets``.
     sample_weight : ndarray of shape (N,), default=None
         Weights of the per-datum log-likelihoods.
     subsample : int, default=None
@@ -146,7 +146,7 @@ def laplace_approximation(
         total = w.sum()
         Xd, y, w = Xd[idx], y[idx], w[idx]
         w = w * (total / w.sum())
-    if isinstance(model, GaussianLikelihood) and model.noise_scale is None:
+    if model.has_noise and model.noise_scale is None:
         model = with_noise(model, model.estimate_noise(Xd, y, w))
     theta0 = model.initial_params(Xd, y, w)
     if method == "newton":

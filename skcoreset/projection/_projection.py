@@ -35,7 +35,7 @@ def project(
 
     Parameters
     ----------
-    model : GLMLikelihood
+    model : GLM
         The likelihood (its noise scale resolved, e.g. ``laplace.model``).
     Xd : ndarray of shape (N, P)
         Design matrix, C-contiguous float64 (intercept column included).
@@ -72,9 +72,9 @@ def project(
     out = np.empty((N, J), dtype=dtype)
     if projection == "fisher":
         coords = rng.randint(0, P, size=J).astype(np.int64)
-        fisher_features(model.kind, Xd, thetas_t, y, model.noise, coords, np.sqrt(P / J), out)
+        fisher_features(model.code, Xd, thetas_t, y, model.noise, coords, np.sqrt(P / J), out)
     else:
-        loglik_matrix(model.kind, Xd, thetas_t, y, model.noise, 1.0 / np.sqrt(J), True, out)
+        loglik_matrix(model.code, Xd, thetas_t, y, model.noise, 1.0 / np.sqrt(J), True, out)
     if sample_weight is not None:
         sw = np.asarray(sample_weight)
         if not np.all(sw == 1.0):

@@ -1,0 +1,181 @@
+"""The contract between a composition and its coreset ("resampler") steps.
+
+A *resampler* is any estimator with ``fit_resample(X, y, sample_weight=None)`` returning
+``(X_m, y_m, {"sample_weight": w_m})``: skcoreset's coreset estimators. The pipeline and the
+meta-estimators share what is written here:
+
+* which model an estimator fits (:func:`infer_model`, :func:`declared_model`), so that a
+  coreset with ``model='auto'`` uses the likelihood of the estimator it feeds;
+* :func:`resample`: fit one resampler with that model and return its weighted rows;
+* where the weights go in the next estimator's ``fit`` (:func:`weight_key`), and how seeds
+  are handed down (:func:`random_state_params`).
+"""
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.linear_model import PoissonRegressor, TweedieRegressor
+from sklearn.utils.validation import has_fit_parameter
+
+from ..coreset import BaseCoreset
+from ..models import MODEL_NAMES
+
+_MAX_INT = np.iinfo(np.int32).max
+
+
+def is_resampler(step):
+    """Whether ``step`` is a coreset step (it has ``fit_resample``)."""
+    return step is not None and not isinstance(step, str) and hasattr(step, "fit_resample")
+
+
+def is_passthrough(step):
+    """Whether ``step`` is a placeholder (None or 'passthrough')."""
+    return step is None or (isinstance(step, str) and step == "passthrough")
+
+
+def declared_model(estimator):
+    """The model an estimator is fixed to, or None.
+
+    An estimator fixes its model by the class attribute ``__skcoreset_model__`` (skcoreset's
+    Bayesian GLMs, and coresets specific to one likelihood) or, for a coreset, by a ``model``
+    parameter other than 'auto'.
+    """
+    name = getattr(type(estimator), "__skcoreset_model__", None)
+    if name in MODEL_NAMES:
+        return name
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    name = params.get("model")
+    return name if isinstance(name, str) and name in MODEL_NAMES else None
+
+
+def infer_model(estimator):
+    """The model a coreset should use to feed ``estimator``.
+
+    The rules, in order:
+
+    1. the model the estimator declares (``__skcoreset_model__``, see :func:`declared_model`);
+    2. a pipeline (anything with ``steps``): the model of its final step;
+    3. any classifier: 'logistic';
+    4. a Poisson regressor: :class:`~sklearn.linear_model.PoissonRegressor`, a
+       :class:`~sklearn.linear_model.TweedieRegressor` with ``power=1``, or any regressor whose
+       ``loss`` or ``criterion`` parameter is 'poisson' (histogram gradient boosting, trees);
+    5. anything else: 'gaussian' (linear regression).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator that the coreset feeds.
+
+    Returns
+    -------
+    name : {'logistic', 'poisson', 'gaussian'}
+        The model.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression, PoissonRegressor
+    >>> from skcoreset.compose import infer_model
+    >>> infer_model(LogisticRegression()), infer_model(PoissonRegressor())
+    ('logistic', 'poisson')
+    """
+    name = declared_model(estimator)
+    if name is not None:
+        return name
+    steps = getattr(estimator, "steps", None)
+    if isinstance(steps, list) and steps:
+        final = steps[-1][1]
+        if not is_passthrough(final):
+            return infer_model(final)
+    if is_classifier(estimator):
+        return "logistic"
+    if isinstance(estimator, PoissonRegressor):
+        return "poisson"
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    if isinstance(estimator, TweedieRegressor) and params.get("power") == 1:
+        return "poisson"
+    if params.get("loss") == "poisson" or params.get("criterion") == "poisson":
+        return "poisson"
+    return "gaussian"
+
+
+def resample(step, X, y, sample_weight, model):
+    """Fit the resampler ``step``; return ``(X_m, y_m, w_m)`` with y_m in the caller's coding.
+
+    ``model`` is the model the composition resolved (None: the step decides): a skcoreset
+    coreset whose ``model`` is 'auto' uses it, without its parameters being changed; another
+    resampler is simply called. ``w_m`` is None when a resampler returns no weights.
+    """
+    if isinstance(step, BaseCoreset):
+        step._fit(X, y, sample_weight, model=model)
+        X_m, y_m, params = step._selected(X, y)
+        return X_m, y_m, params["sample_weight"]
+    kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+    out = step.fit_resample(X, y, **kwargs)
+    if len(out) == 2:
+        if sample_weight is not None:
+            raise TypeError(
+                f"{type(step).__name__}.fit_resample returned no weights, so the weights "
+                "given to it cannot be passed on; skcoreset expects fit_resample to return "
+                "(X, y, {'sample_weight': w})."
+            )
+        X_m, y_m = out
+        return X_m, y_m, None
+    X_m, y_m, params = out
+    return X_m, y_m, params.get("sample_weight")
+
+
+def weight_key(estimator):
+    """The fit parameter that takes the coreset weights.
+
+    ``sample_weight``, or for a pipeline whose ``fit`` does not take it
+    ``<last step>__sample_weight`` (its earlier steps are fitted on the coreset rows
+    unweighted). A TypeError if the estimator cannot take weights.
+    """
+    steps = getattr(estimator, "steps", None)
+    if isinstance(steps, list) and steps and not has_fit_parameter(estimator, "sample_weight"):
+        name, final = steps[-1]
+        if has_fit_parameter(final, "sample_weight"):
+            return f"{name}__sample_weight"
+        estimator = final
+    if not has_fit_parameter(estimator, "sample_weight"):
+        raise TypeError(
+            f"{type(estimator).__name__}.fit does not accept sample_weight, so it cannot be "
+            "fitted on a weighted coreset; use an estimator whose fit takes sample_weight."
+        )
+    return "sample_weight"
+
+
+def random_state_params(estimator, rng):
+    """Integer seeds for every ``random_state`` parameter of ``estimator`` (nested included)."""
+    keys = sorted(
+        k
+        for k in estimator.get_params(deep=True)
+        if k == "random_state" or k.endswith("__random_state")
+    )
+    return {k: int(rng.randint(_MAX_INT)) for k in keys}
+
+
+def num_rows(data, default=None):
+    """Number of rows of an array-like (``default`` when it has no length)."""
+    shape = getattr(data, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return shape[0]
+    try:
+        return len(data)
+    except TypeError:
+        return default
+
+
+def indexable(data):
+    """``data`` itself when rows can be selected from it (arrays, lists, pandas), else an array.
+
+    Inputs that only offer ``__array__`` (and no row indexing) are converted once, here.
+    """
+    if (
+        data is None
+        or isinstance(data, (np.ndarray, list))
+        or hasattr(data, "iloc")
+        or hasattr(data, "columns")
+        or hasattr(data, "tocsr")
+    ):
+        return data
+    return np.asarray(data)
