@@ -1,13 +1,21 @@
-"""The small base class every coreset estimator shares.
+"""The small base class every coreset estimator shares, and its bounded-memory construction.
 
 A coreset estimator is fitted on (X, y) and *selects*: ``sample_indices_`` (row indices) and
 ``sample_weight_`` (their positive weights). ``fit_resample`` returns the weighted subset in the
 ``(X_m, y_m, {"sample_weight": w_m})`` form the resampler-aware pipeline consumes.
 
-The public methods validate; subclasses implement one hook, ``_fit_coreset``, which receives
-validated float64 ``X``, targets coded by the model, the data's weights, the model and a
-random generator, and may assume that fewer points are requested than rows have positive
-weight (``fit`` keeps every row otherwise).
+Construction works in blocks of ``block_size`` rows (``_merge_reduce``): a coreset of each
+block, merged in a binary tree, so a fit holds one block at a time however large the data;
+``partial_fit`` feeds the same tree one call at a time. A subclass implements the hooks:
+
+* ``_begin(X, y, sample_weight, model, random_state)``: what all blocks share (the Hilbert
+  coresets: a Laplace fit and the projection's parameter draws), called once;
+* ``_reduce(node, context, random_state)``: a coreset of at most ``n_points`` of a node's rows;
+* ``_summary(node, context)``: the exact summary of a node kept whole (or None);
+* ``_finish(node, context)``: fitted attributes from the final node.
+
+The public methods validate; the hooks receive validated float64 rows, targets coded by the
+model and positive weights.
 """
 
 import warnings
@@ -15,9 +23,15 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
+from sklearn.utils import (
+    check_array,
+    check_consistent_length,
+    check_random_state,
+    column_or_1d,
+)
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._progress import ProgressBar
 from .._sklearn_compat import (
     Interval,
     StrOptions,
@@ -25,7 +39,13 @@ from .._sklearn_compat import (
     _fit_context,
     _safe_indexing,
 )
-from ..models import MODEL_NAMES, get_model, model_from_targets
+from ..models import MODEL_NAMES, BinaryLabels, get_model, model_from_targets
+from ._blocks import as_source, block_bounds, describe_block, n_rows, read_block
+from ._merge_reduce import LEAF, MergeTree, Node, NodeSeeds
+
+#: Working memory of one block when ``block_size='auto'``: the rows per block are this
+#: divided by the estimator's bytes per row (its projection, for the Hilbert coresets).
+BLOCK_BYTES = 128 * 2**20
 
 
 class CoresetSizeWarning(UserWarning):
@@ -52,6 +72,8 @@ class BaseCoreset(BaseEstimator):
         "model": [StrOptions({"auto", *MODEL_NAMES})],
         "prior_scale": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
+        "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "progress": ["boolean"],
         "random_state": ["random_state"],
     }
 
@@ -61,7 +83,9 @@ class BaseCoreset(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Features; NaN and infinity are rejected.
+            Features: a NumPy array (a ``numpy.memmap`` is read block by block), a pandas
+            DataFrame, an HDF5 or Zarr dataset, or a dask array or DataFrame (per-chunk
+            coresets are built where the chunks live). NaN and infinity are rejected.
         y : array-like of shape (n_samples,)
             Targets: two class labels (any type), counts, or real values, as the model needs.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -99,6 +123,121 @@ class BaseCoreset(BaseEstimator):
         self._fit(X, y, sample_weight)
         return self._selected(X, y)
 
+    def partial_fit(self, X, y, sample_weight=None, classes=None):
+        """Add a block of rows to the coreset of the data seen so far.
+
+        The coreset of every call is pushed onto a binary merge tree, which holds at most
+        about log2(B) + 1 coresets after B blocks (a call with more than ``block_size`` rows
+        is several blocks). After each call the fitted attributes describe the coreset of
+        everything seen; ``sample_indices_`` count rows across all calls, and
+        :meth:`get_coreset` returns its rows. What all blocks share (for the Hilbert
+        coresets, the Laplace fit and the projection) is fixed by the first call.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The new rows.
+        y : array-like of shape (n_samples,)
+            Their targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Their non-negative weights.
+        classes : array-like of shape (2,), default=None
+            The two class labels of a logistic model, needed in the first call when its
+            ``y`` does not hold both; ignored afterwards.
+
+        Returns
+        -------
+        self : object
+            The estimator, fitted on everything seen.
+
+        Raises
+        ------
+        ValueError
+            For bad input in a block (NaN, a new label, another number of columns), naming
+            the block; the coreset built so far is left as it was.
+        """
+        first = not hasattr(self, "_stream")
+        self._single_block = False
+        if first:
+            self._validate_params()
+            self._check_params()
+            self._drop_fitted_attributes()
+        call = 0 if first else self._stream["calls"]
+        label = f"call {call} of partial_fit"
+        try:
+            X, y, s = self._validate_data_source(X, y, sample_weight, reset=first)
+        except ValueError as exc:
+            raise ValueError(f"In {label}: {exc}") from None
+        if first:
+            if classes is not None and self._model_name(y, None) in (None, "logistic"):
+                y_for_model = np.asarray(classes)
+            else:
+                y_for_model = y
+            model, inferred = self._resolve_model(y_for_model, None)
+            labels = None
+            if model.name == "logistic" and classes is not None:
+                labels = BinaryLabels.fit(classes, input_name="classes")
+            coded, labels = self._encode_targets(y, model, s, inferred, labels)
+            rng = check_random_state(self.random_state)
+            context = self._begin(X, coded, s, model, rng)
+            stream = {
+                "model": model,
+                "labels": labels,
+                "context": context,
+                "seeds": NodeSeeds(rng),
+                "tree": MergeTree(self.n_points),
+                "n_seen": 0,
+                "calls": 0,
+            }
+        else:
+            stream = self._stream
+            try:
+                coded, _ = self._encode_targets(y, stream["model"], s, False, stream["labels"])
+            except ValueError as exc:
+                raise ValueError(f"In {label}: {exc}") from None
+        # Every block of the call is read and reduced before any is pushed: an error leaves
+        # the tree as it was.
+        offset = stream["n_seen"]
+        leaves = []
+        for start, stop in block_bounds(n_rows(X), self._block_rows(X)):
+            index = stream["tree"].n_blocks + len(leaves)
+            where = f"{label}, {describe_block(index, offset + start, offset + stop)}"
+            node = self._leaf(X, coded, s, start, stop, offset, where, stream, index)
+            if node is not None:
+                leaves.append(node)
+        if first and not leaves:
+            raise ValueError("The first call of partial_fit has no row with positive weight.")
+        reduce = self._reducer(stream)
+        for node in leaves:
+            stream["tree"].push(node, reduce)
+        stream["n_seen"] += n_rows(X)
+        stream["calls"] += 1
+        self._stream = stream
+        self.model_ = stream["model"].name
+        self.n_samples_seen_ = stream["n_seen"]
+        self._set_result(stream["tree"].result(reduce), stream)
+        return self
+
+    def get_coreset(self):
+        """The rows of the fitted coreset, with their weights.
+
+        Unlike :meth:`fit_resample` it needs no data: after :meth:`partial_fit` it gives the
+        weighted subset of everything seen.
+
+        Returns
+        -------
+        X_coreset : ndarray of shape (n_points_, n_features)
+            The selected rows (float64).
+        y_coreset : ndarray of shape (n_points_,)
+            Their targets, in the caller's coding.
+        params : dict
+            ``{"sample_weight": sample_weight_}``.
+        """
+        check_is_fitted(self, "sample_indices_")
+        node = self._coreset_node
+        y = node.y if self._labels is None else self._labels.decode(node.y)
+        return node.X.copy(), y.copy(), {"sample_weight": self.sample_weight_.copy()}
+
     @property
     def n_points_(self):
         """Number of distinct points in the fitted coreset (may be below ``n_points``)."""
@@ -111,48 +250,149 @@ class BaseCoreset(BaseEstimator):
         """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
         self._check_params()
         self._drop_fitted_attributes()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        sample_weight = _check_sample_weight(
-            sample_weight, X, dtype=np.float64, ensure_non_negative=True
-        )
+        X, y, s = self._validate_data_source(X, y, sample_weight, reset=True)
         model, inferred = self._resolve_model(y, model)
         self.model_ = model.name
-        y = self._encode_targets(y, model, sample_weight, inferred)
+        coded, labels = self._encode_targets(y, model, s, inferred)
         rng = check_random_state(self.random_state)
-        positive = np.flatnonzero(sample_weight > 0)
+        stream = {"model": model, "labels": labels, "n_seen": n_rows(X), "calls": 1}
+        positive = np.flatnonzero(s > 0)
         if self.n_points is not None and self.n_points >= positive.shape[0]:
-            indices, weights = self._keep_all_rows(X, y, sample_weight, model, rng, positive)
-        else:
-            indices, weights = self._fit_coreset(X, y, sample_weight, model, rng)
-        self._set_selection(indices, weights)
+            X_all = read_block(X, 0, n_rows(X), estimator=self)
+            indices, weights = self._keep_all_rows(X_all, coded, s, model, rng, positive)
+            rows = X_all[indices]
+            stream["context"] = None
+            node = Node(indices, weights, rows, coded[indices], info={"stop_reason": "all_rows"})
+            self._set_result(node, stream)
+            return self
+        bounds = block_bounds(n_rows(X), self._block_rows(X))
+        self._single_block = len(bounds) == 1
+        self._n_rows = n_rows(X)
+        stream["context"] = self._begin(X, coded, s, model, rng)
+        stream["seeds"] = NodeSeeds(rng)
+        stream["tree"] = tree = MergeTree(self.n_points)
+        reduce = self._reducer(stream)
+        with ProgressBar(len(bounds), self.progress and len(bounds) > 1, "blocks", "block") as bar:
+            for index, (start, stop) in enumerate(bounds):
+                where = describe_block(index, start, stop) if len(bounds) > 1 else None
+                node = self._leaf(X, coded, s, start, stop, 0, where, stream, index)
+                if node is not None:
+                    tree.push(node, reduce)
+                bar.update()
+        self._set_result(tree.result(reduce), stream)
         return self
+
+    def _validate_data_source(self, X, y, sample_weight, reset):
+        """``(source, y, sample_weight)``: X checked for shape and features but not copied;
+        each block is validated when it is read."""
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        X = as_source(X)
+        if getattr(X, "ndim", 2) == 0:
+            check_array(X, estimator=self)  # scikit-learn's message for a scalar
+        # Dimensions, dtype, sparsity and emptiness, on the first row (or the empty array).
+        read_block(X, 0, min(n_rows(X), 1), estimator=self)
+        validate_data(self, X, reset=reset, skip_check_array=True)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        s = _check_sample_weight(
+            sample_weight, np.empty((len(y), 0)), dtype=np.float64, ensure_non_negative=True
+        )
+        return X, y, s
+
+    def _show_core_progress(self):
+        """An algorithm shows its own progress bar only when it is the whole construction."""
+        return self.progress and getattr(self, "_single_block", True)
+
+    def _block_rows(self, X):
+        if self.block_size != "auto":
+            return int(self.block_size)
+        return max(1000, BLOCK_BYTES // self._bytes_per_row(X.shape[1]))
+
+    def _bytes_per_row(self, n_features):
+        """Working memory per row of a block (the row itself, its design row and a copy)."""
+        return 3 * 8 * (n_features + 1)
+
+    def _leaf(self, X, y, s, start, stop, offset, where, stream, index):
+        """The coreset of rows ``start:stop`` (None when none has positive weight)."""
+        rows = read_block(X, start, stop, label=where, estimator=self)
+        weights = s[start:stop]
+        positive = np.flatnonzero(weights > 0)
+        if positive.shape[0] == 0:
+            return None
+        if positive.shape[0] < rows.shape[0]:
+            rows = rows[positive]
+        node = Node(
+            indices=(offset + start + positive).astype(np.int64),
+            weights=weights[positive],
+            X=rows,
+            y=y[start:stop][positive],
+        )
+        if self.n_points is not None and len(node) <= self.n_points:
+            node.summary = self._summary(node, stream["context"])
+            return node
+        return self._reduce(node, stream["context"], stream["seeds"]((LEAF, 0, 0, index)))
+
+    def _reducer(self, stream):
+        context, seeds = stream["context"], stream["seeds"]
+
+        def reduce(node, key):
+            return self._reduce(node, context, seeds(key))
+
+        return reduce
+
+    def _set_result(self, node, stream):
+        order = np.argsort(node.indices, kind="stable")
+        self.sample_indices_ = np.asarray(node.indices, dtype=np.intp)[order]
+        self.sample_weight_ = np.asarray(node.weights, dtype=np.float64)[order]
+        if not np.all(np.isfinite(self.sample_weight_)):
+            raise FloatingPointError("The coreset weights are not finite; please report this.")
+        self._coreset_node = Node(
+            self.sample_indices_, self.sample_weight_, node.X[order], node.y[order]
+        )
+        self._labels = stream["labels"]
+        self._finish(node, stream["context"])
 
     def _drop_fitted_attributes(self):
         # A refit must not keep what the previous fit set and this one may not (laplace_,
         # hilbert_error_, ...): measures computed from them would describe other data.
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, name)
+        self.__dict__.pop("_stream", None)
+
+    def _model_name(self, y, model):
+        """The model's name if something other than the targets settles it, else None."""
+        name = getattr(type(self), "__skcoreset_model__", None)
+        if name is None:
+            name = self.model if self.model != "auto" else model
+        return name
 
     def _resolve_model(self, y, model=None):
         """``(model, inferred)``: the model declared by the class, named by ``model``, given by
         a composition for 'auto', or else inferred from the targets (``inferred`` is True)."""
-        name = getattr(type(self), "__skcoreset_model__", None)
-        if name is None:
-            name = self.model if self.model != "auto" else model
+        name = self._model_name(y, model)
         inferred = name is None
         if inferred:
             name = model_from_targets(y)
         model = get_model(name, prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
         return model, inferred
 
-    def _encode_targets(self, y, model, sample_weight, inferred):
-        """Targets in the model's coding; the rows with positive weight must still fit it."""
+    def _encode_targets(self, y, model, sample_weight, inferred, labels=None):
+        """``(coded targets, labels)``: targets in the model's coding (class labels through
+        ``labels``, fitted here if not given); the rows with positive weight must still fit
+        the model."""
         try:
-            coded = model.encode_targets(y)
+            if model.name == "logistic":
+                labels = BinaryLabels.fit(y) if labels is None else labels
+                coded = labels.encode(y)
+            else:
+                coded = model.encode_targets(y)
             positive = sample_weight > 0
             if not np.all(positive):
                 try:
-                    model.encode_targets(y[positive])
+                    model.encode_targets(coded[positive])
                 except ValueError as exc:
                     raise ValueError(f"Among the rows with positive sample_weight: {exc}") from None
         except ValueError as exc:
@@ -162,7 +402,7 @@ class BaseCoreset(BaseEstimator):
                     "choose it)"
                 ) from None
             raise
-        return coded
+        return coded, labels
 
     def _keep_all_rows(self, X, y, sample_weight, model, random_state, positive):
         """The exact coreset: every row with positive weight, with its own weight."""
@@ -174,13 +414,6 @@ class BaseCoreset(BaseEstimator):
                 stacklevel=4,
             )
         return positive, sample_weight[positive]
-
-    def _set_selection(self, indices, weights):
-        order = np.argsort(indices, kind="stable")
-        self.sample_indices_ = np.asarray(indices, dtype=np.intp)[order]
-        self.sample_weight_ = np.asarray(weights, dtype=np.float64)[order]
-        if not np.all(np.isfinite(self.sample_weight_)):
-            raise FloatingPointError("The coreset weights are not finite; please report this.")
 
     def _selected(self, X, y):
         """The fitted subset of (X, y) and its weights, in the callers' containers."""
@@ -195,9 +428,20 @@ class BaseCoreset(BaseEstimator):
     def _check_params(self):
         """Checks across parameters, run before the data are validated."""
 
-    def _fit_coreset(self, X, y, sample_weight, model, random_state):
-        """Return ``(indices, weights)`` of the coreset (``n_points`` < rows with weight)."""
+    def _begin(self, X, y, sample_weight, model, random_state):
+        """What every block shares (None by default)."""
+        return None
+
+    def _reduce(self, node, context, random_state):
+        """A coreset of at most ``n_points`` of the node's rows (its summary kept)."""
         raise NotImplementedError
+
+    def _summary(self, node, context):
+        """The exact summary of the data of a node kept whole (None by default)."""
+        return None
+
+    def _finish(self, node, context):
+        """Fitted attributes from the final node (nothing by default)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -16,9 +16,20 @@ from ..hilbert._greedy import _frank_wolfe, _giga
 from ..hilbert._iht import _iht
 from ..hilbert._omp import _omp
 from ..hilbert._sampling import _importance, _uniform
-from ..models import laplace_approximation
-from ..projection import PROJECTIONS, project
+from ..models import laplace_approximation, laplace_from_blocks
+from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
+from ._blocks import block_bounds, n_rows, read_block
+from ._merge_reduce import Node
+
+# The context of UniformCoreset(projection=None): no Laplace fit, no draws.
+_NO_PROJECTION = object()
+
+
+def _rows(X, indices):
+    """Rows ``indices`` (sorted) of a source, validated, without reading the others."""
+    part = X.iloc[indices] if hasattr(X, "iloc") else X[indices]
+    return read_block(part, 0, len(indices))
 
 
 class _HilbertCoreset(BaseCoreset):
@@ -44,6 +55,7 @@ class _HilbertCoreset(BaseCoreset):
         fit_intercept=True,
         laplace_subsample=None,
         dtype="float64",
+        block_size="auto",
         progress=False,
         random_state=None,
     ):
@@ -55,53 +67,16 @@ class _HilbertCoreset(BaseCoreset):
         self.fit_intercept = fit_intercept
         self.laplace_subsample = laplace_subsample
         self.dtype = dtype
+        self.block_size = block_size
         self.progress = progress
         self.random_state = random_state
 
-    def _fit_coreset(self, X, y, sample_weight, model, random_state):
-        # Rows of zero weight carry no likelihood: no algorithm may pick them.
-        kept = np.flatnonzero(sample_weight > 0)
-        if len(kept) < len(y):
-            X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
-        V = self._vectors(X, y, sample_weight, model, random_state)
-        sigma, target = row_norms_and_sum(V)
-        w, n_iter, reason = self._select(V, sigma, target, random_state)
-        self.n_iter_ = int(n_iter)
-        self.stop_reason_ = reason
-        if self.projection is not None:
-            self.hilbert_error_ = self._measured_error(V, w, target)
-        idx = np.flatnonzero(w)
-        # The vectors were scaled by the user's weights: a data point's weight is the product.
-        return kept[idx], w[idx] * sample_weight[idx]
-
-    def _keep_all_rows(self, X, y, sample_weight, model, random_state, positive):
-        indices, weights = super()._keep_all_rows(
-            X, y, sample_weight, model, random_state, positive
-        )
-        if self.projection is not None:
-            self.laplace_ = self._laplace(model.design(X), y, sample_weight, model, random_state)
-            self.hilbert_error_ = 0.0
-        self.n_iter_ = 0
-        self.stop_reason_ = "all_rows"
-        return indices, weights
-
-    def _laplace(self, Xd, y, sample_weight, model, random_state):
-        """The Laplace fit the projection draws its parameters from."""
-        return laplace_approximation(
-            model,
-            Xd,
-            y,
-            sample_weight,
-            design=True,
-            subsample=self.laplace_subsample,
-            random_state=random_state,
-        )
-
-    def _vectors(self, X, y, sample_weight, model, random_state):
-        """The (N, J) projection: Laplace fit, then random features."""
-        Xd = model.design(X)
-        self.laplace_ = self._laplace(Xd, y, sample_weight, model, random_state)
-        n_params = Xd.shape[1]
+    # -- the hooks of the block construction ------------------------------------------------
+    def _begin(self, X, y, sample_weight, model, random_state):
+        """The Laplace fit (on a uniform subsample of the rows, or all of them) and the J
+        parameter draws every block is projected with."""
+        self.laplace_ = self._laplace(X, y, sample_weight, model, random_state)
+        n_params = self.laplace_.mean.shape[0]
         dim = self.n_projections - (self.projection == "loglik")  # centring removes one
         if dim < n_params:
             warnings.warn(
@@ -112,17 +87,98 @@ class _HilbertCoreset(BaseCoreset):
                 UserWarning,
                 stacklevel=5,
             )
-        return project(
-            self.laplace_.model,
-            Xd,
-            y,
+        return Projection.draw(
             self.laplace_,
             projection=self.projection,
             n_projections=self.n_projections,
-            dtype=np.dtype(self.dtype),
-            sample_weight=sample_weight,
+            dtype=self.dtype,
             random_state=random_state,
         )
+
+    def _laplace(self, X, y, sample_weight, model, random_state):
+        """Laplace fit of the posterior: on ``laplace_subsample`` rows drawn uniformly among
+        those with positive weight (weights scaled up to the total), or on all of them."""
+        positive = np.flatnonzero(sample_weight > 0)
+        size = self.laplace_subsample
+        self.laplace_indices_ = None
+        if size is not None and size < positive.shape[0]:
+            rows = np.sort(random_state.choice(positive, size=size, replace=False))
+            self.laplace_indices_ = rows
+            w = sample_weight[rows] * (sample_weight.sum() / sample_weight[rows].sum())
+            Xd = model.design(_rows(X, rows))
+            return laplace_approximation(model, Xd, y[rows], w, design=True)
+        n = n_rows(X)
+        block = self._block_rows(X)
+        if n <= block:
+            Xd = model.design(read_block(X, 0, n, estimator=self))
+            if positive.shape[0] < n:
+                Xd, y, sample_weight = Xd[positive], y[positive], sample_weight[positive]
+            return laplace_approximation(model, Xd, y, sample_weight, design=True)
+
+        def blocks():
+            for start, stop in block_bounds(n, block):
+                keep = sample_weight[start:stop] > 0
+                Xd = model.design(read_block(X, start, stop, estimator=self)[keep])
+                yield Xd, y[start:stop][keep], sample_weight[start:stop][keep]
+
+        return laplace_from_blocks(model, blocks)
+
+    def _bytes_per_row(self, n_features):
+        # the projected vectors dominate: J entries per row, plus the design row
+        J = self.n_projections if self.projection is not None else 1
+        return J * np.dtype(self.dtype).itemsize + super()._bytes_per_row(n_features)
+
+    def _vectors(self, node, projection):
+        """The rows' vectors, scaled by their weights."""
+        Xd = projection.model.design(node.X)
+        return projection.transform(Xd, node.y, node.weights)
+
+    def _summary(self, node, projection):
+        return row_norms_and_sum(self._vectors(node, projection))[1]
+
+    def _reduce(self, node, projection, random_state):
+        V = self._vectors(node, projection)
+        sigma, rowsum = row_norms_and_sum(V)
+        target = rowsum if node.summary is None else node.summary
+        w, n_iter, reason = self._select(V, sigma, target, random_state)
+        idx = np.flatnonzero(w)
+        info = {"n_iter": int(n_iter), "stop_reason": reason}
+        if self.projection is not None:
+            info["error"] = self._measured_error(V, w, target)
+        # The vectors were scaled by the node's weights: a point's weight is the product.
+        return Node(
+            indices=node.indices[idx],
+            weights=w[idx] * node.weights[idx],
+            X=node.X[idx],
+            y=node.y[idx],
+            summary=target,
+            info=info,
+        )
+
+    def _finish(self, node, projection):
+        if projection is None:  # every row kept: the exact coreset
+            self.n_iter_, self.stop_reason_ = 0, "all_rows"
+            if self.projection is not None:
+                self.hilbert_error_ = 0.0
+            return
+        info = node.info
+        if info is None:  # the final union was small enough to keep whole
+            V = self._vectors(node, projection)
+            info = {"n_iter": 0, "stop_reason": "all_rows"}
+            if self.projection is not None:
+                info["error"] = self._measured_error(V, np.ones(len(node)), node.summary)
+        self.n_iter_ = info["n_iter"]
+        self.stop_reason_ = info["stop_reason"]
+        if "error" in info:
+            self.hilbert_error_ = info["error"]
+
+    def _keep_all_rows(self, X, y, sample_weight, model, random_state, positive):
+        indices, weights = super()._keep_all_rows(
+            X, y, sample_weight, model, random_state, positive
+        )
+        if self.projection is not None:
+            self.laplace_ = self._laplace(X, y, sample_weight, model, random_state)
+        return indices, weights
 
     @staticmethod
     def _measured_error(V, w, target):
@@ -132,7 +188,7 @@ class _HilbertCoreset(BaseCoreset):
                 "The projected log-likelihoods sum to zero: the projection measured nothing, "
                 "so hilbert_error_ is NaN. Increase n_projections.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=6,
             )
             return float("nan")
         return relative_error(V, w, target)
@@ -173,7 +229,12 @@ class UniformCoreset(_HilbertCoreset):
         Fit the Laplace approximation on a random subsample of this many rows (weights
         scaled up to the full data): enough for the projection, and much faster for large N.
     dtype : {'float64', 'float32'}, default='float64'
-        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+        Storage of the projected vectors of a block, the largest allocation of a fit.
+    block_size : int or 'auto', default='auto'
+        Rows per block: the data are projected and reduced one block at a time and the
+        block coresets merged (merge-reduce), so memory stays bounded whatever the number of
+        rows. 'auto' makes a block's projection about 128 MB (32 000 rows with
+        the default J and dtype).
     replace : bool, default=False
         Draw with replacement (the formula of the papers: weights (N / M) count_n) instead
         of M distinct points.
@@ -235,6 +296,7 @@ class UniformCoreset(_HilbertCoreset):
         fit_intercept=True,
         laplace_subsample=None,
         dtype="float64",
+        block_size="auto",
         replace=False,
         progress=False,
         random_state=None,
@@ -248,16 +310,22 @@ class UniformCoreset(_HilbertCoreset):
             fit_intercept=fit_intercept,
             laplace_subsample=laplace_subsample,
             dtype=dtype,
+            block_size=block_size,
             progress=progress,
             random_state=random_state,
         )
         self.replace = replace
 
-    def _vectors(self, X, y, sample_weight, model, random_state):
+    def _begin(self, X, y, sample_weight, model, random_state):
         if self.projection is None:
+            return _NO_PROJECTION
+        return super()._begin(X, y, sample_weight, model, random_state)
+
+    def _vectors(self, node, projection):
+        if projection is _NO_PROJECTION:
             # Only the data's weights matter to the draw; no error is reported.
-            return sample_weight[:, None]
-        return super()._vectors(X, y, sample_weight, model, random_state)
+            return node.weights[:, None].copy()
+        return super()._vectors(node, projection)
 
     def _select(self, vectors, sigma, target, random_state):
         return _uniform(
@@ -294,7 +362,12 @@ class ImportanceCoreset(_HilbertCoreset):
         Fit the Laplace approximation on a random subsample of this many rows (weights
         scaled up to the full data): enough for the projection, and much faster for large N.
     dtype : {'float64', 'float32'}, default='float64'
-        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+        Storage of the projected vectors of a block, the largest allocation of a fit.
+    block_size : int or 'auto', default='auto'
+        Rows per block: the data are projected and reduced one block at a time and the
+        block coresets merged (merge-reduce), so memory stays bounded whatever the number of
+        rows. 'auto' makes a block's projection about 128 MB (32 000 rows with
+        the default J and dtype).
     progress : bool, default=False
         Accepted for a uniform interface; the draw is instantaneous.
     random_state : int, RandomState instance or None, default=None
@@ -371,7 +444,12 @@ class FrankWolfeCoreset(_HilbertCoreset):
         Fit the Laplace approximation on a random subsample of this many rows (weights
         scaled up to the full data): enough for the projection, and much faster for large N.
     dtype : {'float64', 'float32'}, default='float64'
-        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+        Storage of the projected vectors of a block, the largest allocation of a fit.
+    block_size : int or 'auto', default='auto'
+        Rows per block: the data are projected and reduced one block at a time and the
+        block coresets merged (merge-reduce), so memory stays bounded whatever the number of
+        rows. 'auto' makes a block's projection about 128 MB (32 000 rows with
+        the default J and dtype).
     max_iter : int or None, default=None
         Iteration cap; None allows ``10 * n_points + 100`` (a point can be chosen again).
     progress : bool, default=False
@@ -432,6 +510,7 @@ class FrankWolfeCoreset(_HilbertCoreset):
         fit_intercept=True,
         laplace_subsample=None,
         dtype="float64",
+        block_size="auto",
         max_iter=None,
         progress=False,
         random_state=None,
@@ -445,6 +524,7 @@ class FrankWolfeCoreset(_HilbertCoreset):
             fit_intercept=fit_intercept,
             laplace_subsample=laplace_subsample,
             dtype=dtype,
+            block_size=block_size,
             progress=progress,
             random_state=random_state,
         )
@@ -457,7 +537,7 @@ class FrankWolfeCoreset(_HilbertCoreset):
             sigma,
             target,
             max_iter=self.max_iter,
-            progress=self.progress,
+            progress=self._show_core_progress(),
         )
 
 
@@ -492,7 +572,12 @@ class GIGACoreset(FrankWolfeCoreset):
         Fit the Laplace approximation on a random subsample of this many rows (weights
         scaled up to the full data): enough for the projection, and much faster for large N.
     dtype : {'float64', 'float32'}, default='float64'
-        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+        Storage of the projected vectors of a block, the largest allocation of a fit.
+    block_size : int or 'auto', default='auto'
+        Rows per block: the data are projected and reduced one block at a time and the
+        block coresets merged (merge-reduce), so memory stays bounded whatever the number of
+        rows. 'auto' makes a block's projection about 128 MB (32 000 rows with
+        the default J and dtype).
     max_iter : int or None, default=None
         Iteration cap; None allows ``10 * n_points + 100`` (a point can be chosen again).
     progress : bool, default=False
@@ -544,7 +629,7 @@ class GIGACoreset(FrankWolfeCoreset):
             sigma,
             target,
             max_iter=self.max_iter,
-            progress=self.progress,
+            progress=self._show_core_progress(),
         )
 
 
@@ -578,7 +663,12 @@ class IHTCoreset(_HilbertCoreset):
         Fit the Laplace approximation on a random subsample of this many rows (weights
         scaled up to the full data): enough for the projection, and much faster for large N.
     dtype : {'float64', 'float32'}, default='float64'
-        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+        Storage of the projected vectors of a block, the largest allocation of a fit.
+    block_size : int or 'auto', default='auto'
+        Rows per block: the data are projected and reduced one block at a time and the
+        block coresets merged (merge-reduce), so memory stays bounded whatever the number of
+        rows. 'auto' makes a block's projection about 128 MB (32 000 rows with
+        the default J and dtype).
     debias : bool, default=False
         A-IHT II: a de-biasing gradient step on the support after each thresholding.
     max_iter : int, default=300
@@ -645,6 +735,7 @@ class IHTCoreset(_HilbertCoreset):
         fit_intercept=True,
         laplace_subsample=None,
         dtype="float64",
+        block_size="auto",
         debias=False,
         max_iter=300,
         batch_fraction=None,
@@ -660,6 +751,7 @@ class IHTCoreset(_HilbertCoreset):
             fit_intercept=fit_intercept,
             laplace_subsample=laplace_subsample,
             dtype=dtype,
+            block_size=block_size,
             progress=progress,
             random_state=random_state,
         )
@@ -677,7 +769,7 @@ class IHTCoreset(_HilbertCoreset):
             max_iter=self.max_iter,
             batch_fraction=self.batch_fraction,
             random_state=random_state,
-            progress=self.progress,
+            progress=self._show_core_progress(),
         )
 
 
@@ -712,7 +804,12 @@ class OMPCoreset(_HilbertCoreset):
         Fit the Laplace approximation on a random subsample of this many rows (weights
         scaled up to the full data): enough for the projection, and much faster for large N.
     dtype : {'float64', 'float32'}, default='float64'
-        Storage of the (N, J) projection matrix, the largest allocation of a fit.
+        Storage of the projected vectors of a block, the largest allocation of a fit.
+    block_size : int or 'auto', default='auto'
+        Rows per block: the data are projected and reduced one block at a time and the
+        block coresets merged (merge-reduce), so memory stays bounded whatever the number of
+        rows. 'auto' makes a block's projection about 128 MB (32 000 rows with
+        the default J and dtype).
     progress : bool, default=False
         Show a tqdm progress bar of the construction (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
@@ -756,4 +853,4 @@ class OMPCoreset(_HilbertCoreset):
     """
 
     def _select(self, vectors, sigma, target, random_state):
-        return _omp(vectors, self.n_points, sigma, target, progress=self.progress)
+        return _omp(vectors, self.n_points, sigma, target, progress=self._show_core_progress())

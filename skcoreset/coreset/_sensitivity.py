@@ -48,6 +48,7 @@ from .._sklearn_compat import Interval, StrOptions
 from ..models import laplace_approximation
 from . import _sensitivity_kernels as K
 from ._base import BaseCoreset, CoresetSizeWarning
+from ._merge_reduce import Node
 
 # Rows of the Laplace fit that centres the ball: the centre only needs to be near the MAP.
 _LAPLACE_SUBSAMPLE = 20_000
@@ -163,6 +164,12 @@ class SensitivityCoreset(BaseCoreset):
     fit_intercept : bool, default=True
         Whether ``x_n`` gets a trailing column of ones (the intercept is then part of the
         parameter, the ball and the clustering).
+    block_size : int or 'auto', default='auto'
+        Rows per block: each block gets its own sensitivity coreset and the block coresets
+        are merged (merge-reduce), so memory stays bounded. 'auto' makes a block about
+        128 MB (about 500 000 rows of 10 features).
+    progress : bool, default=False
+        Show a tqdm progress bar of the blocks (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means subsample and initialisation, the Laplace subsample and the draws.
 
@@ -177,7 +184,10 @@ class SensitivityCoreset(BaseCoreset):
     n_draws_ : int
         Number of importance draws M (0 if the whole data set was returned).
     sensitivities_ : ndarray of shape (n_samples,)
-        The bound m_n of every row, normalised so that uniform data give 1 (0 for zero weight).
+        The bound m_n of every row, normalised so that uniform data give 1 (0 for zero
+        weight). For a fit in several blocks this and the other attributes of the bound
+        (``labels_``, ``cluster_centers_``, ...) describe the last reduction, whose rows are
+        the merged block coresets.
     mean_sensitivity_ : float
         Weighted mean ``sum s_n m_n / sum s_n`` (the paper's mbar).
     radius_ : float
@@ -190,7 +200,8 @@ class SensitivityCoreset(BaseCoreset):
     cluster_sizes_ : ndarray of shape (n_clusters,)
         Total sample weight in each cluster (the number of points without weights).
     labels_ : ndarray of shape (n_samples,)
-        Cluster of every row (``KMeans.predict`` of the k-means fitted on the subsample).
+        Cluster of every row (``KMeans.predict`` of the k-means fitted on the subsample;
+        -1 for rows of zero weight).
     size_bound_ : int or None
         Algorithm 1's size when sized by ``(epsilon, delta)``, else None.
     model_ : str
@@ -240,6 +251,8 @@ class SensitivityCoreset(BaseCoreset):
         "delta": [Interval(Real, 0, 1, closed="neither"), None],
         "prior_scale": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
+        "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "progress": ["boolean"],
         "random_state": ["random_state"],
     }
 
@@ -257,6 +270,8 @@ class SensitivityCoreset(BaseCoreset):
         delta=None,
         prior_scale=1.0,
         fit_intercept=True,
+        block_size="auto",
+        progress=False,
         random_state=None,
     ):
         self.n_points = n_points
@@ -270,6 +285,8 @@ class SensitivityCoreset(BaseCoreset):
         self.delta = delta
         self.prior_scale = prior_scale
         self.fit_intercept = fit_intercept
+        self.block_size = block_size
+        self.progress = progress
         self.random_state = random_state
 
     def _check_params(self):
@@ -283,7 +300,23 @@ class SensitivityCoreset(BaseCoreset):
                 "the coreset by epsilon and delta."
             )
 
-    def _fit_coreset(self, X, y, sample_weight, model, random_state):
+    def _begin(self, X, y, sample_weight, model, random_state):
+        return model
+
+    def _reduce(self, node, model, random_state):
+        idx, weights = self._sample(node.X, node.y, node.weights, model, random_state)
+        if self._single_block:
+            # One block: the per-row attributes cover every row of the data.
+            n = self._n_rows
+            m = np.zeros(n)
+            m[node.indices] = self.sensitivities_
+            labels = np.full(n, -1, dtype=self.labels_.dtype)
+            labels[node.indices] = self.labels_
+            self.sensitivities_, self.labels_ = m, labels
+        return Node(node.indices[idx], weights, node.X[idx], node.y[idx])
+
+    def _sample(self, X, y, sample_weight, model, random_state):
+        """``(indices, weights)``: the sensitivity bounds of the rows, then the draws."""
         s = np.ascontiguousarray(sample_weight, dtype=np.float64)
         positive = np.flatnonzero(s > 0)
         if self.n_clusters > positive.shape[0]:

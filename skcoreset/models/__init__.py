@@ -15,7 +15,7 @@ from ._glm import (
     get_model,
     with_noise,
 )
-from ._laplace import LaplaceApproximation, laplace_approximation
+from ._laplace import LaplaceApproximation, laplace_approximation, laplace_from_blocks
 from ._targets import BinaryLabels, model_from_targets
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "PoissonModel",
     "get_model",
     "laplace_approximation",
+    "laplace_from_blocks",
     "model_from_targets",
     "with_noise",
 ]

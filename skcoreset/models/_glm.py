@@ -89,21 +89,38 @@ class GLM:
         eta = Xd @ np.asarray(theta, dtype=np.float64)
         return K.dloglik_vector(self.code, eta, y, self.noise)[:, None] * Xd
 
+    def weighted_loglik(self, theta, Xd, y, w):
+        """``sum_n w_n l_n(theta)`` and its gradient (no prior)."""
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        grad = np.empty_like(theta)
+        ll = K.weighted_loglik_grad(self.code, theta, Xd, y, w, self.noise, grad)
+        return ll, grad
+
+    def weighted_loglik_hessian(self, theta, Xd, y, w):
+        """Hessian of ``-sum_n w_n l_n(theta)`` (no prior)."""
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        return K.weighted_hessian(self.code, theta, Xd, y, w, self.noise)
+
     def log_posterior(self, theta, Xd, y, w):
         """Unnormalised weighted log posterior and its gradient.
 
         ``log pi_0(theta) + sum_n w_n l_n(theta)`` up to the prior's normalising constant.
         """
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
-        grad = np.empty_like(theta)
-        ll = K.weighted_loglik_grad(self.code, theta, Xd, y, w, self.noise, grad)
+        ll, grad = self.weighted_loglik(theta, Xd, y, w)
+        return self.add_log_prior(theta, ll, grad)
+
+    def add_log_prior(self, theta, ll, grad):
+        """``(ll + log pi_0(theta), grad + its gradient)``."""
+        theta = np.asarray(theta, dtype=np.float64)
         prec = 1.0 / self.prior_scale**2
         return ll - 0.5 * prec * theta @ theta, grad - prec * theta
 
     def neg_log_posterior_hessian(self, theta, Xd, y, w):
         """Hessian of the negative weighted log posterior (positive definite)."""
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
-        H = K.weighted_hessian(self.code, theta, Xd, y, w, self.noise)
+        return self.add_prior_hessian(self.weighted_loglik_hessian(theta, Xd, y, w))
+
+    def add_prior_hessian(self, H):
+        """``H`` plus the prior's precision on the diagonal (in place; returns ``H``)."""
         H[np.diag_indices_from(H)] += 1.0 / self.prior_scale**2
         return H
 
@@ -223,15 +240,36 @@ class GaussianModel(GLM):
         about the noise: the spread of y itself is used instead (1 if y is constant), so the
         posterior stays proper instead of collapsing onto an interpolating fit.
         """
-        dof = w.sum() - Xd.shape[1]
-        sigma = 0.0
+        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
+
+    def estimate_noise_blocks(self, blocks):
+        """:meth:`estimate_noise` over data given in blocks: ``blocks()`` yields
+        ``(Xd, y, w)`` triples (two passes: the fit, then the residuals)."""
+        A = b = None
+        w_sum = wy_sum = 0.0
+        y_max = 0.0
+        for Xd, y, w in blocks():
+            Ab, bb = Xd.T @ (w[:, None] * Xd), Xd.T @ (w * y)
+            A, b = (Ab, bb) if A is None else (A + Ab, b + bb)
+            w_sum += w.sum()
+            wy_sum += (w * y).sum()
+            y_max = max(y_max, np.abs(y).max(initial=0.0))
+        n_params = A.shape[0]
+        dof = w_sum - n_params
+        beta = None
         if dof > 0:
-            A = Xd.T @ (w[:, None] * Xd)
+            A = A.copy()
             A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A), 1.0)
-            beta = np.linalg.solve(A, Xd.T @ (w * y))
-            sigma = np.sqrt(np.sum(w * (y - Xd @ beta) ** 2) / dof)
-        if not np.isfinite(sigma) or sigma <= 1e-8 * max(np.abs(y).max(initial=0.0), 1e-300):
-            spread = np.sqrt(np.average((y - np.average(y, weights=w)) ** 2, weights=w))
+            beta = np.linalg.solve(A, b)
+        y_mean = wy_sum / w_sum
+        rss = spread = 0.0
+        for Xd, y, w in blocks():
+            if beta is not None:
+                rss += np.sum(w * (y - Xd @ beta) ** 2)
+            spread += (w * (y - y_mean) ** 2).sum()
+        sigma = np.sqrt(rss / dof) if beta is not None else 0.0
+        if not np.isfinite(sigma) or sigma <= 1e-8 * max(y_max, 1e-300):
+            spread = np.sqrt(spread / w_sum)
             sigma = spread if spread > 0 else 1.0
         return float(sigma)
 

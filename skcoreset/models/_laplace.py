@@ -41,12 +41,37 @@ class LaplaceApproximation:
         return self.mean + z @ self.chol.T
 
 
-def _newton(model, Xd, y, w, theta, tol, max_iter):
+class _Posterior:
+    """The weighted log posterior of data given as blocks: ``blocks()`` yields ``(Xd, y, w)``.
+
+    One block for data in memory; many for a streaming fit, where each evaluation is one
+    pass over the blocks.
+    """
+
+    def __init__(self, model, blocks):
+        self.model = model
+        self.blocks = blocks
+
+    def value_and_grad(self, theta):
+        ll, grad = 0.0, 0.0
+        for Xd, y, w in self.blocks():
+            part, g = self.model.weighted_loglik(theta, Xd, y, w)
+            ll, grad = ll + part, grad + g
+        return self.model.add_log_prior(theta, ll, grad)
+
+    def neg_hessian(self, theta):
+        H = 0.0
+        for Xd, y, w in self.blocks():
+            H = H + self.model.weighted_loglik_hessian(theta, Xd, y, w)
+        return self.model.add_prior_hessian(H)
+
+
+def _newton(posterior, theta, tol, max_iter):
     """Damped Newton on the convex negative log posterior, Armijo backtracking."""
-    f, g = model.log_posterior(theta, Xd, y, w)
+    f, g = posterior.value_and_grad(theta)
     f, g = -f, -g
     for it in range(1, max_iter + 1):
-        H = model.neg_log_posterior_hessian(theta, Xd, y, w)
+        H = posterior.neg_hessian(theta)
         if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
             raise ValueError(
                 "The Laplace fit overflowed (non-finite log posterior, gradient or "
@@ -65,7 +90,7 @@ def _newton(model, Xd, y, w, theta, tol, max_iter):
         t = 1.0
         while True:
             cand = theta + t * step
-            fc, gc = model.log_posterior(cand, Xd, y, w)
+            fc, gc = posterior.value_and_grad(cand)
             if np.isfinite(fc) and -fc <= f - 0.25 * t * decrement:
                 break
             t *= 0.5
@@ -75,15 +100,69 @@ def _newton(model, Xd, y, w, theta, tol, max_iter):
     return theta, max_iter
 
 
-def _lbfgs(model, Xd, y, w, theta, tol, max_iter):
+def _lbfgs(posterior, theta, tol, max_iter):
     def fun(th):
-        f, g = model.log_posterior(th, Xd, y, w)
+        f, g = posterior.value_and_grad(th)
         return -f, -g
 
     res = scipy.optimize.minimize(
         fun, theta, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": tol}
     )
     return res.x, res.nit
+
+
+def _fit(model, blocks, theta0, method, tol, max_iter):
+    """The Laplace approximation of the posterior of data given as blocks."""
+    posterior = _Posterior(model, blocks)
+    if method == "newton":
+        mean, n_iter = _newton(posterior, theta0, tol, max_iter)
+    elif method == "lbfgs":
+        mean, n_iter = _lbfgs(posterior, theta0, tol, max_iter)
+    else:
+        raise ValueError(f"method must be 'newton' or 'lbfgs', got {method!r}.")
+    if not np.all(np.isfinite(mean)):
+        raise ValueError("The Laplace fit diverged (non-finite MAP); check the data's scale.")
+    H = posterior.neg_hessian(mean)
+    cov = scipy.linalg.inv(H, check_finite=True)
+    cov = 0.5 * (cov + cov.T)
+    chol = np.linalg.cholesky(cov)
+    return LaplaceApproximation(mean=mean, cov=cov, chol=chol, model=model, n_iter=n_iter)
+
+
+def laplace_from_blocks(model, blocks, *, method="newton", tol=1e-14, max_iter=100):
+    """The Laplace approximation of data too large to hold: Newton passes over blocks.
+
+    Parameters
+    ----------
+    model : GLM
+        The likelihood and prior.
+    blocks : callable
+        ``blocks()`` returns an iterable of ``(Xd, y, w)``: design matrix (C-contiguous
+        float64, intercept column included), coded targets and weights of each block. It is
+        called once per Newton evaluation (and twice more for a Gaussian noise estimate).
+    method : {'newton', 'lbfgs'}, default='newton'
+        Optimiser for the MAP.
+    tol : float, default=1e-14
+        As for :func:`laplace_approximation`.
+    max_iter : int, default=100
+        Optimiser iterations.
+
+    Returns
+    -------
+    LaplaceApproximation
+    """
+    if model.has_noise and model.noise_scale is None:
+        model = with_noise(model, model.estimate_noise_blocks(blocks))
+    first = next(iter(blocks()))
+    theta0 = model.initial_params(*first)
+    if model.name == "poisson" and model.fit_intercept:
+        # the constant-rate start needs the weighted mean of all targets
+        w_sum = wy_sum = 0.0
+        for _, y, w in blocks():
+            w_sum += w.sum()
+            wy_sum += (w * y).sum()
+        theta0[-1] = np.log(max(wy_sum / w_sum, 1e-3))
+    return _fit(model, blocks, theta0, method, tol, max_iter)
 
 
 def laplace_approximation(
@@ -149,16 +228,4 @@ def laplace_approximation(
     if model.has_noise and model.noise_scale is None:
         model = with_noise(model, model.estimate_noise(Xd, y, w))
     theta0 = model.initial_params(Xd, y, w)
-    if method == "newton":
-        mean, n_iter = _newton(model, Xd, y, w, theta0, tol, max_iter)
-    elif method == "lbfgs":
-        mean, n_iter = _lbfgs(model, Xd, y, w, theta0, tol, max_iter)
-    else:
-        raise ValueError(f"method must be 'newton' or 'lbfgs', got {method!r}.")
-    if not np.all(np.isfinite(mean)):
-        raise ValueError("The Laplace fit diverged (non-finite MAP); check the data's scale.")
-    H = model.neg_log_posterior_hessian(mean, Xd, y, w)
-    cov = scipy.linalg.inv(H, check_finite=True)
-    cov = 0.5 * (cov + cov.T)
-    chol = np.linalg.cholesky(cov)
-    return LaplaceApproximation(mean=mean, cov=cov, chol=chol, model=model, n_iter=n_iter)
+    return _fit(model, lambda: [(Xd, y, w)], theta0, method, tol, max_iter)

@@ -19,6 +19,117 @@ from ._projection_kernels import fisher_features
 PROJECTIONS = ("loglik", "fisher")
 
 
+class Projection:
+    """The J parameter draws of a projection, fixed once and applied to any block of rows.
+
+    Every block of a fit is projected with the same draws, so that the vectors of all blocks
+    live in one space and their sums add up. Build it with :meth:`draw`.
+
+    Parameters
+    ----------
+    model : GLM
+        The model, with its noise scale resolved.
+    kind : {'loglik', 'fisher'}
+        The features.
+    thetas_t : ndarray of shape (P, J)
+        The parameter draws, one per column.
+    coords : ndarray of int64 of shape (J,) or None
+        The random coordinates of the Fisher features.
+    dtype : numpy dtype
+        Storage of the vectors (float64 or float32).
+    """
+
+    def __init__(self, model, kind, thetas_t, coords, dtype):
+        self.model = model
+        self.kind = kind
+        self.thetas_t = thetas_t
+        self.coords = coords
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def n_projections(self):
+        """J, the dimension of the vectors."""
+        return self.thetas_t.shape[1]
+
+    @classmethod
+    def draw(
+        cls, laplace, *, projection="loglik", n_projections=500, dtype=np.float64, random_state=None
+    ):
+        """Draw the J parameters (and the Fisher coordinates) from a Laplace fit.
+
+        Parameters
+        ----------
+        laplace : LaplaceApproximation
+            The distribution the parameters are drawn from; its model is used.
+        projection : {'loglik', 'fisher'}, default='loglik'
+            The features.
+        n_projections : int, default=500
+            J.
+        dtype : {np.float64, np.float32}, default=np.float64
+            Storage of the vectors.
+        random_state : int, RandomState or None
+            Seeds the draws.
+
+        Returns
+        -------
+        projection : Projection
+        """
+        if projection not in PROJECTIONS:
+            raise ValueError(f"projection must be one of {PROJECTIONS}, got {projection!r}.")
+        dtype = np.dtype(dtype)
+        if dtype not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
+        rng = check_random_state(random_state)
+        J = int(n_projections)
+        thetas_t = np.ascontiguousarray(laplace.sample(J, random_state=rng).T)
+        coords = None
+        if projection == "fisher":
+            coords = rng.randint(0, thetas_t.shape[0], size=J).astype(np.int64)
+        return cls(laplace.model, projection, thetas_t, coords, dtype)
+
+    def transform(self, Xd, y, sample_weight=None):
+        """The (n, J) vectors of the rows of a design matrix (scaled by their weights).
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (n, P)
+            Design matrix, C-contiguous float64 (intercept column included).
+        y : ndarray of shape (n,)
+            Coded targets.
+        sample_weight : ndarray of shape (n,), default=None
+            Each row is scaled by its weight, so the rows sum to the projection of the
+            weighted log-likelihood.
+
+        Returns
+        -------
+        vectors : ndarray of shape (n, J)
+        """
+        # the kernels do not bounds-check: mismatched lengths must fail here, not read garbage
+        check_consistent_length(Xd, y, sample_weight)
+        if Xd.shape[1] != self.thetas_t.shape[0]:
+            raise ValueError(
+                f"The design matrix has {Xd.shape[1]} columns; the draws have "
+                f"{self.thetas_t.shape[0]} parameters."
+            )
+        N, P = Xd.shape
+        J = self.n_projections
+        out = np.empty((N, J), dtype=self.dtype)
+        model = self.model
+        if self.kind == "fisher":
+            fisher_features(
+                model.code, Xd, self.thetas_t, y, model.noise, self.coords, np.sqrt(P / J), out
+            )
+        else:
+            loglik_matrix(
+                model.code, Xd, self.thetas_t, y, model.noise, 1.0 / np.sqrt(J), True, out
+            )
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight)
+            if not np.all(sw == 1.0):
+                out *= sw[:, None].astype(self.dtype, copy=False)
+        return out
+
+
 def project(
     model,
     Xd,
@@ -36,14 +147,15 @@ def project(
     Parameters
     ----------
     model : GLM
-        The likelihood (its noise scale resolved, e.g. ``laplace.model``).
+        The model (its noise scale resolved, e.g. ``laplace.model``).
     Xd : ndarray of shape (N, P)
         Design matrix, C-contiguous float64 (intercept column included).
     y : ndarray of shape (N,)
-        Checked targets.
+        Coded targets.
     laplace : LaplaceApproximation
         The distribution the parameters are drawn from.
     projection : {'loglik', 'fisher'}, default='loglik'
+        The features (see the module notes).
     n_projections : int, default=500
         J, the dimension of the projection.
     dtype : {np.float64, np.float32}, default=np.float64
@@ -52,31 +164,32 @@ def project(
         Each row is scaled by its weight, so the rows sum to the projection of the weighted
         log-likelihood.
     random_state : int, RandomState or None
+        Seeds the parameter draws.
 
     Returns
     -------
     vectors : ndarray of shape (N, J)
         One row per datum.
+
+    Examples
+    --------
+    >>> from skcoreset.datasets import load_phishing
+    >>> from skcoreset.models import get_model, laplace_approximation
+    >>> from skcoreset.projection import project
+    >>> X, y = load_phishing(return_X_y=True)
+    >>> model = get_model("logistic")
+    >>> Xd = model.design(X)
+    >>> lap = laplace_approximation(model, Xd, y, design=True)
+    >>> project(lap.model, Xd, y, lap, n_projections=50, random_state=0).shape
+    (11055, 50)
     """
-    if projection not in PROJECTIONS:
-        raise ValueError(f"projection must be one of {PROJECTIONS}, got {projection!r}.")
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
-    rng = check_random_state(random_state)
-    # the kernels do not bounds-check: mismatched lengths must fail here, not read garbage
     check_consistent_length(Xd, y, sample_weight)
-    N, P = Xd.shape
-    J = int(n_projections)
-    thetas_t = np.ascontiguousarray(laplace.sample(J, random_state=rng).T)
-    out = np.empty((N, J), dtype=dtype)
-    if projection == "fisher":
-        coords = rng.randint(0, P, size=J).astype(np.int64)
-        fisher_features(model.code, Xd, thetas_t, y, model.noise, coords, np.sqrt(P / J), out)
-    else:
-        loglik_matrix(model.code, Xd, thetas_t, y, model.noise, 1.0 / np.sqrt(J), True, out)
-    if sample_weight is not None:
-        sw = np.asarray(sample_weight)
-        if not np.all(sw == 1.0):
-            out *= sw[:, None].astype(dtype, copy=False)
-    return out
+    draws = Projection.draw(
+        laplace,
+        projection=projection,
+        n_projections=n_projections,
+        dtype=dtype,
+        random_state=random_state,
+    )
+    draws.model = model
+    return draws.transform(Xd, y, sample_weight)
