@@ -8,9 +8,9 @@ sum ``y = sum_n x_n`` of N random vectors by a sparse non-negative combination `
 This is exactly the problem every Hilbert coreset solves once the data are projected, so it
 isolates the algorithms: uniform subsampling (M draws, weights N / M per draw), Frank-Wolfe on
 the scaled simplex, and GIGA. The paper runs N = 10^6 Gaussian vectors in D = 50 dimensions
-and reports the error ``||Phi w - y||`` and the support size against the number of
-iterations: uniform's error falls like ``1 / sqrt(M)``, Frank-Wolfe's like ``1 / M`` at best,
-GIGA's geometrically.
+and plots the error ``||Phi w - y||`` and the support size against the number of
+iterations: uniform's error falls like ``1 / sqrt(M)``, GIGA's geometrically (its theory),
+Frank-Wolfe's in between.
 
 Everything here uses the array API :mod:`skcoreset.hilbert` directly on the (N, D) matrix.
 """
@@ -97,8 +97,8 @@ print(
     )
 )
 print(
-    "paper: numbers not reported (a figure: uniform's error ~ 1/sqrt(M), GIGA's geometric,"
-    " Frank-Wolfe in between)"
+    "paper: not reported as numbers (a figure; its theory: uniform's error ~ 1/sqrt(M),"
+    " GIGA's geometric)"
 )
 
 # %%

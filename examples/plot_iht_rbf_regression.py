@@ -168,8 +168,8 @@ full_rmse = float(np.sqrt(np.mean((full_pipe.predict(X_test) - y_test) ** 2)))
 # Results beside the paper
 # ------------------------
 # KL(full posterior || coreset posterior) and test RMSE (standardised log price) of the
-# pipeline's posterior mean. The paper shows its results as figures only (A-IHT and A-IHT II
-# below GIGA and SparseVI for most sizes on the UK data).
+# pipeline's posterior mean. The paper shows its results as figures only, with no numbers in
+# the text.
 print(f"N = {N_TRAIN} training, {N_TEST} test blocks; full-data test RMSE {full_rmse:.3f}")
 print("      M |    KL uniform      GIGA  A-IHT II |  RMSE uniform   GIGA  A-IHT II")
 for k, M in enumerate(SIZES):
@@ -179,7 +179,7 @@ for k, M in enumerate(SIZES):
         f"{M:7d} | {kls[0]:13.3g} {kls[1]:9.3g} {kls[2]:9.3g} |"
         f" {rms[0]:13.3f} {rms[1]:6.3f} {rms[2]:9.3f}"
     )
-print("paper (UK prices, N = 1000, M <= 300): KL values not reported as numbers")
+print("paper (UK prices, N = 1000, M <= 300): KL not reported as numbers (figures only)")
 
 # %%
 # The figure

@@ -9,6 +9,7 @@ examples' default location).
 import pathlib
 import runpy
 
+import numba
 import numpy as np
 import pytest
 
@@ -25,12 +26,15 @@ def run_example(monkeypatch):
     def run(name, scale):
         monkeypatch.setenv("SKCORESET_EXAMPLE_SCALE", str(scale))
         monkeypatch.delenv("SKCORESET_DATA_DIR", raising=False)
+        # one BLAS / OpenMP / numba thread: the suite already runs one test per core, and on a
+        # busy machine spinning threads make small factorisations and k-means 100x slower
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
         try:
-            # one BLAS / OpenMP thread: the suite already runs one test per core, and on a busy
-            # machine spinning threads make small factorisations and k-means 100x slower
             with threadpool_limits(limits=1):
                 return runpy.run_path(str(EXAMPLES / f"{name}.py"))
         finally:
+            numba.set_num_threads(threads)
             plt.close("all")
 
     return run
