@@ -1,0 +1,127 @@
+"""The paper examples reproduce their papers' headline findings, run at a reduced scale.
+
+Each test runs one example of ``examples/`` with ``runpy`` (Agg backend, figures closed),
+with ``SKCORESET_EXAMPLE_SCALE`` lowering its sizes, trials and seeds, and checks the finding
+the example states on the results it computed. The data come from ``tests/data`` (the
+examples' default location).
+"""
+
+import pathlib
+import runpy
+
+import numba
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture
+def run_example(monkeypatch):
+    def run(name, scale):
+        monkeypatch.setenv("SKCORESET_EXAMPLE_SCALE", str(scale))
+        monkeypatch.delenv("SKCORESET_DATA_DIR", raising=False)
+        # one BLAS / OpenMP / numba thread: the suite already runs one test per core, and on a
+        # busy machine spinning threads make small factorisations and k-means 100x slower
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            with threadpool_limits(limits=1):
+                return runpy.run_path(str(EXAMPLES / f"{name}.py"))
+        finally:
+            numba.set_num_threads(threads)
+            plt.close("all")
+
+    return run
+
+
+def test_giga_gaussian(run_example):
+    """Frank-Wolfe over-weights (posterior too narrow); GIGA's optimal scaling is exact."""
+    res = run_example("plot_giga_gaussian", 0.1)["results"]
+    fw, giga = res["Frank-Wolfe"], res["GIGA"]
+    assert np.all(giga["cov_error"] < fw["cov_error"])
+    assert np.all(fw["cov_error"] > 0.1)
+    assert np.all(fw["weight_total"] > 1.1)  # total weight above N: uncertainty underestimated
+    # D + 1 = 3 points represent the Gaussian log-likelihood exactly; every size is above that
+    assert np.all(giga["cov_error"] < 1e-6)
+    assert np.allclose(giga["weight_total"], 1.0, atol=1e-6)
+
+
+def test_giga_vector_sum(run_example):
+    """Uniform's error falls like 1/sqrt(M); GIGA's geometrically, and below Frank-Wolfe's."""
+    ns = run_example("plot_giga_vector_sum", 0.1)
+    res, iterations = ns["results"], ns["ITERATIONS"]
+    assert -0.65 < ns["uniform_slope"] < -0.35
+    unif, fw, giga = (res[m]["error"] for m in ["uniform", "Frank-Wolfe", "GIGA"])
+    before_floor = fw > 1e-10  # both greedy methods end at the rounding floor ~1e-12
+    assert np.all(giga[before_floor] < fw[before_floor])
+    # geometric: from 20 iterations on, every tripling of the iterations gains > 10x
+    k20, k60 = np.searchsorted(iterations, [20, 60])
+    assert giga[k60] < giga[k20] / 10
+    assert unif[k60] > unif[k20] / 3
+    assert res["GIGA"]["iterations_to_1e-3"] is not None
+    assert res["uniform"]["iterations_to_1e-3"] is None
+
+
+def test_giga_real_data(run_example):
+    """GIGA beats uniform on all four data sets, by orders of magnitude on the Poisson ones."""
+    results = run_example("plot_giga_real_data", 0.1)["results"]
+    assert set(results) == {"Phishing", "DS1", "BikeTrips", "AirportDelays"}
+    for dname, table in results.items():
+        # columns: M, points, KL, Fisher, seconds, KL / uniform, Fisher / uniform
+        giga, fw = table["GIGA"], table["Frank-Wolfe"]
+        assert giga[-1, 5] < 0.5, dname
+        assert np.all(giga[:, 6] < 0.5), dname
+        if dname in ("BikeTrips", "AirportDelays"):
+            assert giga[-1, 5] < 0.05, dname
+            assert giga[-1, 2] < fw[-1, 2] / 10, dname
+
+
+def test_sensitivity_logistic(run_example):
+    """Sensitivity sampling beats uniform on imbalanced DS1, not on balanced Phishing."""
+    ns = run_example("plot_sensitivity_logistic", 0.5)
+    results, sizes = ns["results"], ns["SIZES"]
+    ds1, phishing = results["DS1"], results["Phishing"]
+    assert sizes[0] == 100
+    ratio_ds1 = ds1["sensitivity"]["mmd"] / ds1["uniform"]["mmd"]
+    ratio_phishing = phishing["sensitivity"]["mmd"] / phishing["uniform"]["mmd"]
+    gain_ds1 = ds1["sensitivity"]["test_ll"] - ds1["uniform"]["test_ll"]
+    gain_phishing = phishing["sensitivity"]["test_ll"] - phishing["uniform"]["test_ll"]
+    # DS1: far closer to the full posterior at M = 100, better predictions at every size
+    assert ratio_ds1[0] < 0.1
+    assert np.all(gain_ds1 > 0)
+    # Phishing: no such gain, in MMD or in predictions
+    assert np.all(ratio_phishing > 0.5)
+    assert gain_phishing[0] < 0.1 * gain_ds1[0]
+    assert np.all(np.abs(gain_phishing) < 0.02)
+    # why: the bound concentrates the draws on DS1's rare positives, not on Phishing's classes
+    assert ds1["bound_ratio"] > 5
+    assert np.all(ds1["sensitivity"]["positives"] > 3 * ds1["positives"])
+    assert 0.5 < phishing["bound_ratio"] < 2
+
+
+def test_iht_gaussian(run_example):
+    """A-IHT II's KL falls far below GIGA's at the larger sizes; GIGA is ahead at the smallest."""
+    ns = run_example("plot_iht_gaussian", 0.15)
+    res, sizes, d = ns["results"], ns["SIZES"], ns["D"]
+    giga, iht2 = res["GIGA"]["reverse_kl"], res["A-IHT II"]["reverse_kl"]
+    large = [k for k, M in enumerate(sizes) if M > d]
+    assert large
+    assert np.all(iht2[large] < giga[large] / 10)
+    assert giga[0] < iht2[0]
+    assert np.all(res["uniform"]["reverse_kl"][2:] > giga[2:])
+
+
+def test_iht_rbf_regression(run_example):
+    """In the RBF pipeline the coreset posterior approaches the full one as the size grows."""
+    ns = run_example("plot_iht_rbf_regression", 0.25)
+    res = ns["results"]
+    for name in ["GIGA", "A-IHT II"]:
+        assert res[name]["kl"][-1] < res[name]["kl"][0] / 10, name
+        assert res[name]["rmse"][-1] < 1.1 * ns["full_rmse"], name
+    assert np.all(res["GIGA"]["kl"] < res["uniform"]["kl"])
