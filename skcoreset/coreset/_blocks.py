@@ -5,6 +5,8 @@ pandas DataFrame - and each block of rows is copied to a C-contiguous float64 ar
 validated on its own; errors in a block after the first name the block.
 """
 
+import mmap
+
 import numpy as np
 from sklearn.utils import check_array
 
@@ -52,6 +54,8 @@ def read_block(X, start, stop, *, label=None, estimator=None):
     """
     if hasattr(X, "tocsr"):
         part = X  # let check_array refuse the sparse matrix itself
+    elif _is_file_memmap(X):
+        part = _read_memmap_rows(X, start, stop)
     elif hasattr(X, "iloc"):
         part = X.iloc[start:stop]
     else:
@@ -71,6 +75,47 @@ def read_block(X, start, stop, *, label=None, estimator=None):
         raise ValueError(f"In {label} of X: {exc}") from None
 
 
+def read_rows(X, indices, *, estimator=None):
+    """Rows ``indices`` (sorted) of ``X`` as a validated float64 array, reading no others."""
+    if _is_file_memmap(X):
+        part = np.empty((len(indices), X.shape[1]), dtype=X.dtype)
+        row_bytes = X.shape[1] * X.dtype.itemsize
+        with open(X.filename, "rb") as f:
+            for k, i in enumerate(indices):
+                f.seek(X.offset + int(i) * row_bytes)
+                f.readinto(memoryview(part[k]).cast("B"))
+    elif hasattr(X, "iloc"):
+        part = X.iloc[indices]
+    else:
+        part = X[indices]
+    return check_array(part, dtype=np.float64, order="C", input_name="X", estimator=estimator)
+
+
 def describe_block(index, start, stop):
     """How error messages name a block."""
     return f"block {index} (rows {start} to {stop - 1})"
+
+
+def _is_file_memmap(X):
+    """A C-ordered 2-D memmap of its own file (not a view): its rows can be read with plain
+    file reads."""
+    return (
+        isinstance(X, np.memmap)
+        and isinstance(X.base, mmap.mmap)
+        and X.ndim == 2
+        and X.flags.c_contiguous
+        and X.filename is not None
+    )
+
+
+def _read_memmap_rows(X, start, stop):
+    """Rows ``start:stop`` of a memmap read from its file into a fresh array.
+
+    Slicing the mapping itself would leave every page it touched resident in the process
+    (file-backed pages count in its memory until the mapping is closed): a fit of a file larger
+    than memory would then be limited by the page cache. A plain read keeps one block.
+    """
+    row_bytes = X.shape[1] * X.dtype.itemsize
+    count = (stop - start) * X.shape[1]
+    rows = np.fromfile(X.filename, dtype=X.dtype, count=count, offset=X.offset + start * row_bytes)
+    return rows.reshape(stop - start, X.shape[1])

@@ -19,17 +19,11 @@ from ..hilbert._sampling import _importance, _uniform
 from ..models import laplace_approximation, laplace_from_blocks
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
-from ._blocks import block_bounds, n_rows, read_block
+from ._blocks import block_bounds, describe_block, n_rows, read_block, read_rows
 from ._merge_reduce import Node
 
 # The context of UniformCoreset(projection=None): no Laplace fit, no draws.
 _NO_PROJECTION = object()
-
-
-def _rows(X, indices):
-    """Rows ``indices`` (sorted) of a source, validated, without reading the others."""
-    part = X.iloc[indices] if hasattr(X, "iloc") else X[indices]
-    return read_block(part, 0, len(indices))
 
 
 class _HilbertCoreset(BaseCoreset):
@@ -105,7 +99,7 @@ class _HilbertCoreset(BaseCoreset):
             rows = np.sort(random_state.choice(positive, size=size, replace=False))
             self.laplace_indices_ = rows
             w = sample_weight[rows] * (sample_weight.sum() / sample_weight[rows].sum())
-            Xd = model.design(_rows(X, rows))
+            Xd = model.design(read_rows(X, rows, estimator=self))
             return laplace_approximation(model, Xd, y[rows], w, design=True)
         n = n_rows(X)
         block = self._block_rows(X)
@@ -116,9 +110,10 @@ class _HilbertCoreset(BaseCoreset):
             return laplace_approximation(model, Xd, y, sample_weight, design=True)
 
         def blocks():
-            for start, stop in block_bounds(n, block):
+            for index, (start, stop) in enumerate(block_bounds(n, block)):
                 keep = sample_weight[start:stop] > 0
-                Xd = model.design(read_block(X, start, stop, estimator=self)[keep])
+                where = describe_block(index, start, stop)
+                Xd = model.design(read_block(X, start, stop, label=where, estimator=self)[keep])
                 yield Xd, y[start:stop][keep], sample_weight[start:stop][keep]
 
         return laplace_from_blocks(model, blocks)
