@@ -8,7 +8,7 @@ Construction works in blocks of ``block_size`` rows (``_merge_reduce``): a cores
 block, merged in a binary tree, so a fit holds one block at a time however large the data;
 ``partial_fit`` feeds the same tree one call at a time. A subclass implements the hooks:
 
-* ``_begin(X, y, sample_weight, model, random_state)``: what all blocks share (the Hilbert
+* ``_begin(data, model, random_state)``: what all blocks share (the Hilbert
   coresets: a Laplace fit and the projection's parameter draws), called once;
 * ``_reduce(node, context, random_state)``: a coreset of at most ``n_points`` of a node's rows;
 * ``_summary(node, context)``: the exact summary of a node kept whole (or None);
@@ -40,7 +40,15 @@ from .._sklearn_compat import (
     _safe_indexing,
 )
 from ..models import MODEL_NAMES, BinaryLabels, get_model, model_from_targets
-from ._blocks import as_source, block_bounds, describe_block, n_rows, read_block
+from ._blocks import (
+    InMemoryData,
+    as_source,
+    block_bounds,
+    describe_block,
+    n_rows,
+    read_block,
+)
+from ._dask import is_dask_collection
 from ._merge_reduce import LEAF, MergeTree, Node, NodeSeeds
 
 #: Working memory of one block when ``block_size='auto'``: the rows per block are this
@@ -179,7 +187,8 @@ class BaseCoreset(BaseEstimator):
                 labels = BinaryLabels.fit(classes, input_name="classes")
             coded, labels = self._encode_targets(y, model, s, inferred, labels)
             rng = check_random_state(self.random_state)
-            context = self._begin(X, coded, s, model, rng)
+            data = InMemoryData(X, coded, s, self._block_rows(X), self)
+            context = self._begin(data, model, rng)
             stream = {
                 "model": model,
                 "labels": labels,
@@ -250,6 +259,8 @@ class BaseCoreset(BaseEstimator):
         """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
         self._check_params()
         self._drop_fitted_attributes()
+        if is_dask_collection(X):
+            return self._fit_dask(X, y, sample_weight, model)
         X, y, s = self._validate_data_source(X, y, sample_weight, reset=True)
         model, inferred = self._resolve_model(y, model)
         self.model_ = model.name
@@ -268,7 +279,8 @@ class BaseCoreset(BaseEstimator):
         bounds = block_bounds(n_rows(X), self._block_rows(X))
         self._single_block = len(bounds) == 1
         self._n_rows = n_rows(X)
-        stream["context"] = self._begin(X, coded, s, model, rng)
+        data = InMemoryData(X, coded, s, self._block_rows(X), self)
+        stream["context"] = self._begin(data, model, rng)
         stream["seeds"] = NodeSeeds(rng)
         stream["tree"] = tree = MergeTree(self.n_points)
         reduce = self._reducer(stream)
@@ -280,6 +292,51 @@ class BaseCoreset(BaseEstimator):
                     tree.push(node, reduce)
                 bar.update()
         self._set_result(tree.result(reduce), stream)
+        return self
+
+    def _fit_dask(self, X, y, sample_weight, model):
+        """``fit`` on a dask array or DataFrame: per-chunk coresets built by tasks where the
+        chunks live, merged pairwise by tasks; only the final coreset reaches the client."""
+        import dask
+        from dask import delayed
+
+        from . import _dask
+
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        validate_data(self, X, reset=True, skip_check_array=True)
+        if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        X = _dask.as_dask_array(X, "X")
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
+        y = _dask.aligned(y, X.chunks[0], "y")
+        s = _dask.aligned(sample_weight, X.chunks[0], "sample_weight")
+        digests = dask.compute(*[delayed(_dask.target_digest)(b) for b in y.to_delayed().ravel()])
+        name = self._model_name(None, model)
+        inferred = name is None
+        name, values = _dask.model_from_digests(digests) if inferred else (name, None)
+        model = get_model(name, prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
+        labels = None
+        if model.name == "logistic":
+            if values is None:
+                values = _dask.model_from_digests(digests)[1]
+            labels = BinaryLabels.fit(values)
+        self.model_ = model.name
+        rng = check_random_state(self.random_state)
+        self._single_block = False
+        self._n_rows = int(X.shape[0])
+        stream = {"model": model, "labels": labels, "n_seen": int(X.shape[0]), "calls": 1}
+        data = _dask.DaskData(self, X, y, s, stream, self._block_rows(X))
+        stream["context"] = self._begin(data, model, rng)
+        stream["seeds"] = NodeSeeds(rng)
+        nodes, final = _dask.build(self, X, y, s, stream)
+        node = _dask.compute(nodes, final, self.progress)
+        if node is None:
+            raise ValueError("No row of X has a positive sample_weight.")
+        self._set_result(node, stream)
         return self
 
     def _validate_data_source(self, X, y, sample_weight, reset):
@@ -315,7 +372,7 @@ class BaseCoreset(BaseEstimator):
         """Working memory per row of a block (the row itself, its design row and a copy)."""
         return 3 * 8 * (n_features + 1)
 
-    def _leaf(self, X, y, s, start, stop, offset, where, stream, index):
+    def _leaf(self, X, y, s, start, stop, offset, where, stream, index, chunk=0):
         """The coreset of rows ``start:stop`` (None when none has positive weight)."""
         rows = read_block(X, start, stop, label=where, estimator=self)
         weights = s[start:stop]
@@ -333,7 +390,7 @@ class BaseCoreset(BaseEstimator):
         if self.n_points is not None and len(node) <= self.n_points:
             node.summary = self._summary(node, stream["context"])
             return node
-        return self._reduce(node, stream["context"], stream["seeds"]((LEAF, 0, 0, index)))
+        return self._reduce(node, stream["context"], stream["seeds"]((LEAF, chunk, 0, index)))
 
     def _reducer(self, stream):
         context, seeds = stream["context"], stream["seeds"]
@@ -428,8 +485,9 @@ class BaseCoreset(BaseEstimator):
     def _check_params(self):
         """Checks across parameters, run before the data are validated."""
 
-    def _begin(self, X, y, sample_weight, model, random_state):
-        """What every block shares (None by default)."""
+    def _begin(self, data, model, random_state):
+        """What every block shares (None by default); ``data`` gives samples or blocks of
+        the rows (``_blocks.InMemoryData`` or its dask counterpart)."""
         return None
 
     def _reduce(self, node, context, random_state):

@@ -119,3 +119,68 @@ def _read_memmap_rows(X, start, stop):
     count = (stop - start) * X.shape[1]
     rows = np.fromfile(X.filename, dtype=X.dtype, count=count, offset=X.offset + start * row_bytes)
     return rows.reshape(stop - start, X.shape[1])
+
+
+class InMemoryData:
+    """The rows of a fit as its preparation sees them (e.g. for the Laplace fit): a sample,
+    all of them when they fit in one block, or blocks; never more than one block at once.
+
+    Parameters
+    ----------
+    X : source
+        From :func:`as_source`.
+    y, sample_weight : ndarray of shape (n_samples,)
+        Coded targets and weights.
+    block_rows : int
+        Rows per block.
+    estimator : estimator
+        For scikit-learn's error messages.
+    """
+
+    def __init__(self, X, y, sample_weight, block_rows, estimator=None):
+        self.X, self.y, self.sample_weight = X, y, sample_weight
+        self.block_rows = block_rows
+        self.estimator = estimator
+
+    @property
+    def total_weight(self):
+        return float(self.sample_weight.sum())
+
+    def sample(self, size, random_state):
+        """``(indices, X, y, w)`` of ``size`` rows drawn uniformly among those with positive
+        weight, or None when ``size`` is None or not below their number."""
+        positive = np.flatnonzero(self.sample_weight > 0)
+        if size is None or size >= positive.shape[0]:
+            return None
+        rows = np.sort(random_state.choice(positive, size=size, replace=False))
+        X = read_rows(self.X, rows, estimator=self.estimator)
+        return rows, X, self.y[rows], self.sample_weight[rows]
+
+    def all_rows(self):
+        """``(X, y, w)`` of the rows with positive weight if they fit in one block, else None."""
+        n = n_rows(self.X)
+        if n > self.block_rows:
+            return None
+        X = read_block(self.X, 0, n, estimator=self.estimator)
+        keep = self.sample_weight > 0
+        if np.all(keep):
+            return X, self.y, self.sample_weight
+        return X[keep], self.y[keep], self.sample_weight[keep]
+
+    def laplace(self, model):
+        """The Laplace fit of all rows: Newton passes over the blocks."""
+        from ..models import laplace_from_blocks
+
+        def blocks():
+            bounds = block_bounds(n_rows(self.X), self.block_rows)
+            for index, (start, stop) in enumerate(bounds):
+                keep = self.sample_weight[start:stop] > 0
+                where = describe_block(index, start, stop)
+                X = read_block(self.X, start, stop, label=where, estimator=self.estimator)
+                yield (
+                    model.design(X[keep]),
+                    self.y[start:stop][keep],
+                    self.sample_weight[start:stop][keep],
+                )
+
+        return laplace_from_blocks(model, blocks)

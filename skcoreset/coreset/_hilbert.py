@@ -16,10 +16,10 @@ from ..hilbert._greedy import _frank_wolfe, _giga
 from ..hilbert._iht import _iht
 from ..hilbert._omp import _omp
 from ..hilbert._sampling import _importance, _uniform
-from ..models import laplace_approximation, laplace_from_blocks
+from ..models import laplace_approximation
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
-from ._blocks import block_bounds, describe_block, n_rows, read_block, read_rows
+from ._blocks import InMemoryData
 from ._merge_reduce import Node
 
 # The context of UniformCoreset(projection=None): no Laplace fit, no draws.
@@ -66,10 +66,10 @@ class _HilbertCoreset(BaseCoreset):
         self.random_state = random_state
 
     # -- the hooks of the block construction ------------------------------------------------
-    def _begin(self, X, y, sample_weight, model, random_state):
+    def _begin(self, data, model, random_state):
         """The Laplace fit (on a uniform subsample of the rows, or all of them) and the J
         parameter draws every block is projected with."""
-        self.laplace_ = self._laplace(X, y, sample_weight, model, random_state)
+        self.laplace_ = self._laplace(data, model, random_state)
         n_params = self.laplace_.mean.shape[0]
         dim = self.n_projections - (self.projection == "loglik")  # centring removes one
         if dim < n_params:
@@ -89,34 +89,20 @@ class _HilbertCoreset(BaseCoreset):
             random_state=random_state,
         )
 
-    def _laplace(self, X, y, sample_weight, model, random_state):
+    def _laplace(self, data, model, random_state):
         """Laplace fit of the posterior: on ``laplace_subsample`` rows drawn uniformly among
         those with positive weight (weights scaled up to the total), or on all of them."""
-        positive = np.flatnonzero(sample_weight > 0)
-        size = self.laplace_subsample
         self.laplace_indices_ = None
-        if size is not None and size < positive.shape[0]:
-            rows = np.sort(random_state.choice(positive, size=size, replace=False))
-            self.laplace_indices_ = rows
-            w = sample_weight[rows] * (sample_weight.sum() / sample_weight[rows].sum())
-            Xd = model.design(read_rows(X, rows, estimator=self))
-            return laplace_approximation(model, Xd, y[rows], w, design=True)
-        n = n_rows(X)
-        block = self._block_rows(X)
-        if n <= block:
-            Xd = model.design(read_block(X, 0, n, estimator=self))
-            if positive.shape[0] < n:
-                Xd, y, sample_weight = Xd[positive], y[positive], sample_weight[positive]
-            return laplace_approximation(model, Xd, y, sample_weight, design=True)
-
-        def blocks():
-            for index, (start, stop) in enumerate(block_bounds(n, block)):
-                keep = sample_weight[start:stop] > 0
-                where = describe_block(index, start, stop)
-                Xd = model.design(read_block(X, start, stop, label=where, estimator=self)[keep])
-                yield Xd, y[start:stop][keep], sample_weight[start:stop][keep]
-
-        return laplace_from_blocks(model, blocks)
+        sample = data.sample(self.laplace_subsample, random_state)
+        if sample is not None:
+            self.laplace_indices_, X, y, w = sample
+            w = w * (data.total_weight / w.sum())
+            return laplace_approximation(model, model.design(X), y, w, design=True)
+        rows = data.all_rows()
+        if rows is None:
+            return data.laplace(model)
+        X, y, w = rows
+        return laplace_approximation(model, model.design(X), y, w, design=True)
 
     def _bytes_per_row(self, n_features):
         # the projected vectors dominate: J entries per row, plus the design row
@@ -172,7 +158,8 @@ class _HilbertCoreset(BaseCoreset):
             X, y, sample_weight, model, random_state, positive
         )
         if self.projection is not None:
-            self.laplace_ = self._laplace(X, y, sample_weight, model, random_state)
+            data = InMemoryData(X, y, sample_weight, X.shape[0])
+            self.laplace_ = self._laplace(data, model, random_state)
         return indices, weights
 
     @staticmethod
@@ -311,10 +298,10 @@ class UniformCoreset(_HilbertCoreset):
         )
         self.replace = replace
 
-    def _begin(self, X, y, sample_weight, model, random_state):
+    def _begin(self, data, model, random_state):
         if self.projection is None:
             return _NO_PROJECTION
-        return super()._begin(X, y, sample_weight, model, random_state)
+        return super()._begin(data, model, random_state)
 
     def _vectors(self, node, projection):
         if projection is _NO_PROJECTION:

@@ -300,7 +300,7 @@ class SensitivityCoreset(BaseCoreset):
                 "the coreset by epsilon and delta."
             )
 
-    def _begin(self, X, y, sample_weight, model, random_state):
+    def _begin(self, data, model, random_state):
         return model
 
     def _reduce(self, node, model, random_state):

@@ -113,7 +113,12 @@ def _lbfgs(posterior, theta, tol, max_iter):
 
 def _fit(model, blocks, theta0, method, tol, max_iter):
     """The Laplace approximation of the posterior of data given as blocks."""
-    posterior = _Posterior(model, blocks)
+    return fit_posterior(model, _Posterior(model, blocks), theta0, method, tol, max_iter)
+
+
+def fit_posterior(model, posterior, theta0, method="newton", tol=1e-14, max_iter=100):
+    """The Laplace approximation of any posterior with ``value_and_grad(theta)`` (log
+    posterior and gradient) and ``neg_hessian(theta)`` (e.g. evaluated by parallel tasks)."""
     if method == "newton":
         mean, n_iter = _newton(posterior, theta0, tol, max_iter)
     elif method == "lbfgs":

@@ -1,0 +1,115 @@
+"""Coresets of dask arrays and DataFrames, on the local schedulers and a distributed cluster."""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+from skcoreset.coreset import GIGACoreset, OMPCoreset, SensitivityCoreset  # noqa: E402
+from skcoreset.datasets import make_logistic_regression, make_poisson_regression  # noqa: E402
+
+N = 12_000
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_logistic_regression(N, 4, random_state=0)
+    return X, y, da.from_array(X, chunks=(3000, 4)), da.from_array(y, chunks=3000)
+
+
+ESTIMATORS = [
+    lambda: OMPCoreset(40, n_projections=100, block_size=1000, random_state=0),
+    lambda: GIGACoreset(40, n_projections=100, laplace_subsample=2000, random_state=1),
+    lambda: SensitivityCoreset(60, block_size=2000, random_state=2),
+]
+
+
+def _fit_all(make, X, y):
+    """The same fit on the threaded and the synchronous scheduler."""
+    out = []
+    for scheduler in ("threads", "synchronous"):
+        with dask.config.set(scheduler=scheduler):
+            est = make().fit(X, y)
+        out.append((est.sample_indices_, est.sample_weight_))
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A real cluster of two worker processes."""
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as lc,
+        distributed.Client(lc) as client,
+    ):
+        yield client
+
+
+@pytest.mark.parametrize("make", ESTIMATORS, ids=["omp", "giga", "sensitivity"])
+def test_same_result_on_every_scheduler(data, make, cluster):
+    _, _, Xd, yd = data
+    local = _fit_all(make, Xd, yd)
+    est = make().fit(Xd, yd)  # the client is active: the cluster runs the tasks
+    for idx, w in local:
+        np.testing.assert_array_equal(est.sample_indices_, idx)
+        np.testing.assert_allclose(est.sample_weight_, w, rtol=1e-12)
+    assert est.n_points_ <= 60 and est.sample_indices_.max() >= 6000  # global row numbers
+
+
+def test_dask_fit_equals_numpy_fit_of_one_chunk(data):
+    """One chunk is one in-memory fit: the same blocks, seeds and tree."""
+    X, y, _, _ = data
+    with dask.config.set(scheduler="synchronous"):
+        a = OMPCoreset(40, n_projections=100, block_size=3000, random_state=0).fit(
+            da.from_array(X, chunks=(N, 4)), da.from_array(y, chunks=N)
+        )
+    b = OMPCoreset(40, n_projections=100, block_size=3000, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
+    np.testing.assert_allclose(a.sample_weight_, b.sample_weight_, rtol=1e-10)
+    assert a.hilbert_error_ == pytest.approx(b.hilbert_error_, rel=1e-10)
+
+
+def test_dataframe_weights_and_poisson():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = make_poisson_regression(8000, 3, random_state=0)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    dX = dd.from_pandas(frame, npartitions=4)
+    dy = dd.from_pandas(pd.Series(y), npartitions=4)
+    with dask.config.set(scheduler="synchronous"):
+        est = OMPCoreset(30, model="poisson", n_projections=60, random_state=0).fit(
+            dX, dy, sample_weight=w
+        )
+    assert list(est.feature_names_in_) == ["a", "b", "c"] and est.model_ == "poisson"
+    # the coreset approximates the weighted data: its weights carry the data's total weight
+    assert est.sample_weight_.sum() == pytest.approx(w.sum(), rel=0.2)
+    assert est.hilbert_error_ < 0.2
+
+
+def test_laplace_on_all_rows_by_parallel_newton(data):
+    """laplace_subsample=None: Newton passes of tasks over the chunks give the same fit."""
+    X, y, Xd, yd = data
+    with dask.config.set(scheduler="threads"):
+        est = OMPCoreset(20, n_projections=50, laplace_subsample=None, block_size=2000).fit(Xd, yd)
+    ref = OMPCoreset(20, n_projections=50, laplace_subsample=None, block_size=2000).fit(X, y)
+    np.testing.assert_allclose(est.laplace_.mean, ref.laplace_.mean, rtol=1e-8)
+    np.testing.assert_allclose(est.laplace_.cov, ref.laplace_.cov, rtol=1e-7)
+
+
+def test_bad_chunk_and_ambiguous_targets(data):
+    X, y, _, _ = data
+    Xbad = X.copy()
+    Xbad[7000, 1] = np.nan
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ValueError, match="chunk 2 \\(rows 6000 to 8999\\) of X.*NaN"):
+            OMPCoreset(20, n_projections=30, block_size=1000).fit(
+                da.from_array(Xbad, chunks=(3000, 4)), da.from_array(y, chunks=3000)
+            )
+        with pytest.raises(ValueError, match="distinct integer values"):
+            OMPCoreset(20).fit(
+                da.from_array(X, chunks=(3000, 4)), da.from_array(np.arange(N) % 5, chunks=3000)
+            )
