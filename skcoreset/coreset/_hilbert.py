@@ -121,7 +121,14 @@ class _HilbertCoreset(BaseCoreset):
         V = self._vectors(node, projection)
         sigma, rowsum = row_norms_and_sum(V)
         target = rowsum if node.summary is None else node.summary
-        w, n_iter, reason = self._select(V, sigma, target, random_state)
+        pool = self._candidate_rows(V, sigma, target, random_state)
+        if pool is None:
+            w, n_iter, reason = self._select(V, sigma, target, random_state)
+        else:
+            w = np.zeros(len(node))
+            w[pool], n_iter, reason = self._select(
+                np.ascontiguousarray(V[pool]), sigma[pool], target, random_state
+            )
         idx = np.flatnonzero(w)
         info = {"n_iter": int(n_iter), "stop_reason": reason}
         if self.projection is not None:
@@ -135,6 +142,15 @@ class _HilbertCoreset(BaseCoreset):
             summary=target,
             info=info,
         )
+
+    def _candidate_rows(self, V, sigma, target, random_state):
+        """Rows the algorithm may choose from (None: all): a sample with probabilities
+        proportional to the norms, when the node has more rows than ``candidates``."""
+        limit = getattr(self, "candidates", None)
+        if limit is None or V.shape[0] <= limit:
+            return None
+        w, _, _ = _importance(V, limit, sigma, target, replace=False, random_state=random_state)
+        return np.flatnonzero(w)
 
     def _finish(self, node, projection):
         if projection is None:  # every row kept: the exact coreset
