@@ -41,16 +41,3 @@ def bikes(biketrips):
     X, y = biketrips
     idx = np.random.RandomState(1).choice(X.shape[0], N_SUB, replace=False)
     return X[idx], y[idx]
-
-
-def pytest_addoption(parser):
-    parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
-
-
-def pytest_collection_modifyitems(config, items):
-    if config.getoption("--runslow"):
-        return
-    skip = pytest.mark.skip(reason="slow: needs --runslow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)

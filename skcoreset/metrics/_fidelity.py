@@ -15,8 +15,8 @@ posterior pi (prior times sum_n l_n, or sum_n s_n l_n with data weights s):
 import numpy as np
 import scipy.linalg
 from sklearn.utils import check_array, check_consistent_length
-from sklearn.utils.validation import _check_sample_weight
 
+from .._sklearn_compat import _check_sample_weight
 from ..hilbert._common import check_target, check_vectors, relative_error
 from ..models import get_model, laplace_approximation, model_from_targets, with_noise
 

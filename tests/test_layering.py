@@ -1,0 +1,115 @@
+"""The structure of the package, pinned: it reads like the pipeline and nothing runs back up.
+
+Layers, lowest first (a module may import its own layer and those below, never above):
+
+0. private utilities: ``_progress``, ``_logging``, ``_sklearn_compat``
+1. data and models: ``datasets``, ``models``
+2. what works on projected vectors or on a model: ``projection``, ``hilbert``, ``sampler``,
+   ``metrics``
+3. estimators: ``coreset``, ``linear_model``
+4. composition: ``compose``
+5. faces: ``pipeline``, the command line, the package root
+
+numba kernel modules (``*_kernels.py``) import only numpy, numba, math and other kernels, and
+private scikit-learn names are imported in ``_sklearn_compat`` only.
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).parents[1] / "skcoreset"
+
+LAYERS = {
+    "_progress": 0,
+    "_logging": 0,
+    "_sklearn_compat": 0,
+    "datasets": 1,
+    "models": 1,
+    "projection": 2,
+    "hilbert": 2,
+    "sampler": 2,
+    "metrics": 2,
+    "coreset": 3,
+    "linear_model": 3,
+    "compose": 4,
+    "pipeline": 5,
+}
+TOP = 5  # the command line, __init__, __main__ and anything new default to the top
+
+
+def _modules():
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _unit(path):
+    """The top-level unit of the package a file belongs to (subpackage or module name)."""
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0].removesuffix(".py")
+
+
+def _imports(path):
+    """(absolute module name, level) of every import of a file, relative ones resolved."""
+    tree = ast.parse(path.read_text())
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    package = list(rel.parts[:-1]) if path.name != "__init__.py" else list(rel.parts[:-1])
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+                if node.module is None:
+                    found += [f"{name}.{alias.name}" for alias in node.names]
+                    continue
+                found.append(name)
+            else:
+                found.append(node.module)
+    return found
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_import_runs_back_up(path):
+    own = LAYERS.get(_unit(path), TOP)
+    for name in _imports(path):
+        parts = name.split(".")
+        if parts[0] != "skcoreset" or len(parts) < 2:
+            continue
+        target = LAYERS.get(parts[1], TOP)
+        assert target <= own, f"{path.name} (layer {own}) imports {name} (layer {target})"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _modules() if p.name.endswith("_kernels.py")],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
+def test_kernel_modules_import_only_numpy_numba_math(path):
+    for name in _imports(path):
+        top = name.split(".")[0]
+        ok = top in {"numpy", "numba", "math"} or name.endswith("_kernels")
+        assert ok, f"{path.name} imports {name}"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_private_sklearn_names_only_through_the_compat_module(path):
+    if path.name == "_sklearn_compat.py":
+        return
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sklearn"):
+            private_module = any(p.startswith("_") for p in node.module.split("."))
+            private_names = [a.name for a in node.names if a.name.startswith("_")]
+            assert not private_module and not private_names, (
+                f"{path.name}: from {node.module} import {[a.name for a in node.names]}"
+            )
+
+
+def test_the_layers_are_those_of_the_tree():
+    """Every subpackage has a layer: a new one must be placed deliberately."""
+    units = {_unit(p) for p in _modules()} - {"__init__", "__main__"}
+    unplaced = {u for u in units if u not in LAYERS and not u.startswith("_cli") and u != "_demo"}
+    assert not unplaced, f"place these in LAYERS: {sorted(unplaced)}"
