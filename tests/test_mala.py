@@ -9,7 +9,6 @@ from skcoreset.models import _glm_kernels as GK
 from skcoreset.sampler import _mala as M
 from skcoreset.sampler import _mala_kernels as K
 from skcoreset.sampler import ess_bulk, sample_mala, split_rhat
-from skcoreset.sampler._mala_kernels import log_target
 
 SIGMA = 0.7
 PRIOR = 1.5
@@ -167,10 +166,9 @@ def test_log_target_gradient_with_noise():
     s_mu, s_sd = 0.5, 2.0
 
     def f(t):
-        g = np.empty(3)
-        return log_target(
-            GK.GAUSSIAN, True, t, X, y, w, w.sum(), 1 / 1.3**2, 1.0, s_mu, 1 / s_sd**2, g
-        ), g
+        lp, g = np.empty(1), np.empty((1, 3))
+        K.mala_init(GK.GAUSSIAN, True, t[None], X, y, w, 1 / 1.3**2, 1.0, s_mu, 1 / s_sd**2, lp, g)
+        return lp[0], g[0]
 
     lp, g = f(theta)
     sigma = np.exp(theta[2])
