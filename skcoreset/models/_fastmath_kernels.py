@@ -62,6 +62,7 @@ _C13 = 1.0 / 6227020800.0
 # log1p --------------------------------------------------------------------------------------
 _ONE_BITS = 0x3FF0000000000000
 _SQRT_HALF_BITS = 0x3FE6A09E667F3BCD  # sqrt(2) / 2
+_SQRT2 = 1.4142135623730951  # twice that double: where the exponent split of fast_log1p falls
 _MANT_MASK = 0x000FFFFFFFFFFFFF
 _TINY = 2.0**-54
 _LG1 = 6.666666666666735130e-01
@@ -137,17 +138,10 @@ def fast_log1p(x):
     f = x if k == 0 else m - 1.0
     # s = f / (2 + f) and c / u = c 2^-k / m from the single reciprocal of m (2 + f).
     inv = np.divide(1.0, m * (2.0 + f))
-    s = (f * m) * inv
     kc = min(k, 1022)
     c = (c * (2.0 + f)) * inv * _pow2(-kc)
-    hfsq = 0.5 * f * f
-    z = s * s
-    w = z * z
-    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
-    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
-    R = t2 + t1
     dk = _float(_SHIFT_BITS + k) - _SHIFT  # float(k) without a conversion instruction
-    res = s * (hfsq + R) + (dk * _LN2_LO + c) - hfsq + f + dk * _LN2_HI
+    res = _log1p_reduced(f, m, inv, c, dk)
     # Special values, as selects: tiny |x| (and signed zeros), -1, below -1, +inf, NaN.
     res = x if abs(x) < _TINY else res
     res = -np.inf if x == -1.0 else res
@@ -157,9 +151,40 @@ def fast_log1p(x):
 
 
 @njit(cache=True, inline="always")
+def _log1p_reduced(f, m, inv, c, dk):
+    """k ln 2 + log(1 + f) + c from the reduction of :func:`fast_log1p` (``m = 1 + f``,
+    ``inv = 1 / (m (2 + f))``, ``dk = k``, ``c`` the correction already divided by 1 + x)."""
+    s = (f * m) * inv
+    hfsq = 0.5 * f * f
+    z = s * s
+    w = z * z
+    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
+    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+    R = t2 + t1
+    return s * (hfsq + R) + (dk * _LN2_LO + c) - hfsq + f + dk * _LN2_HI
+
+
+@njit(cache=True, inline="always")
+def _log1p_unit(t):
+    """:func:`fast_log1p` for ``t`` in [0, 1] (or NaN), the same bits, a third cheaper.
+
+    There ``1 + t`` is in [1, 2], so k is 0 or 1: a comparison replaces the exponent bits, and
+    no special value but NaN can occur (it propagates through the arithmetic).
+    """
+    u = 1.0 + t
+    big = u >= _SQRT2  # k = 1
+    m = 0.5 * u if big else u
+    f = m - 1.0 if big else t
+    c = t - (u - 1.0) if big else 0.0
+    inv = np.divide(1.0, m * (2.0 + f))
+    c = (c * (2.0 + f)) * inv * 0.5
+    return _log1p_reduced(f, m, inv, c, 1.0 if big else 0.0)
+
+
+@njit(cache=True, inline="always")
 def softplus(s):
     """log(1 + e^s) for any float64 ``s``, vectorisable: ``max(s, 0) + log1p(e^-|s|)``."""
-    return (s if s > 0.0 else 0.0) + fast_log1p(fast_exp(-abs(s)))
+    return (s if s > 0.0 else 0.0) + _log1p_unit(fast_exp(-abs(s)))
 
 
 @njit(cache=True, inline="always")
@@ -174,4 +199,4 @@ def softplus_sigmoid(s):
     """``(softplus(s), sigmoid(s))`` sharing one exponential: the logistic log-likelihood
     ``y s - softplus(s)`` and its derivative ``y - sigmoid(s)`` at once."""
     e = fast_exp(-abs(s))
-    return (s if s > 0.0 else 0.0) + fast_log1p(e), np.divide(1.0 if s >= 0.0 else e, 1.0 + e)
+    return (s if s > 0.0 else 0.0) + _log1p_unit(e), np.divide(1.0 if s >= 0.0 else e, 1.0 + e)
