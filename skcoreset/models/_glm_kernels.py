@@ -115,7 +115,7 @@ def loglik_matrix(kind, X, thetas_t, y, noise, scale, center, out):
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
-            _loglik_inplace(kind, buf, yi, inv_var)
+            loglik_inplace(kind, buf, yi, inv_var)
             # the offset is constant along the row: added once, after the centring
             shift = sum_reassoc(buf) / J if center else -loglik_offset(kind, yi, noise)
             for j in range(J):
@@ -123,7 +123,7 @@ def loglik_matrix(kind, X, thetas_t, y, noise, scale, center, out):
 
 
 @njit(cache=True, inline="always")
-def _loglik_inplace(kind, buf, y, inv_var):
+def loglik_inplace(kind, buf, y, inv_var):
     """buf[j] <- l(buf[j]) - l0 for one datum, one loop per model so that each vectorises."""
     if kind == LOGISTIC:
         for j in range(buf.shape[0]):
@@ -134,6 +134,20 @@ def _loglik_inplace(kind, buf, y, inv_var):
     else:
         for j in range(buf.shape[0]):
             buf[j] = loglik_terms(GAUSSIAN, buf[j], y, inv_var)[0]
+
+
+@njit(cache=True, inline="always")
+def dloglik_inplace(kind, buf, y, inv_var):
+    """buf[j] <- dl/deta at buf[j] for one datum, one loop per model so that each vectorises."""
+    if kind == LOGISTIC:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(LOGISTIC, buf[j], y, inv_var)[1]
+    elif kind == POISSON:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(POISSON, buf[j], y, inv_var)[1]
+    else:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(GAUSSIAN, buf[j], y, inv_var)[1]
 
 
 @njit(cache=True, fastmath={"reassoc"})
