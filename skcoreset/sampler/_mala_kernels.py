@@ -116,13 +116,29 @@ def _all_finite(v):
 
 @njit(cache=True)
 def _whiten_grad(L, g, u):
-    """u = L^T g for lower-triangular L."""
+    """u = L^T g for lower-triangular L, as axpys over the rows of L (they vectorise; a dot
+    product per entry is a sequential reduction, latency-bound at large P)."""
     P = L.shape[0]
     for a in range(P):
-        acc = 0.0
-        for b in range(a, P):
-            acc += L[b, a] * g[b]
-        u[a] = acc
+        u[a] = 0.0
+    for b in range(P):
+        gb = g[b]
+        ub = u[: b + 1]
+        row = L[b, : b + 1]
+        for a in range(b + 1):
+            ub[a] += row[a] * gb
+
+
+@njit(cache=True)
+def _add_tril_product(LT, v, out):
+    """out += L v for L = LT^T lower-triangular, as axpys over the rows of LT (columns of L)."""
+    P = LT.shape[0]
+    for b in range(P):
+        vb = v[b]
+        ob = out[b:]
+        row = LT[b, b:]
+        for a in range(P - b):
+            ob[a] += row[a] * vb
 
 
 @njit(cache=True)
@@ -221,6 +237,7 @@ def _advance(
     acc = np.empty(G)
     work = np.empty((2, G, CHAIN_BLOCK))
     sigma = np.empty(G)
+    LT = np.ascontiguousarray(L.T)
     for g in range(G):
         _whiten_grad(L, grad[c0 + g], u[g])
     eps = step
@@ -238,11 +255,8 @@ def _advance(
             # ``up`` holds v until the proposal's whitened gradient overwrites it.
             for b in range(P):
                 up[b] = half_eps2 * uc[b] + eps * xi[b]
-            for a in range(P):
-                s = 0.0
-                for b in range(a + 1):
-                    s += L[a, b] * up[b]
-                pr[a] = th[a] + s
+                pr[b] = th[b]
+            _add_tril_product(LT, up, pr)
         log_target_chains(
             kind,
             sample_noise,
