@@ -8,25 +8,31 @@ They are ``inline="always"``: call them from the loop that should vectorise. Div
 written ``np.divide``: numba's ``/`` checks for a zero divisor and raises, and that branch
 alone stops the vectoriser (under the default ``error_model='python'``).
 
-Accuracy, measured against exact values (tests/test_fastmath.py, dense grids and extremes):
+Accuracy against exact values (decimal arithmetic at 50 digits on random samples; NumPy and
+SciPy over dense grids and the extremes; tests/test_fastmath.py). The largest errors seen are
+in brackets; the bounds hold with and without FMA contraction by the calling loop.
 
-* :func:`fast_exp`: below 1 ulp over the whole float64 range. Results that underflow to
+* :func:`fast_exp`: below 1 ulp (0.92) over the whole float64 range. Results that underflow to
   subnormals are exact to the subnormal spacing (one rounding), 0 below -745.2, ``inf`` above
   709.79 and for ``inf``, 0 for ``-inf``, NaN for NaN: as ``math.exp``, without exceptions.
-* :func:`fast_log1p`: below 1 ulp for every ``x >= -1``; ``-inf`` at -1, NaN below -1 and for
-  NaN, ``inf`` for ``inf``, ``x`` itself for ``|x| < 2^-54`` (signed zeros kept).
-* :func:`softplus` ``log(1 + e^s)``: below 2 ulp for all finite ``s`` (relative error, also in
-  the far left tail where the value is ``e^s``, until it underflows); ``s`` itself for
+* :func:`fast_log1p`: below 1 ulp (0.77) for every ``x >= -1``; ``-inf`` at -1, NaN below -1
+  and for NaN, ``inf`` for ``inf``, ``x`` itself for ``|x| < 2^-54`` (signed zeros kept).
+* :func:`softplus` ``log(1 + e^s)``: below 2 ulp (1.26) for all finite ``s`` (relative error,
+  also in the far left tail where the value is ``e^s``, until it underflows); ``s`` itself for
   ``s > 37`` up to rounding, so ``softplus(5000) == 5000`` and ``softplus(-5000) == 0`` (its
   true value 1.4e-2172 underflows).
-* :func:`sigmoid` ``1 / (1 + e^-s)``: below 2 ulp; exactly 0 and 1 at the infinities.
+* :func:`sigmoid` ``1 / (1 + e^-s)``: below 2 ulp (1.86); exactly 0 and 1 at the infinities,
+  and ``e^s`` to relative accuracy in the left tail.
 
 No function sets a floating-point exception that matters to numba (there are no traps), and NaN
 propagates through each. The polynomial coefficients are the Taylor series of ``exp`` (degree
 13 on ``|r| <= ln(2)/2``, truncation error 4e-18) and the minimax coefficients of the
-``log1p`` reduction of fdlibm (also used by musl). Only the bits of the results on this
-machine are fixed: LLVM may vectorise a loop or not, and the vector and scalar versions of
-these functions give the same bits, because no fast-math flag lets it reorder them.
+``log1p`` reduction of fdlibm (also used by musl). A calling loop may allow FMA contraction
+(``fastmath={"contract"}``, as the likelihood kernels do: faster, never less accurate) but no
+reordering flag (``reassoc``, ``fast``), which could cancel the exact range reductions.
+Without contraction, vectorised and scalar code give the same bits (tested); with it they may
+differ in the last bit, which no caller relies on (a batch of MALA chains runs every chain
+through the same loops over the same rows).
 """
 
 import numpy as np
