@@ -17,32 +17,50 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ._fastmath_kernels import fast_exp, sigmoid, softplus_sigmoid
+
 LOGISTIC = 0
 POISSON = 1
 GAUSSIAN = 2
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
+# The only fast-math flag of the loops that call the elementary functions: LLVM may fuse a
+# multiply and an add into one FMA (one rounding instead of two: never less accurate). No
+# reordering flag, which would break their exact range reductions.
+_CONTRACT = {"contract"}
+
 
 @njit(cache=True, inline="always")
-def softplus(s):
-    """log(1 + exp(s)) without overflow for any finite s.
+def loglik_terms(kind, eta, y, inv_var):
+    """``(l - l0, dl/deta)`` at linear predictor ``eta``: the two formulas of each model.
 
-    ``log(1 + t)`` rather than ``log1p(t)``: it is 2x faster and, for t = exp(-|s|) <= 1, its
-    absolute error stays below 1e-16, which is all a log-likelihood needs.
+    ``l0`` is the part of the log-likelihood that does not depend on ``eta``
+    (:func:`loglik_offset`), left out so that loops over many ``eta`` stay free of library
+    calls and vectorise; ``inv_var`` is the Gaussian ``1 / noise^2`` (ignored otherwise). The
+    logistic pair shares one exponential.
     """
-    if s > 0.0:
-        return s + math.log(1.0 + math.exp(-s))
-    return math.log(1.0 + math.exp(s))
+    if kind == LOGISTIC:
+        # y in {0, 1}: y * eta - log(1 + e^eta), and y - sigmoid(eta)
+        sp, p = softplus_sigmoid(eta)
+        return y * eta - sp, y - p
+    elif kind == POISSON:
+        mu = fast_exp(eta)
+        return y * eta - mu, y - mu
+    else:
+        r = y - eta
+        return -0.5 * (r * r) * inv_var, r * inv_var
 
 
 @njit(cache=True, inline="always")
-def sigmoid(s):
-    """1 / (1 + exp(-s)) without overflow."""
-    if s >= 0.0:
-        return 1.0 / (1.0 + math.exp(-s))
-    e = math.exp(s)
-    return e / (1.0 + e)
+def loglik_offset(kind, y, noise):
+    """``l0``, the part of the log-likelihood free of ``eta``: ``-log(y!)`` (Poisson), the
+    Gaussian normalisation, 0 (logistic)."""
+    if kind == POISSON:
+        return -math.lgamma(y + 1.0)
+    elif kind == GAUSSIAN:
+        return -math.log(noise) - 0.5 * _LOG_2PI
+    return 0.0
 
 
 @njit(cache=True, inline="always")
@@ -52,25 +70,15 @@ def loglik(kind, eta, y, noise):
     ``noise`` is the Gaussian noise scale (ignored by the other models). The Poisson constant
     ``-log(y!)`` is included so that values are true log-probabilities.
     """
-    if kind == LOGISTIC:
-        # y in {0, 1}: y * eta - log(1 + e^eta)
-        return y * eta - softplus(eta)
-    elif kind == POISSON:
-        return y * eta - math.exp(eta) - math.lgamma(y + 1.0)
-    else:
-        r = (y - eta) / noise
-        return -0.5 * r * r - math.log(noise) - 0.5 * _LOG_2PI
+    return loglik_terms(kind, eta, y, np.divide(1.0, noise * noise))[0] + loglik_offset(
+        kind, y, noise
+    )
 
 
 @njit(cache=True, inline="always")
 def dloglik(kind, eta, y, noise):
     """Derivative of the per-datum log-likelihood in ``eta``."""
-    if kind == LOGISTIC:
-        return y - sigmoid(eta)
-    elif kind == POISSON:
-        return y - math.exp(eta)
-    else:
-        return (y - eta) / (noise * noise)
+    return loglik_terms(kind, eta, y, np.divide(1.0, noise * noise))[1]
 
 
 @njit(cache=True, inline="always")
@@ -80,16 +88,16 @@ def curv(kind, eta, y, noise):
         p = sigmoid(eta)
         return p * (1.0 - p)
     elif kind == POISSON:
-        return math.exp(eta)
+        return fast_exp(eta)
     else:
-        return 1.0 / (noise * noise)
+        return np.divide(1.0, noise * noise)
 
 
 # Rows per parallel task of the fused (N, J) kernels.
 _ROW_CHUNK = 256
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath=_CONTRACT)
 def loglik_matrix(kind, X, thetas_t, y, noise, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
@@ -100,20 +108,86 @@ def loglik_matrix(kind, X, thetas_t, y, noise, scale, center, out):
     """
     N, P = X.shape
     J = thetas_t.shape[1]
+    inv_var = np.divide(1.0, noise * noise)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
-            total = 0.0
-            for j in range(J):
-                v = loglik(kind, buf[j], yi, noise)
-                buf[j] = v
-                total += v
-            shift = total / J if center else 0.0
+            loglik_inplace(kind, buf, yi, inv_var)
+            # the offset is constant along the row: added once, after the centring
+            shift = sum_reassoc(buf) / J if center else -loglik_offset(kind, yi, noise)
             for j in range(J):
                 out[i, j] = scale * (buf[j] - shift)
+
+
+@njit(cache=True, inline="always")
+def loglik_inplace(kind, buf, y, inv_var):
+    """buf[j] <- l(buf[j]) - l0 for one datum, one loop per model so that each vectorises."""
+    if kind == LOGISTIC:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(LOGISTIC, buf[j], y, inv_var)[0]
+    elif kind == POISSON:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(POISSON, buf[j], y, inv_var)[0]
+    else:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(GAUSSIAN, buf[j], y, inv_var)[0]
+
+
+@njit(cache=True, inline="always")
+def dloglik_inplace(kind, buf, y, inv_var):
+    """buf[j] <- dl/deta at buf[j] for one datum, one loop per model so that each vectorises."""
+    if kind == LOGISTIC:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(LOGISTIC, buf[j], y, inv_var)[1]
+    elif kind == POISSON:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(POISSON, buf[j], y, inv_var)[1]
+    else:
+        for j in range(buf.shape[0]):
+            buf[j] = loglik_terms(GAUSSIAN, buf[j], y, inv_var)[1]
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def sum_reassoc(a):
+    """``a.sum()`` for a 1-D array, in the order LLVM vectorises it (several partial sums).
+
+    The order is fixed by the compiled code and the length, so results depend on neither
+    threads nor scheduling, and are as accurate as a sequential sum or more. Only this loop
+    has the fast-math flag: the elementary functions rely on the exact IEEE order.
+    """
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i]
+    return s
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def dot_reassoc(a, b):
+    """``a . b`` for 1-D arrays of equal length, vectorised like :func:`sum_reassoc`."""
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def dot4_reassoc(a0, a1, a2, a3, b):
+    """``(a0 . b, a1 . b, a2 . b, a3 . b)``, each vectorised like :func:`sum_reassoc`, with one
+    load of ``b`` for the four."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for i in range(b.shape[0]):
+        bi = b[i]
+        s0 += a0[i] * bi
+        s1 += a1[i] * bi
+        s2 += a2[i] * bi
+        s3 += a3[i] * bi
+    return s0, s1, s2, s3
 
 
 @njit(cache=True, inline="always")
@@ -129,7 +203,7 @@ def linear_predictors(X, thetas_t, i, buf):
             buf[j] += xik * thetas_t[k, j]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_CONTRACT)
 def loglik_vector(kind, eta, y, noise):
     """Per-datum log-likelihoods for one parameter (``eta`` of length n)."""
     out = np.empty(eta.shape[0])
@@ -138,7 +212,7 @@ def loglik_vector(kind, eta, y, noise):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_CONTRACT)
 def dloglik_vector(kind, eta, y, noise):
     """Derivatives in ``eta`` for one parameter (per-datum gradient = this times ``x_n``)."""
     out = np.empty(eta.shape[0])
@@ -147,38 +221,157 @@ def dloglik_vector(kind, eta, y, noise):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_CONTRACT)
 def weighted_loglik_grad(kind, theta, X, y, w, noise, grad):
     """Weighted log-likelihood ``sum_n w_n l_n(theta)``; its gradient is written to ``grad``.
 
-    One pass over ``X`` and no allocation: this is the inner loop of MALA and of Newton's
-    method, O(n D).
+    One pass over ``X`` and no allocation: the inner loop of Newton's method, O(n D). (MALA
+    evaluates several chains at once with :func:`weighted_loglik_grad_chains`.)
     """
     n, d = X.shape
     for k in range(d):
         grad[k] = 0.0
+    inv_var = np.divide(1.0, noise * noise)
     total = 0.0
     for i in range(n):
         eta = 0.0
         for k in range(d):
             eta += X[i, k] * theta[k]
         wi = w[i]
-        if kind == LOGISTIC:
-            # One exp shared by the log-likelihood and its derivative: the transcendental
-            # functions dominate the cost of this loop at small D.
-            e = math.exp(-abs(eta))
-            log1pe = math.log(1.0 + e)
-            if eta > 0.0:
-                total += wi * (y[i] * eta - eta - log1pe)
-                g = wi * (y[i] - 1.0 / (1.0 + e))
-            else:
-                total += wi * (y[i] * eta - log1pe)
-                g = wi * (y[i] - e / (1.0 + e))
-        else:
-            total += wi * loglik(kind, eta, y[i], noise)
-            g = wi * dloglik(kind, eta, y[i], noise)
+        yi = y[i]
+        lv, dv = loglik_terms(kind, eta, yi, inv_var)
+        total += wi * (lv + loglik_offset(kind, yi, noise))
+        g = wi * dv
         for k in range(d):
             grad[k] += g * X[i, k]
+    return total
+
+
+# Rows per block of :func:`weighted_loglik_grad_chains`: its (2, C, block) scratch and the block
+# of the transposed design stay in cache between the passes over the block.
+CHAIN_BLOCK = 256
+
+
+@njit(cache=True, fastmath=_CONTRACT)
+def weighted_loglik_grad_chains(kind, thetas, Xt, y, w, offset, noise, ll, grad, work):
+    """Weighted log-likelihoods and gradients of C parameter vectors in one pass over the data.
+
+    ``ll[c] = sum_n w_n l_n(theta_c)`` and ``grad[c, :D] = sum_n w_n l_n'(theta_c) x_n`` for
+    ``theta_c = thetas[c, :D]`` (further columns are ignored and ``grad[c, D:]`` is left
+    alone). The MALA sampler's inner loop: every chain advances by one such call.
+
+    The data are traversed in blocks of ``CHAIN_BLOCK`` rows; per block and chain, three loops
+    over the rows vectorise: the linear predictors (one axpy per column of the transposed
+    design ``Xt``), the likelihood terms (exp and log1p of ``_fastmath_kernels``) and the
+    gradient (dot products with partial sums). A chain's result does not depend on the other
+    chains of the batch, bit for bit: a chain can be evaluated in any batch on any thread.
+
+    Parameters
+    ----------
+    kind : int
+    thetas : ndarray (C, P), P >= D
+    Xt : ndarray (D, N)
+        The transposed design, C-contiguous (rows of ``Xt`` are contiguous over the data).
+    y, w : ndarray (N,)
+    offset : float
+        ``sum_n w_n l0_n`` for the models whose ``l0`` does not depend on the chain
+        (:func:`weighted_offset`); the Gaussian normalisation is added here from ``noise``.
+    noise : ndarray (C,)
+        Gaussian noise scale of each chain (ignored by the other models).
+    ll : ndarray (C,)
+    grad : ndarray (C, P)
+    work : ndarray (2, C, CHAIN_BLOCK)
+        Scratch.
+    """
+    C = thetas.shape[0]
+    D, N = Xt.shape
+    for c in range(C):
+        ll[c] = 0.0
+        for k in range(D):
+            grad[c, k] = 0.0
+    eta = work[0]
+    val = work[1]
+    # Slices, not offset indices: numba cannot tell that ``i0 + r`` is non-negative, and its
+    # wrap-around select on every such index stops the vectoriser. Columns go four at a time
+    # (one load of each for every chain, one load and store of eta per four products), and
+    # chains innermost, so that the block of Xt is read from L2 once per pass, not per chain.
+    for i0 in range(0, N, CHAIN_BLOCK):
+        i1 = min(i0 + CHAIN_BLOCK, N)
+        nb = i1 - i0
+        for c in range(C):
+            e = eta[c, :nb]
+            for r in range(nb):
+                e[r] = 0.0
+        for k in range(0, D - 3, 4):
+            x0, x1, x2, x3 = Xt[k, i0:i1], Xt[k + 1, i0:i1], Xt[k + 2, i0:i1], Xt[k + 3, i0:i1]
+            for c in range(C):
+                t0, t1, t2, t3 = thetas[c, k], thetas[c, k + 1], thetas[c, k + 2], thetas[c, k + 3]
+                e = eta[c, :nb]
+                for r in range(nb):
+                    e[r] += (t0 * x0[r] + t1 * x1[r]) + (t2 * x2[r] + t3 * x3[r])
+        for k in range(D - D % 4, D):
+            x0 = Xt[k, i0:i1]
+            for c in range(C):
+                t0 = thetas[c, k]
+                e = eta[c, :nb]
+                for r in range(nb):
+                    e[r] += t0 * x0[r]
+        yb = y[i0:i1]
+        wb = w[i0:i1]
+        for c in range(C):
+            v = val[c, :nb]
+            _weighted_terms(kind, eta[c, :nb], v, yb, wb, np.divide(1.0, noise[c] * noise[c]))
+            ll[c] += sum_reassoc(v)
+        for k in range(0, D - 3, 4):
+            x0, x1, x2, x3 = Xt[k, i0:i1], Xt[k + 1, i0:i1], Xt[k + 2, i0:i1], Xt[k + 3, i0:i1]
+            for c in range(C):
+                s0, s1, s2, s3 = dot4_reassoc(x0, x1, x2, x3, eta[c, :nb])
+                grad[c, k] += s0
+                grad[c, k + 1] += s1
+                grad[c, k + 2] += s2
+                grad[c, k + 3] += s3
+        for k in range(D - D % 4, D):
+            x0 = Xt[k, i0:i1]
+            for c in range(C):
+                grad[c, k] += dot_reassoc(x0, eta[c, :nb])
+    W = sum_reassoc(w) if kind == GAUSSIAN else 0.0
+    for c in range(C):
+        if kind == GAUSSIAN:
+            ll[c] += W * loglik_offset(GAUSSIAN, 0.0, noise[c])
+        else:
+            ll[c] += offset
+
+
+@njit(cache=True, inline="always")
+def _weighted_terms(kind, e, v, y, w, inv_var):
+    """At eta = e[r]: v[r] <- w[r] (l - l0) and e[r] <- w[r] dl/deta; one loop per model, so
+    that each vectorises."""
+    if kind == LOGISTIC:
+        for r in range(e.shape[0]):
+            lv, dv = loglik_terms(LOGISTIC, e[r], y[r], inv_var)
+            v[r] = w[r] * lv
+            e[r] = w[r] * dv
+    elif kind == POISSON:
+        for r in range(e.shape[0]):
+            lv, dv = loglik_terms(POISSON, e[r], y[r], inv_var)
+            v[r] = w[r] * lv
+            e[r] = w[r] * dv
+    else:
+        for r in range(e.shape[0]):
+            lv, dv = loglik_terms(GAUSSIAN, e[r], y[r], inv_var)
+            v[r] = w[r] * lv
+            e[r] = w[r] * dv
+
+
+@njit(cache=True)
+def weighted_offset(kind, y, w):
+    """``sum_n w_n l0_n``: the part of the weighted log-likelihood that no parameter changes
+    (0 for the logistic model; for the Gaussian it depends on the noise, see
+    :func:`weighted_loglik_grad_chains`)."""
+    total = 0.0
+    if kind == POISSON:
+        for i in range(y.shape[0]):
+            total += w[i] * loglik_offset(POISSON, y[i], 1.0)
     return total
 
 

@@ -16,12 +16,13 @@ log ratio of proposal densities needs no triangular solve:
 
     log q(theta | theta') - log q(theta' | theta) = (||xi||^2 - ||xi + (eps/2)(u + u')||^2) / 2.
 
-All chains are advanced inside one compiled call; the state is three arrays (theta, logp, grad)
-plus per-chain scratch allocated once per call, so a step costs one O(N D) pass over the data
-per chain and allocates nothing. The random numbers are drawn by the caller and passed in, so
-a step of one chain (:func:`mala_step`) is a pure function of its own state and draws: the
-serial driver :func:`mala_run` and the threaded one :func:`mala_run_parallel` give the same
-bits whatever the number of threads. This module imports no scikit-learn.
+All chains are advanced inside one compiled call, and together: a step proposes a move for
+every chain, then evaluates all proposals in one pass over the data
+(``weighted_loglik_grad_chains``, whose loops over the rows vectorise), then accepts or rejects
+each. The random numbers are drawn by the caller and passed in, and a chain's arithmetic does
+not depend on which other chains share its batch, so the serial driver :func:`mala_run` and the
+threaded one :func:`mala_run_parallel` (chains split over threads) give the same bits whatever
+the number of threads. This module imports no scikit-learn.
 """
 
 import math
@@ -29,7 +30,13 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..models._glm_kernels import GAUSSIAN, weighted_loglik_grad
+from ..models._glm_kernels import (
+    CHAIN_BLOCK,
+    GAUSSIAN,
+    sum_reassoc,
+    weighted_loglik_grad_chains,
+    weighted_offset,
+)
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -44,29 +51,59 @@ DA_SIZE = 6
 
 
 @njit(cache=True)
-def log_target(kind, sample_noise, theta, X, y, w, w_sum, prior_prec, noise, s_mu, s_prec, grad):
-    """Log posterior (up to a constant) at ``theta``; its gradient is written to ``grad``.
+def _data(kind, X, y, w):
+    """What every evaluation needs and no parameter changes: the transposed design (its rows
+    contiguous over the data, for the vectorised loops), sum(w) and the weighted offset."""
+    return np.ascontiguousarray(X.T), sum_reassoc(w), weighted_offset(kind, y, w)
 
-    ``theta`` has ``X.shape[1]`` entries, plus a trailing ``log sigma`` when ``sample_noise``
-    (Gaussian likelihood only). One pass over ``X``, no allocation.
+
+@njit(cache=True)
+def log_target_chains(
+    kind,
+    sample_noise,
+    thetas,
+    Xt,
+    y,
+    w,
+    w_sum,
+    offset,
+    prior_prec,
+    noise,
+    s_mu,
+    s_prec,
+    lp,
+    grad,
+    work,
+    sigma,
+):
+    """Log posterior (up to a constant) of each row of ``thetas``; gradients into ``grad``.
+
+    ``thetas`` is (C, P) with P = D, or D + 1 with a trailing ``log sigma`` when
+    ``sample_noise`` (Gaussian likelihood only). ``Xt``, ``w_sum``, ``offset`` come from
+    :func:`_data`; ``work`` (2, C, CHAIN_BLOCK) and ``sigma`` (C,) are scratch. One pass over
+    the data for all chains, no allocation.
     """
-    P = X.shape[1]
-    if sample_noise:
-        s = theta[P]
-        sigma = math.exp(s)
-        ll = weighted_loglik_grad(GAUSSIAN, theta[:P], X, y, w, sigma, grad[:P])
-        # ll = -Q/2 - W (s + log(2 pi)/2) with Q = sum_n w_n r_n^2 / sigma^2, and
-        # d ll / d s = Q - W: recovered from ll, so no second pass over the data.
-        q = -2.0 * (ll + (s + 0.5 * _LOG_2PI) * w_sum)
-        ds = s - s_mu
-        grad[P] = q - w_sum - s_prec * ds
-        lp = ll - 0.5 * s_prec * ds * ds
-    else:
-        lp = weighted_loglik_grad(kind, theta, X, y, w, noise, grad)
-    for k in range(P):
-        lp -= 0.5 * prior_prec * theta[k] * theta[k]
-        grad[k] -= prior_prec * theta[k]
-    return lp
+    C = thetas.shape[0]
+    D = Xt.shape[0]
+    for c in range(C):
+        sigma[c] = math.exp(thetas[c, D]) if sample_noise else noise
+    weighted_loglik_grad_chains(
+        GAUSSIAN if sample_noise else kind, thetas, Xt, y, w, offset, sigma, lp, grad, work
+    )
+    for c in range(C):
+        th = thetas[c]
+        if sample_noise:
+            s = th[D]
+            ll = lp[c]
+            # ll = -Q/2 - W (s + log(2 pi)/2) with Q = sum_n w_n r_n^2 / sigma^2, and
+            # d ll / d s = Q - W: recovered from ll, so no second pass over the data.
+            q = -2.0 * (ll + (s + 0.5 * _LOG_2PI) * w_sum)
+            ds = s - s_mu
+            grad[c, D] = q - w_sum - s_prec * ds
+            lp[c] = ll - 0.5 * s_prec * ds * ds
+        for k in range(D):
+            lp[c] -= 0.5 * prior_prec * th[k] * th[k]
+            grad[c, k] -= prior_prec * th[k]
 
 
 @njit(cache=True)
@@ -79,13 +116,29 @@ def _all_finite(v):
 
 @njit(cache=True)
 def _whiten_grad(L, g, u):
-    """u = L^T g for lower-triangular L."""
+    """u = L^T g for lower-triangular L, as axpys over the rows of L (they vectorise; a dot
+    product per entry is a sequential reduction, latency-bound at large P)."""
     P = L.shape[0]
     for a in range(P):
-        acc = 0.0
-        for b in range(a, P):
-            acc += L[b, a] * g[b]
-        u[a] = acc
+        u[a] = 0.0
+    for b in range(P):
+        gb = g[b]
+        ub = u[: b + 1]
+        row = L[b, : b + 1]
+        for a in range(b + 1):
+            ub[a] += row[a] * gb
+
+
+@njit(cache=True)
+def _add_tril_product(LT, v, out):
+    """out += L v for L = LT^T lower-triangular, as axpys over the rows of LT (columns of L)."""
+    P = LT.shape[0]
+    for b in range(P):
+        vb = v[b]
+        ob = out[b:]
+        row = LT[b, b:]
+        for a in range(P - b):
+            ob[a] += row[a] * vb
 
 
 @njit(cache=True)
@@ -95,14 +148,28 @@ def mala_init(kind, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_pre
     Writes ``logp`` (chains,) and ``grad`` (chains x P). Returns the number of chains whose
     start is not finite (the caller should treat that as an error).
     """
-    w_sum = 0.0
-    for i in range(w.shape[0]):
-        w_sum += w[i]
+    C = theta.shape[0]
+    Xt, w_sum, offset = _data(kind, X, y, w)
+    log_target_chains(
+        kind,
+        sample_noise,
+        theta,
+        Xt,
+        y,
+        w,
+        w_sum,
+        offset,
+        prior_prec,
+        noise,
+        s_mu,
+        s_prec,
+        logp,
+        grad,
+        np.empty((2, C, CHAIN_BLOCK)),
+        np.empty(C),
+    )
     bad = 0
-    for c in range(theta.shape[0]):
-        logp[c] = log_target(
-            kind, sample_noise, theta[c], X, y, w, w_sum, prior_prec, noise, s_mu, s_prec, grad[c]
-        )
+    for c in range(C):
         if not (math.isfinite(logp[c]) and _all_finite(grad[c])):
             bad += 1
     return bad
@@ -124,106 +191,129 @@ def _dual_average(da, mean_accept):
 
 
 @njit(cache=True)
-def mala_step(
+def _advance(
     kind,
     sample_noise,
-    c,
-    it,
+    c0,
+    c1,
     theta,
     logp,
     grad,
-    u,
-    X,
+    Xt,
     y,
     w,
     w_sum,
+    offset,
     prior_prec,
     noise,
     s_mu,
     s_prec,
     L,
-    eps,
+    step,
+    adapt,
+    da,
     normals,
     uniforms,
-    prop,
-    gprop,
-    uprop,
     draws,
-    offset,
+    offset_draws,
     store,
     n_accept,
 ):
-    """One MALA step of chain ``c`` (step ``it`` of this call); returns its acceptance probability.
+    """Advance chains ``c0 .. c1 - 1`` by ``normals.shape[1]`` MALA steps, as one batch.
 
-    Touches only row ``c`` of the state (theta, logp, grad, u = L^T grad), of the scratch
-    (prop, gprop, uprop) and of ``draws`` / ``n_accept``, and reads the pre-drawn
-    ``normals[c, it]`` and ``uniforms[c, it]``: chains can be stepped concurrently, and the
-    result does not depend on the order in which they are.
+    Touches only those rows of the state (theta, logp, grad), of ``draws`` and ``n_accept``,
+    and reads only those rows of ``normals`` and ``uniforms``: disjoint batches can run
+    concurrently. With ``adapt`` (all chains in the batch) the shared step size is updated by
+    dual averaging after every step. Returns the step size of the last step.
     """
+    G = c1 - c0
     P = theta.shape[1]
-    th = theta[c]
-    g = grad[c]
-    uc = u[c]
-    xi = normals[c, it]
-    pr = prop[c]
-    gp = gprop[c]
-    up = uprop[c]
-    half_eps2 = 0.5 * eps * eps
-    # prop = theta + (eps^2/2) L u + eps L xi = theta + L v,  v = (eps^2/2) u + eps xi.
-    # ``up`` holds v until the proposal's whitened gradient overwrites it.
-    for b in range(P):
-        up[b] = half_eps2 * uc[b] + eps * xi[b]
-    for a in range(P):
-        acc = 0.0
-        for b in range(a + 1):
-            acc += L[a, b] * up[b]
-        pr[a] = th[a] + acc
-    lp_prop = -np.inf
-    if _all_finite(pr):
-        lp_prop = log_target(
-            kind, sample_noise, pr, X, y, w, w_sum, prior_prec, noise, s_mu, s_prec, gp
+    n_steps = normals.shape[1]
+    u = np.empty((G, P))  # L^T grad of the current states
+    prop = np.empty((G, P))
+    gprop = np.empty((G, P))
+    uprop = np.empty((G, P))
+    lprop = np.empty(G)
+    acc = np.empty(G)
+    work = np.empty((2, G, CHAIN_BLOCK))
+    sigma = np.empty(G)
+    LT = np.ascontiguousarray(L.T)
+    for g in range(G):
+        _whiten_grad(L, grad[c0 + g], u[g])
+    eps = step
+    for it in range(n_steps):
+        if adapt:
+            eps = math.exp(da[DA_LOG_EPS])
+        half_eps2 = 0.5 * eps * eps
+        for g in range(G):
+            th = theta[c0 + g]
+            xi = normals[c0 + g, it]
+            uc = u[g]
+            up = uprop[g]
+            pr = prop[g]
+            # prop = theta + (eps^2/2) L u + eps L xi = theta + L v,  v = (eps^2/2) u + eps xi.
+            # ``up`` holds v until the proposal's whitened gradient overwrites it.
+            for b in range(P):
+                up[b] = half_eps2 * uc[b] + eps * xi[b]
+                pr[b] = th[b]
+            _add_tril_product(LT, up, pr)
+        log_target_chains(
+            kind,
+            sample_noise,
+            prop,
+            Xt,
+            y,
+            w,
+            w_sum,
+            offset,
+            prior_prec,
+            noise,
+            s_mu,
+            s_prec,
+            lprop,
+            gprop,
+            work,
+            sigma,
         )
-    log_alpha = -np.inf
-    if math.isfinite(lp_prop) and _all_finite(gp):
-        _whiten_grad(L, gp, up)
-        sq_fwd = 0.0
-        sq_rev = 0.0
-        for a in range(P):
-            r = xi[a] + 0.5 * eps * (uc[a] + up[a])
-            sq_fwd += xi[a] * xi[a]
-            sq_rev += r * r
-        log_alpha = lp_prop - logp[c] + 0.5 * (sq_fwd - sq_rev)
-    if log_alpha >= 0.0:
-        acc_prob = 1.0
-    elif math.isfinite(log_alpha):
-        acc_prob = math.exp(log_alpha)
-    else:
-        acc_prob = 0.0  # non-finite proposals and NaN ratios are rejected
-    # uniforms are in [0, 1): a zero acceptance probability never accepts.
-    if uniforms[c, it] < acc_prob:
-        for a in range(P):
-            th[a] = pr[a]
-            g[a] = gp[a]
-            uc[a] = up[a]
-        logp[c] = lp_prop
-        n_accept[c] += 1
-    if store:
-        for a in range(P):
-            draws[c, offset + it, a] = th[a]
-    return acc_prob
-
-
-@njit(cache=True)
-def _prepare(L, grad, w):
-    """Scratch for one driver call: u = L^T grad per chain, three (C, P) buffers, sum(w)."""
-    C, P = grad.shape
-    u = np.empty((C, P))
-    for c in range(C):
-        _whiten_grad(L, grad[c], u[c])
-    w_sum = 0.0
-    for i in range(w.shape[0]):
-        w_sum += w[i]
-    return u, np.empty((C, P)), np.empty((C, P)), np.empty((C, P)), w_sum
+        for g in range(G):
+            c = c0 + g
+            th = theta[c]
+            xi = normals[c, it]
+            uc = u[g]
+            up = uprop[g]
+            gp = gprop[g]
+            lp_prop = lprop[g]
+            log_alpha = -np.inf
+            if _all_finite(prop[g]) and math.isfinite(lp_prop) and _all_finite(gp):
+                _whiten_grad(L, gp, up)
+                sq_fwd = 0.0
+                sq_rev = 0.0
+                for a in range(P):
+                    r = xi[a] + 0.5 * eps * (uc[a] + up[a])
+                    sq_fwd += xi[a] * xi[a]
+                    sq_rev += r * r
+                log_alpha = lp_prop - logp[c] + 0.5 * (sq_fwd - sq_rev)
+            if log_alpha >= 0.0:
+                acc_prob = 1.0
+            elif math.isfinite(log_alpha):
+                acc_prob = math.exp(log_alpha)
+            else:
+                acc_prob = 0.0  # non-finite proposals and NaN ratios are rejected
+            acc[g] = acc_prob
+            # uniforms are in [0, 1): a zero acceptance probability never accepts.
+            if uniforms[c, it] < acc_prob:
+                for a in range(P):
+                    th[a] = prop[g, a]
+                    grad[c, a] = gp[a]
+                    uc[a] = up[a]
+                logp[c] = lp_prop
+                n_accept[c] += 1
+            if store:
+                for a in range(P):
+                    draws[c, offset_draws + it, a] = th[a]
+        if adapt:
+            _dual_average(da, _ordered_mean(acc))
+    return eps
 
 
 @njit(cache=True)
@@ -251,11 +341,11 @@ def mala_run(
     store,
     n_accept,
 ):
-    """Advance every chain ``normals.shape[1]`` MALA steps, one chain after the other.
+    """Advance every chain ``normals.shape[1]`` MALA steps, all chains as one batch.
 
     The serial driver, for small problems (``n_rows * P`` below a few 10^4) where a parallel
     region (~10 us) costs more than a step. :func:`mala_run_parallel` takes the same arguments
-    and returns bit-identical results.
+    (but ``adapt`` and ``da``) and returns bit-identical results.
 
     Parameters
     ----------
@@ -267,7 +357,7 @@ def mala_run(
         Step size when not adapting.
     adapt : bool
         Warm-up: adapt ``log eps`` by dual averaging (state in ``da``) toward the target
-        acceptance ``da[DA_TARGET]``, one shared step size, updated after every sweep over the
+        acceptance ``da[DA_TARGET]``, one shared step size, updated after every step of the
         chains with their mean acceptance probability (summed in chain order).
     normals : ndarray (C, S, P)
         Standard normal draws of the proposals: ``normals[c, i]`` is used by step ``i`` of
@@ -285,79 +375,35 @@ def mala_run(
     eps : float
         The step size used by the last step.
     """
-    C = theta.shape[0]
-    n_steps = normals.shape[1]
-    u, prop, gprop, uprop, w_sum = _prepare(L, grad, w)
-    eps = step
-    if adapt:
-        acc = np.empty(C)
-        for it in range(n_steps):
-            eps = math.exp(da[DA_LOG_EPS])
-            for c in range(C):
-                acc[c] = mala_step(
-                    kind,
-                    sample_noise,
-                    c,
-                    it,
-                    theta,
-                    logp,
-                    grad,
-                    u,
-                    X,
-                    y,
-                    w,
-                    w_sum,
-                    prior_prec,
-                    noise,
-                    s_mu,
-                    s_prec,
-                    L,
-                    eps,
-                    normals,
-                    uniforms,
-                    prop,
-                    gprop,
-                    uprop,
-                    draws,
-                    offset,
-                    store,
-                    n_accept,
-                )
-            _dual_average(da, _ordered_mean(acc))
-    else:
-        # Chains are independent at a fixed step: run each to the end (state stays in cache).
-        for c in range(C):
-            for it in range(n_steps):
-                mala_step(
-                    kind,
-                    sample_noise,
-                    c,
-                    it,
-                    theta,
-                    logp,
-                    grad,
-                    u,
-                    X,
-                    y,
-                    w,
-                    w_sum,
-                    prior_prec,
-                    noise,
-                    s_mu,
-                    s_prec,
-                    L,
-                    eps,
-                    normals,
-                    uniforms,
-                    prop,
-                    gprop,
-                    uprop,
-                    draws,
-                    offset,
-                    store,
-                    n_accept,
-                )
-    return eps
+    Xt, w_sum, w_offset = _data(kind, X, y, w)
+    return _advance(
+        kind,
+        sample_noise,
+        0,
+        theta.shape[0],
+        theta,
+        logp,
+        grad,
+        Xt,
+        y,
+        w,
+        w_sum,
+        w_offset,
+        prior_prec,
+        noise,
+        s_mu,
+        s_prec,
+        L,
+        step,
+        adapt,
+        da,
+        normals,
+        uniforms,
+        draws,
+        offset,
+        store,
+        n_accept,
+    )
 
 
 @njit(cache=True, parallel=True)
@@ -386,44 +432,43 @@ def mala_run_parallel(
     """:func:`mala_run` at a fixed step, with the chains spread over numba's threads.
 
     At a fixed step the chains are independent: each runs all its steps inside one parallel
-    region, with bit-identical results to :func:`mala_run`. (Warm-up stays serial: its
-    shared step size would need a barrier after every step.) Worth it when a step's
-    O(n_rows P) pass over the data dwarfs the ~10 us cost of a parallel region.
+    region, as a batch of one, with bit-identical results to :func:`mala_run` (a chain's
+    arithmetic does not depend on its batch). Warm-up stays serial: its shared step size would
+    need a barrier after every step. Worth it when a step's O(n_rows P) pass over the data
+    dwarfs the ~10 us cost of a parallel region.
     """
     C = theta.shape[0]
-    n_steps = normals.shape[1]
-    u, prop, gprop, uprop, w_sum = _prepare(L, grad, w)
+    Xt, w_sum, w_offset = _data(kind, X, y, w)
+    da = np.zeros(DA_SIZE)  # unused: no adaptation here
     for c in prange(C):
-        for it in range(n_steps):
-            mala_step(
-                kind,
-                sample_noise,
-                c,
-                it,
-                theta,
-                logp,
-                grad,
-                u,
-                X,
-                y,
-                w,
-                w_sum,
-                prior_prec,
-                noise,
-                s_mu,
-                s_prec,
-                L,
-                step,
-                normals,
-                uniforms,
-                prop,
-                gprop,
-                uprop,
-                draws,
-                offset,
-                store,
-                n_accept,
-            )
+        _advance(
+            kind,
+            sample_noise,
+            c,
+            c + 1,
+            theta,
+            logp,
+            grad,
+            Xt,
+            y,
+            w,
+            w_sum,
+            w_offset,
+            prior_prec,
+            noise,
+            s_mu,
+            s_prec,
+            L,
+            step,
+            False,
+            da,
+            normals,
+            uniforms,
+            draws,
+            offset,
+            store,
+            n_accept,
+        )
     return step
 
 
