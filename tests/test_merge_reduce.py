@@ -68,6 +68,7 @@ def test_union_of_small_coresets_is_kept_whole():
 
 
 # -- merged coresets approximate the data as well as one coreset of all rows ----------------
+@pytest.mark.parametrize("n_candidates", [None, 600], ids=["reduce-every-node", "pools"])
 @pytest.mark.parametrize(
     "make",
     [
@@ -77,10 +78,12 @@ def test_union_of_small_coresets_is_kept_whole():
     ],
     ids=["omp", "giga", "iht2"],
 )
-def test_hilbert_merged_coresets_are_as_good_as_one(data, make):
+def test_hilbert_merged_coresets_are_as_good_as_one(data, make, n_candidates):
+    """Six blocks, reduced by the algorithm at every merge or pooled into 600 candidates,
+    against one run of the algorithm on all rows."""
     X, y = data
-    single = make(random_state=0).fit(X, y)
-    merged = make(random_state=0, block_size=1000).fit(X, y)  # six blocks
+    single = make(random_state=0, n_candidates=None).fit(X, y)
+    merged = make(random_state=0, n_candidates=n_candidates, block_size=1000).fit(X, y)
     assert merged.n_points_ <= 50
     assert merged.sample_indices_.max() >= 1000  # global row numbers, from every block
     # hilbert_error_ is measured against the exact projected sum of all rows

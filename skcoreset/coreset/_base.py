@@ -10,8 +10,11 @@ block, merged in a binary tree, so a fit holds one block at a time however large
 
 * ``_begin(data, model, random_state)``: what all blocks share (the Hilbert
   coresets: a Laplace fit and the projection's parameter draws), called once;
-* ``_reduce(node, context, random_state)``: a coreset of at most ``n_points`` of a node's rows;
-* ``_summary(node, context)``: the exact summary of a node kept whole (or None);
+* ``_reduce(node, context, random_state)``: at most ``_capacity()`` of a node's rows (a
+  coreset of ``n_points``, or for the Hilbert coresets a pool of candidates);
+* ``_summarize(node, context, random_state)``: a node kept whole, with its exact summary;
+* ``_finalize(node, context, random_state)``: the coreset of the final node (the algorithm
+  run on the pool of candidates; nothing to do for a node that already is a coreset);
 * ``_finish(node, context)``: fitted attributes from the final node.
 
 The public methods validate; the hooks receive validated float64 rows, targets coded by the
@@ -49,7 +52,7 @@ from ._blocks import (
     read_block,
 )
 from ._dask import is_dask_collection
-from ._merge_reduce import LEAF, MergeTree, Node, NodeSeeds
+from ._merge_reduce import FINAL, LEAF, MergeTree, Node, NodeSeeds
 
 #: Working memory of one block when ``block_size='auto'``: the rows per block are this
 #: divided by the estimator's bytes per row (its projection, for the Hilbert coresets).
@@ -194,7 +197,7 @@ class BaseCoreset(BaseEstimator):
                 "labels": labels,
                 "context": context,
                 "seeds": NodeSeeds(rng),
-                "tree": MergeTree(self.n_points),
+                "tree": MergeTree(self._capacity()),
                 "n_seen": 0,
                 "calls": 0,
             }
@@ -224,7 +227,7 @@ class BaseCoreset(BaseEstimator):
         self._stream = stream
         self.model_ = stream["model"].name
         self.n_samples_seen_ = stream["n_seen"]
-        self._set_result(stream["tree"].result(reduce), stream)
+        self._set_result(self._final(stream), stream)
         return self
 
     def get_coreset(self):
@@ -282,7 +285,7 @@ class BaseCoreset(BaseEstimator):
         data = InMemoryData(X, coded, s, self._block_rows(X), self)
         stream["context"] = self._begin(data, model, rng)
         stream["seeds"] = NodeSeeds(rng)
-        stream["tree"] = tree = MergeTree(self.n_points)
+        stream["tree"] = tree = MergeTree(self._capacity())
         reduce = self._reducer(stream)
         with ProgressBar(len(bounds), self.progress and len(bounds) > 1, "blocks", "block") as bar:
             for index, (start, stop) in enumerate(bounds):
@@ -291,7 +294,7 @@ class BaseCoreset(BaseEstimator):
                 if node is not None:
                     tree.push(node, reduce)
                 bar.update()
-        self._set_result(tree.result(reduce), stream)
+        self._set_result(self._final(stream), stream)
         return self
 
     def _fit_dask(self, X, y, sample_weight, model):
@@ -387,10 +390,18 @@ class BaseCoreset(BaseEstimator):
             X=rows,
             y=y[start:stop][positive],
         )
-        if self.n_points is not None and len(node) <= self.n_points:
-            node.summary = self._summary(node, stream["context"])
-            return node
-        return self._reduce(node, stream["context"], stream["seeds"]((LEAF, chunk, 0, index)))
+        rng = stream["seeds"]((LEAF, chunk, 0, index))
+        capacity = self._capacity()
+        if capacity is not None and len(node) <= capacity:
+            return self._summarize(node, stream["context"], rng)
+        return self._reduce(node, stream["context"], rng)
+
+    def _final(self, stream):
+        """The coreset of everything in the tree: its held nodes merged, then finalized."""
+        tree = stream["tree"]
+        node = tree.result(self._reducer(stream))
+        key = (FINAL, tree.chunk, 1, tree.n_blocks)
+        return self._finalize(node, stream["context"], stream["seeds"](key))
 
     def _reducer(self, stream):
         context, seeds = stream["context"], stream["seeds"]
@@ -490,13 +501,22 @@ class BaseCoreset(BaseEstimator):
         the rows (``_blocks.InMemoryData`` or its dask counterpart)."""
         return None
 
+    def _capacity(self):
+        """The most rows a node of the tree holds: ``n_points`` unless a subclass pools
+        candidates."""
+        return self.n_points
+
     def _reduce(self, node, context, random_state):
-        """A coreset of at most ``n_points`` of the node's rows (its summary kept)."""
+        """At most ``_capacity()`` of the node's rows (its summary kept)."""
         raise NotImplementedError
 
-    def _summary(self, node, context):
-        """The exact summary of the data of a node kept whole (None by default)."""
-        return None
+    def _summarize(self, node, context, random_state):
+        """A node kept whole, with the exact summary of its data (none by default)."""
+        return node
+
+    def _finalize(self, node, context, random_state):
+        """The coreset of the final node (the node itself by default)."""
+        return node
 
     def _finish(self, node, context):
         """Fitted attributes from the final node (nothing by default)."""

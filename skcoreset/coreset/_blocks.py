@@ -76,7 +76,10 @@ def read_block(X, start, stop, *, label=None, estimator=None):
 
 
 def read_rows(X, indices, *, estimator=None):
-    """Rows ``indices`` (sorted) of ``X`` as a validated float64 array, reading no others."""
+    """Rows ``indices`` (sorted) of ``X`` as a validated float64 array, reading no others.
+
+    An error names the first bad row by its number in ``X``.
+    """
     if _is_file_memmap(X):
         part = np.empty((len(indices), X.shape[1]), dtype=X.dtype)
         row_bytes = X.shape[1] * X.dtype.itemsize
@@ -88,7 +91,20 @@ def read_rows(X, indices, *, estimator=None):
         part = X.iloc[indices]
     else:
         part = X[indices]
-    return check_array(part, dtype=np.float64, order="C", input_name="X", estimator=estimator)
+    return validate_rows(part, indices, estimator)
+
+
+def validate_rows(part, indices, estimator=None):
+    """``check_array`` of gathered rows; an error names the first bad row of ``X``."""
+    try:
+        return check_array(part, dtype=np.float64, order="C", input_name="X", estimator=estimator)
+    except ValueError as exc:
+        values = np.asarray(part)
+        if values.dtype.kind in "fc" and values.ndim == 2:
+            bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
+            if bad.size:
+                raise ValueError(f"In row {int(indices[bad[0]])} of X: {exc}") from None
+        raise
 
 
 def describe_block(index, start, stop):
@@ -167,8 +183,9 @@ class InMemoryData:
             return X, self.y, self.sample_weight
         return X[keep], self.y[keep], self.sample_weight[keep]
 
-    def laplace(self, model):
-        """The Laplace fit of all rows: Newton passes over the blocks."""
+    def laplace(self, model, start=None):
+        """The Laplace fit of all rows: Newton passes over the blocks (from ``start``, a
+        LaplaceApproximation, if given)."""
         from ..models import laplace_from_blocks
 
         def blocks():
@@ -183,4 +200,5 @@ class InMemoryData:
                     self.sample_weight[start:stop][keep],
                 )
 
-        return laplace_from_blocks(model, blocks)
+        theta0 = None if start is None else start.mean
+        return laplace_from_blocks(model, blocks, theta0=theta0)

@@ -14,8 +14,8 @@ import numpy as np
 
 from .._sklearn_compat import _check_sample_weight
 from ..models import model_from_targets
-from ._blocks import block_bounds, describe_block
-from ._merge_reduce import MergeTree, reduce_pairwise, union
+from ._blocks import block_bounds, describe_block, validate_rows
+from ._merge_reduce import FINAL, MergeTree, reduce_pairwise, union
 
 
 def is_dask_collection(data):
@@ -82,7 +82,7 @@ def chunk_coreset(estimator, X, y, s, offset, chunk, stream):
     numba.set_num_threads(1)  # one core per task: the scheduler runs tasks side by side
     try:
         coded, _ = estimator._encode_targets(y, stream["model"], s, False, stream["labels"])
-        tree = MergeTree(estimator.n_points, chunk=chunk)
+        tree = MergeTree(estimator._capacity(), chunk=chunk)
         reduce = estimator._reducer(stream)
         nodes = []
         for index, (start, stop) in enumerate(block_bounds(X.shape[0], estimator._block_rows(X))):
@@ -102,7 +102,8 @@ def merge_chunk_coresets(estimator, nodes, key, stream):
     if not nodes:
         return None
     merged = union(nodes)
-    if estimator.n_points is not None and len(merged) <= estimator.n_points:
+    capacity = estimator._capacity()
+    if capacity is not None and len(merged) <= capacity:
         return merged
     previous = numba.get_num_threads()
     numba.set_num_threads(1)
@@ -126,7 +127,24 @@ def build(estimator, X, y, s, stream):
         for c, (Xc, yc, sc, off) in enumerate(zip(X_blocks, y_blocks, s_blocks, offsets))
     ]
     merge = delayed(merge_chunk_coresets, pure=True)
-    return nodes, reduce_pairwise(nodes, lambda group, key: merge(estimator, group, key, stream))
+    merged = reduce_pairwise(nodes, lambda group, key: merge(estimator, group, key, stream))
+    # the key of the final step counts the blocks, as for data in memory (one chunk: same bits)
+    block_rows = estimator._block_rows(X)
+    n_blocks = sum(len(block_bounds(int(n), block_rows)) for n in X.chunks[0])
+    final = delayed(finalize_task, pure=True)(estimator, merged, stream, (FINAL, 0, 1, n_blocks))
+    return nodes, final
+
+
+def finalize_task(estimator, node, stream, key):
+    """The coreset of the merged chunk coresets (a dask task)."""
+    if node is None:
+        return None
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return estimator._finalize(node, stream["context"], stream["seeds"](key))
+    finally:
+        numba.set_num_threads(previous)
 
 
 def compute(nodes, final, progress):
@@ -274,6 +292,7 @@ class DaskData:
 
         X, y = dask.compute(self.X[rows], self.y[rows])
         s = None if self.s is None else self.s[rows].compute()
+        X = validate_rows(X, rows, self.estimator)
         Xd, y, w = _coded_chunk(self.estimator, X, y, s, self.stream)
         keep = _weights(s, len(rows)) > 0
         return rows[keep], Xd, y, w
@@ -291,7 +310,7 @@ class DaskData:
         _, Xd, y, w = self._rows(np.arange(self.n_rows))
         return _features(Xd, self.stream["model"]), y, w
 
-    def laplace(self, model):
+    def laplace(self, model, start=None):
         from ..models import with_noise
         from ..models._laplace import fit_posterior
 
@@ -302,7 +321,9 @@ class DaskData:
             _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
             model = with_noise(model, model.estimate_noise(model.design(X), y, w))
         theta0 = np.zeros(self.X.shape[1] + model.fit_intercept)
-        if model.name == "poisson" and model.fit_intercept:
+        if start is not None:
+            theta0 = start.mean.copy()
+        elif model.name == "poisson" and model.fit_intercept:
             w = self.s if self.s is not None else 1.0
             mean = float((self.y * w).sum().compute()) / self.total_weight
             theta0[-1] = np.log(max(mean, 1e-3))

@@ -45,6 +45,9 @@ class Node:
         coresets), or None.
     info : dict
         What the last reduction reported (``n_iter``, ``stop_reason``, ``error``).
+    keys : ndarray of float64 or None
+        Sampling keys of the rows, for reductions that keep the rows with the largest keys
+        (candidate pools), or None.
     """
 
     indices: np.ndarray
@@ -53,6 +56,7 @@ class Node:
     y: np.ndarray
     summary: np.ndarray | None = None
     info: dict | None = None
+    keys: np.ndarray | None = None
 
     def __len__(self):
         return self.indices.shape[0]
@@ -62,14 +66,21 @@ def union(nodes):
     """The union of coresets of disjoint data: rows side by side, summaries added."""
     if len(nodes) == 1:
         return nodes[0]
-    summaries = [n.summary for n in nodes]
-    summary = None if any(s is None for s in summaries) else np.sum(summaries, axis=0)
+    summary = None
+    if all(n.summary is not None for n in nodes):
+        summary = nodes[0].summary.copy()
+        for n in nodes[1:]:  # in order: the same bits whatever the tree's shape
+            summary += n.summary
+    keys = None
+    if all(n.keys is not None for n in nodes):
+        keys = np.concatenate([n.keys for n in nodes])
     return Node(
         indices=np.concatenate([n.indices for n in nodes]),
         weights=np.concatenate([n.weights for n in nodes]),
         X=np.concatenate([n.X for n in nodes]),
         y=np.concatenate([n.y for n in nodes]),
         summary=summary,
+        keys=keys,
     )
 
 

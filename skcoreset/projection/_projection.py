@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils import check_consistent_length, check_random_state
 
 from ..models._glm_kernels import loglik_matrix
-from ._projection_kernels import fisher_features
+from ._projection_kernels import feature_stats, fisher_features
 
 PROJECTIONS = ("loglik", "fisher")
 
@@ -128,6 +128,63 @@ class Projection:
             if not np.all(sw == 1.0):
                 out *= sw[:, None].astype(self.dtype, copy=False)
         return out
+
+    def summarize(self, Xd, y, sample_weight=None):
+        """The sum of the rows' vectors and their norms, without storing the vectors.
+
+        One pass over the rows in float64: what a block contributes to the target of the
+        whole data, and the norms that weigh its rows as candidates.
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (n, P)
+            Design matrix, C-contiguous float64 (intercept column included).
+        y : ndarray of shape (n,)
+            Coded targets.
+        sample_weight : ndarray of shape (n,), default=None
+            Weights of the rows (each vector is scaled by its weight).
+
+        Returns
+        -------
+        total : ndarray of shape (J,)
+            ``sum_n w_n v_n``.
+        norms : ndarray of shape (n,)
+            ``w_n ||v_n||``.
+        """
+        check_consistent_length(Xd, y, sample_weight)
+        n, P = Xd.shape
+        J = self.n_projections
+        w = np.ones(n) if sample_weight is None else np.ascontiguousarray(sample_weight, float)
+        nchunks = _n_chunks(n)
+        sums = np.zeros((nchunks, J))
+        norms = np.empty(n)
+        fisher = self.kind == "fisher"
+        coords = self.coords if fisher else np.zeros(1, dtype=np.int64)
+        scale = np.sqrt(P / J) if fisher else 1.0 / np.sqrt(J)
+        model = self.model
+        feature_stats(
+            model.code,
+            fisher,
+            Xd,
+            self.thetas_t,
+            y,
+            w,
+            model.noise,
+            coords,
+            scale,
+            nchunks,
+            sums,
+            norms,
+        )
+        total = np.zeros(J)
+        for part in sums:  # in order: the same bits for any number of threads
+            total += part
+        return total, norms
+
+
+def _n_chunks(n_rows):
+    """Chunks of rows of the statistics kernel: fixed by the size (not the thread count)."""
+    return int(max(1, min(n_rows // 256, 64)))
 
 
 def project(

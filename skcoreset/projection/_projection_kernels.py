@@ -1,10 +1,18 @@
-"""Fused numba kernel of the Fisher projection (the log-likelihood one is the model's own
-``loglik_matrix`` kernel with centring and scaling)."""
+"""Fused numba kernels of the projections: the Fisher features, and the statistics of either
+kind of features (column sums, row norms) computed without storing them. The log-likelihood
+features themselves are the model's own ``loglik_matrix`` kernel with centring and scaling."""
 
 import numpy as np
 from numba import njit, prange
 
-from ..models._glm_kernels import _CONTRACT, _ROW_CHUNK, dloglik_inplace, linear_predictors
+from ..models._glm_kernels import (
+    _CONTRACT,
+    _ROW_CHUNK,
+    dloglik_inplace,
+    linear_predictors,
+    loglik_inplace,
+    sum_reassoc,
+)
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
@@ -25,3 +33,38 @@ def fisher_features(kind, X, thetas_t, y, noise, coords, scale, out):
             dloglik_inplace(kind, buf, y[i], inv_var)
             for j in range(J):
                 out[i, j] = scale * buf[j] * X[i, coords[j]]
+
+
+@njit(cache=True, parallel=True, fastmath=_CONTRACT)
+def feature_stats(kind, fisher, X, thetas_t, y, w, noise, coords, scale, nchunks, colsums, norms):
+    """Column sums and row norms of the weighted features, without storing them.
+
+    The features of row i are those of ``loglik_matrix`` (centred, times ``scale``) or of
+    :func:`fisher_features`, times ``w[i]``. ``colsums`` (nchunks, J) receives the partial
+    sums of each of ``nchunks`` contiguous chunks of rows (the caller adds them in order: the
+    result does not depend on the number of threads); ``norms`` (N,) the row norms.
+    """
+    N = X.shape[0]
+    J = thetas_t.shape[1]
+    inv_var = np.divide(1.0, noise * noise)
+    size = (N + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        buf = np.empty(J)
+        for i in range(c * size, min(N, (c + 1) * size)):
+            linear_predictors(X, thetas_t, i, buf)
+            wi = w[i]
+            if fisher:
+                dloglik_inplace(kind, buf, y[i], inv_var)
+                for j in range(J):
+                    buf[j] = (scale * buf[j] * X[i, coords[j]]) * wi
+            else:
+                loglik_inplace(kind, buf, y[i], inv_var)
+                shift = sum_reassoc(buf) / J
+                for j in range(J):
+                    buf[j] = (scale * (buf[j] - shift)) * wi
+            acc = 0.0
+            for j in range(J):
+                v = buf[j]
+                acc += v * v
+                colsums[c, j] += v
+            norms[i] = np.sqrt(acc)
