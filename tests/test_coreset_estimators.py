@@ -66,8 +66,9 @@ def test_every_estimator_selects_a_weighted_subset(phishing_fits):
         assert est.n_features_in_ == X.shape[1]
         assert est.model_ == "logistic"
         assert est.hilbert_error_ >= 0, name
-        if "Uniform" not in name and "Importance" not in name:
-            # w = 0 has error 1: an optimiser of the error can only do better
+        if not any(k in name for k in ("Uniform", "Importance", "FrankWolfe")):
+            # w = 0 has error 1: an optimiser of the error can only do better (Frank-Wolfe
+            # is held to its polytope, where w = 0 is not)
             assert est.hilbert_error_ < 1, name
 
 

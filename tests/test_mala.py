@@ -169,7 +169,20 @@ def test_log_target_gradient_with_noise():
 
     def f(t):
         lp, g = np.empty(1), np.empty((1, 3))
-        K.mala_init(GK.GAUSSIAN, True, t[None], X, y, w, 1 / 1.3**2, 1.0, s_mu, 1 / s_sd**2, lp, g)
+        K.mala_init(
+            GK.GAUSSIAN,
+            True,
+            t[None],
+            X,
+            y,
+            w,
+            np.full(X.shape[1], 1 / 1.3**2),
+            1.0,
+            s_mu,
+            1 / s_sd**2,
+            lp,
+            g,
+        )
         return lp[0], g[0]
 
     lp, g = f(theta)
@@ -237,7 +250,8 @@ def _driver_problem(C=4, N=300, D=3, seed=13):
     theta = 0.3 * rng.standard_normal((C, D))
     logp = np.empty(C)
     grad = np.empty((C, D))
-    assert K.mala_init(GK.LOGISTIC, False, theta, X, y, w, 1.0, 1.0, 0.0, 1.0, logp, grad) == 0
+    prec = np.ones(X.shape[1])
+    assert K.mala_init(GK.LOGISTIC, False, theta, X, y, w, prec, 1.0, 0.0, 1.0, logp, grad) == 0
     L = np.linalg.cholesky(np.linalg.inv(X.T @ (w[:, None] * X) / 4 + np.eye(D)))
     return X, y, w, theta, logp, grad, L
 
@@ -263,7 +277,7 @@ def _run_driver(run, problem, adapt, n_steps=60, n_calls=2, seed=14):
                 X,
                 y,
                 w,
-                1.0,
+                np.ones(X.shape[1]),
                 1.0,
                 0.0,
                 1.0,

@@ -180,7 +180,11 @@ def test_grid_search_with_fidelity_and_plot(phish, biketrips, tmp_path):
     X, y = phish
     scoring = {"accuracy": "accuracy", "fidelity": make_fidelity_scorer()}
     gs = GridSearchCV(
-        CoresetClassifier(GIGACoreset(n_projections=20), LogisticRegression(), random_state=0),
+        # unit prior, J = 20: the small setting this test was written for (5-point coresets
+        # with both classes)
+        CoresetClassifier(
+            GIGACoreset(n_projections=20, prior_scale=1.0), LogisticRegression(), random_state=0
+        ),
         {"coreset__n_points": [5, 20, 80]},
         cv=3,
         scoring=scoring,

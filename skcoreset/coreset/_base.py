@@ -22,6 +22,7 @@ model and positive weights.
 """
 
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -42,7 +43,13 @@ from .._sklearn_compat import (
     _fit_context,
     _safe_indexing,
 )
-from ..models import MODEL_NAMES, BinaryLabels, get_model, model_from_targets
+from ..models import (
+    MODEL_NAMES,
+    BinaryLabels,
+    get_model,
+    model_from_targets,
+)
+from ..models._prior import prior_from_moments
 from ._blocks import (
     InMemoryData,
     as_source,
@@ -81,7 +88,7 @@ class BaseCoreset(BaseEstimator):
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left")],
         "model": [StrOptions({"auto", *MODEL_NAMES})],
-        "prior_scale": [Interval(Real, 0, None, closed="neither")],
+        "prior_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "progress": ["boolean"],
@@ -191,6 +198,7 @@ class BaseCoreset(BaseEstimator):
             coded, labels = self._encode_targets(y, model, s, inferred, labels)
             rng = check_random_state(self.random_state)
             data = InMemoryData(X, coded, s, self._block_rows(X), self)
+            model = self._with_prior(model, data)
             context = self._begin(data, model, rng)
             stream = {
                 "model": model,
@@ -273,6 +281,8 @@ class BaseCoreset(BaseEstimator):
         positive = np.flatnonzero(s > 0)
         if self.n_points is not None and self.n_points >= positive.shape[0]:
             X_all = read_block(X, 0, n_rows(X), estimator=self)
+            data = InMemoryData(X_all, coded, s, n_rows(X), self)
+            stream["model"] = model = self._with_prior(model, data)
             indices, weights = self._keep_all_rows(X_all, coded, s, model, rng, positive)
             rows = X_all[indices]
             stream["context"] = None
@@ -283,6 +293,7 @@ class BaseCoreset(BaseEstimator):
         self._single_block = len(bounds) == 1
         self._n_rows = n_rows(X)
         data = InMemoryData(X, coded, s, self._block_rows(X), self)
+        stream["model"] = model = self._with_prior(model, data)
         stream["context"] = self._begin(data, model, rng)
         stream["seeds"] = NodeSeeds(rng)
         stream["tree"] = tree = MergeTree(self._capacity())
@@ -321,7 +332,8 @@ class BaseCoreset(BaseEstimator):
         name = self._model_name(None, model)
         inferred = name is None
         name, values = _dask.model_from_digests(digests) if inferred else (name, None)
-        model = get_model(name, prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
+        scale = 1.0 if self.prior_scale == "auto" else self.prior_scale  # 'auto': set with data
+        model = get_model(name, prior_scale=scale, fit_intercept=self.fit_intercept)
         labels = None
         if model.name == "logistic":
             if values is None:
@@ -333,6 +345,7 @@ class BaseCoreset(BaseEstimator):
         self._n_rows = int(X.shape[0])
         stream = {"model": model, "labels": labels, "n_seen": int(X.shape[0]), "calls": 1}
         data = _dask.DaskData(self, X, y, s, stream, self._block_rows(X))
+        stream["model"] = model = self._with_prior(model, data)
         stream["context"] = self._begin(data, model, rng)
         stream["seeds"] = NodeSeeds(rng)
         nodes, final = _dask.build(self, X, y, s, stream)
@@ -430,6 +443,17 @@ class BaseCoreset(BaseEstimator):
             delattr(self, name)
         self.__dict__.pop("_stream", None)
 
+    def _with_prior(self, model, data):
+        """The model with its prior: ``prior_scale``, or for 'auto' the rule of
+        :func:`~skcoreset.models.default_prior_scale` on the moments of all rows (one
+        pass)."""
+        if self.prior_scale == "auto":
+            scale = prior_from_moments(model, data.moments())
+        else:
+            scale = np.asarray(float(self.prior_scale))
+        self.prior_scale_ = scale
+        return replace(model, prior_scale=scale if scale.ndim else float(scale))
+
     def _model_name(self, y, model):
         """The model's name if something other than the targets settles it, else None."""
         name = getattr(type(self), "__skcoreset_model__", None)
@@ -444,7 +468,8 @@ class BaseCoreset(BaseEstimator):
         inferred = name is None
         if inferred:
             name = model_from_targets(y)
-        model = get_model(name, prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
+        scale = 1.0 if self.prior_scale == "auto" else self.prior_scale  # 'auto': set with data
+        model = get_model(name, prior_scale=scale, fit_intercept=self.fit_intercept)
         return model, inferred
 
     def _encode_targets(self, y, model, sample_weight, inferred, labels=None):

@@ -172,6 +172,17 @@ class InMemoryData:
         X = read_rows(self.X, rows, estimator=self.estimator)
         return rows, X, self.y[rows], self.sample_weight[rows]
 
+    def moments(self):
+        """The weighted moments of the rows (a pass over the blocks)."""
+        from ..models._prior import Moments
+
+        total = Moments(self.X.shape[1])
+        for index, (start, stop) in enumerate(block_bounds(n_rows(self.X), self.block_rows)):
+            where = describe_block(index, start, stop) if stop - start < n_rows(self.X) else None
+            X = read_block(self.X, start, stop, label=where, estimator=self.estimator)
+            total.add(X, self.y[start:stop], self.sample_weight[start:stop])
+        return total
+
     def all_rows(self):
         """``(X, y, w)`` of the rows with positive weight if they fit in one block, else None."""
         n = n_rows(self.X)

@@ -207,6 +207,14 @@ def _coded_chunk(estimator, X, y, s, stream, label=None):
     return stream["model"].design(X[keep]), y[keep], s[keep]
 
 
+def _chunk_moments(estimator, X, y, s, stream, label):
+    """The weighted moments of a chunk's rows (a dask task)."""
+    from ..models._prior import Moments
+
+    Xd, y, w = _coded_chunk(estimator, X, y, s, stream, label)
+    return Moments.of(_features(Xd, stream["model"]), y, w)
+
+
 def _chunk_loglik(estimator, X, y, s, stream, theta, hessian, label):
     """The log-likelihood parts of a chunk's blocks (its gradients, or Hessians), in order:
     summed like the blocks of an in-memory fit, they give the same bits."""
@@ -296,6 +304,24 @@ class DaskData:
         Xd, y, w = _coded_chunk(self.estimator, X, y, s, self.stream)
         keep = _weights(s, len(rows)) > 0
         return rows[keep], Xd, y, w
+
+    def moments(self):
+        import dask
+        from dask import delayed
+
+        task = delayed(_chunk_moments, pure=True)
+        parts = dask.compute(
+            *[
+                task(self.estimator, Xc, yc, sc, self.stream, label)
+                for Xc, yc, sc, label in zip(
+                    self.X_blocks, self.y_blocks, self.s_blocks, self.labels
+                )
+            ]
+        )
+        total = parts[0]
+        for part in parts[1:]:  # in chunk order
+            total += part
+        return total
 
     def sample(self, size, random_state):
         if size is None or size >= self.n_rows:

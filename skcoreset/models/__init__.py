@@ -16,6 +16,7 @@ from ._glm import (
     with_noise,
 )
 from ._laplace import LaplaceApproximation, laplace_approximation, laplace_from_blocks
+from ._prior import default_prior_scale
 from ._targets import BinaryLabels, model_from_targets
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "LaplaceApproximation",
     "LogisticModel",
     "PoissonModel",
+    "default_prior_scale",
     "get_model",
     "laplace_approximation",
     "laplace_from_blocks",

@@ -5,7 +5,7 @@ as scikit-learn's GLMs keep it on their loss: how targets are checked and coded,
 matrix (the intercept is the *last* column), the per-datum log-likelihoods, gradients and
 Hessian (through the numba kernels of ``_glm_kernels``, selected by the integer ``code``), and
 the vectorised maths of prediction - the mean response, the log density and simulation. The
-prior is N(0, prior_scale^2 I) on every coefficient, the intercept included.
+prior is N(0, diag(prior_scale^2)) on the coefficients, the intercept included.
 """
 
 from dataclasses import dataclass, replace
@@ -19,21 +19,23 @@ from ._targets import BinaryLabels
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GLM:
     """Base class of the models (do not use directly).
 
     Parameters
     ----------
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2 I) prior on the parameters.
+    prior_scale : float or ndarray of shape (P,), default=1.0
+        Standard deviation of the Gaussian prior N(0, diag(prior_scale^2)) on the parameters
+        (one for all, or one per parameter, the intercept last; see
+        :func:`~skcoreset.models.default_prior_scale`).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
         Gaussian noise standard deviation (Gaussian model only; None: to be estimated).
     """
 
-    prior_scale: float = 1.0
+    prior_scale: float | np.ndarray = 1.0
     fit_intercept: bool = True
     noise_scale: float | None = None
 
@@ -45,9 +47,11 @@ class GLM:
     has_noise = False
 
     def __post_init__(self):
-        if not np.isfinite(self.prior_scale) or self.prior_scale <= 0:
+        scale = np.asarray(self.prior_scale, dtype=np.float64)
+        if scale.ndim > 1 or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
             raise ValueError(
-                f"prior_scale must be a positive finite number, got {self.prior_scale!r}."
+                "prior_scale must be a positive finite number (or one per parameter), got "
+                f"{self.prior_scale!r}."
             )
         if self.noise_scale is not None and (
             not np.isfinite(self.noise_scale) or self.noise_scale <= 0
@@ -112,8 +116,13 @@ class GLM:
     def add_log_prior(self, theta, ll, grad):
         """``(ll + log pi_0(theta), grad + its gradient)``."""
         theta = np.asarray(theta, dtype=np.float64)
-        prec = 1.0 / self.prior_scale**2
-        return ll - 0.5 * prec * theta @ theta, grad - prec * theta
+        prec = self.prior_precision(theta.shape[0])
+        return ll - 0.5 * (prec * theta) @ theta, grad - prec * theta
+
+    def prior_precision(self, n_params):
+        """The prior's precision of each of ``n_params`` parameters."""
+        scale = np.broadcast_to(np.asarray(self.prior_scale, dtype=np.float64), (n_params,))
+        return 1.0 / scale**2
 
     def neg_log_posterior_hessian(self, theta, Xd, y, w):
         """Hessian of the negative weighted log posterior (positive definite)."""
@@ -121,7 +130,7 @@ class GLM:
 
     def add_prior_hessian(self, H):
         """``H`` plus the prior's precision on the diagonal (in place; returns ``H``)."""
-        H[np.diag_indices_from(H)] += 1.0 / self.prior_scale**2
+        H[np.diag_indices_from(H)] += self.prior_precision(H.shape[0])
         return H
 
     def loglik_matrix(self, Xd, y, thetas, out=None):
@@ -169,7 +178,7 @@ def _finite_targets(y):
     return y
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LogisticModel(GLM):
     """Bernoulli likelihood with the logit link; any two class labels (see BinaryLabels)."""
 
@@ -191,7 +200,7 @@ class LogisticModel(GLM):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PoissonModel(GLM):
     """Poisson likelihood with the log link; non-negative targets (counts, or rates)."""
 
@@ -222,7 +231,7 @@ class PoissonModel(GLM):
         return random_state.poisson(np.exp(eta))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GaussianModel(GLM):
     """Gaussian-linear likelihood N(y | x . theta, noise_scale^2)."""
 
@@ -299,8 +308,9 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
     ----------
     name : {'logistic', 'poisson', 'gaussian'} or GLM
         A model name (a model object is returned as it is).
-    prior_scale : float, default=1.0
-        Standard deviation of the Gaussian prior on every parameter.
+    prior_scale : float or array-like of shape (P,), default=1.0
+        Standard deviation of the Gaussian prior of every parameter, or of each (intercept
+        last).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
@@ -322,8 +332,9 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
         cls = _MODELS[name]
     except (KeyError, TypeError):
         raise ValueError(f"Unknown model {name!r}; expected one of {MODEL_NAMES}.") from None
+    prior_scale = np.asarray(prior_scale, dtype=np.float64)
     return cls(
-        prior_scale=float(prior_scale),
+        prior_scale=float(prior_scale) if prior_scale.ndim == 0 else prior_scale,
         fit_intercept=bool(fit_intercept),
         noise_scale=None if noise_scale is None else float(noise_scale),
     )

@@ -81,7 +81,7 @@ def sample_mala(
 ):
     """Run preconditioned MALA chains on a weighted GLM posterior.
 
-    The target is ``log N(theta | 0, prior_scale^2 I) + sum_n w_n l_n(theta)`` with the
+    The target is ``log N(theta | 0, diag(prior_scale^2)) + sum_n w_n l_n(theta)`` with the
     per-datum log-likelihood ``l_n`` of the GLM ``kind`` (``skcoreset.models._glm_kernels``
     codes). With ``sample_noise`` (Gaussian only) the last parameter is ``log sigma`` with
     prior ``N(noise_log_prior[0], noise_log_prior[1]^2)``.
@@ -98,7 +98,7 @@ def sample_mala(
         Non-negative weights of the log-likelihood terms.
     init : ndarray of shape (n_chains, P)
         Starting points, one row per chain (P = D, or D + 1 with ``sample_noise``).
-    prior_scale : float, default=1.0
+    prior_scale : float or array-like of shape (D,), default=1.0
         Standard deviation of the Gaussian prior on the D coefficients.
     noise_scale : float, default=1.0
         Gaussian noise scale when it is not sampled (ignored by the other likelihoods).
@@ -156,7 +156,11 @@ def sample_mala(
 
     kind = int(kind)
     sample_noise = bool(sample_noise)
-    prior_prec = 1.0 / float(prior_scale) ** 2
+    # one prior standard deviation per coefficient (a scalar applies to all of them)
+    prior_scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (X.shape[1],))
+    if not np.all(np.isfinite(prior_scale) & (prior_scale > 0)):
+        raise ValueError("prior_scale must be positive and finite.")
+    prior_prec = np.ascontiguousarray(1.0 / prior_scale**2)
     noise = float(noise_scale)
     s_mu = float(noise_log_prior[0])
     s_prec = 1.0 / float(noise_log_prior[1]) ** 2

@@ -102,8 +102,8 @@ def log_target_chains(
             grad[c, D] = q - w_sum - s_prec * ds
             lp[c] = ll - 0.5 * s_prec * ds * ds
         for k in range(D):
-            lp[c] -= 0.5 * prior_prec * th[k] * th[k]
-            grad[c, k] -= prior_prec * th[k]
+            lp[c] -= 0.5 * prior_prec[k] * th[k] * th[k]
+            grad[c, k] -= prior_prec[k] * th[k]
 
 
 @njit(cache=True)

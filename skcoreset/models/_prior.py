@@ -1,0 +1,134 @@
+"""The default prior: weakly informative on the scale of the data.
+
+A fixed N(0, 1) prior on raw-scale coefficients is informative, and wrong, as soon as features
+or targets are far from unit scale (targets in the thousands: the coefficients are shrunk to
+nothing). The default follows rstanarm's autoscaled priors: each coefficient gets a standard
+deviation of 2.5 s_y / sd(x_k), where s_y is sd(y) for the Gaussian model and 1 on the logit
+and log scales; the intercept, which carries the level of the response through the means of
+the (uncentred) features, gets 10 s_y + |level of y| + sum_k sd_k |mean(x_k)|.
+"""
+
+import numpy as np
+
+#: Prior standard deviation of a coefficient, in units of s_y / sd(x_k).
+COEF_SCALE = 2.5
+#: Prior standard deviation of the intercept, in units of s_y (before the level terms).
+INTERCEPT_SCALE = 10.0
+
+
+def default_prior_scale(model, X, y, sample_weight=None):
+    """Prior standard deviations that follow the scale of the data (``prior_scale='auto'``).
+
+    Parameters
+    ----------
+    model : GLM
+        The model (its name and ``fit_intercept`` are used).
+    X : ndarray of shape (n_samples, n_features)
+        Features (a uniform sample of the rows is enough).
+    y : ndarray of shape (n_samples,)
+        Targets, coded for the model.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Weights of the rows.
+
+    Returns
+    -------
+    prior_scale : ndarray of shape (n_features,) or (n_features + 1,)
+        One standard deviation per coefficient, then the intercept's (if fitted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import default_prior_scale, get_model
+    >>> X = np.array([[0.0, 100.0], [2.0, 300.0], [4.0, 200.0]])
+    >>> default_prior_scale(get_model("logistic"), X, np.array([0.0, 1.0, 1.0])).round(3)
+    array([ 1.531,  0.031, 19.186])
+    """
+    return prior_from_moments(model, Moments.of(X, y, sample_weight))
+
+
+class Moments:
+    """Weighted sums of the features and targets, added block by block (one pass).
+
+    The sums are taken about a shift (the first row seen) so that the variance of a column
+    that is constant, or large and nearly constant, is not lost to cancellation.
+
+    Parameters
+    ----------
+    n_features : int
+        Columns of X.
+    """
+
+    def __init__(self, n_features):
+        self.w = 0.0
+        self.shift = None  # (x0, y0): the first row seen
+        self.x = np.zeros(n_features)
+        self.xx = np.zeros(n_features)
+        self.y = 0.0
+        self.yy = 0.0
+
+    @classmethod
+    def of(cls, X, y, sample_weight=None):
+        """The moments of one block."""
+        X = np.asarray(X, dtype=np.float64)
+        moments = cls(X.shape[1])
+        moments.add(X, y, sample_weight)
+        return moments
+
+    def add(self, X, y, sample_weight=None):
+        """Add the rows of a block (returns self)."""
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape[0] == 0:
+            return self
+        w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+        if self.shift is None:
+            self.shift = (X[0].copy(), float(y[0]))
+        dx, dy = X - self.shift[0], y - self.shift[1]
+        self.w += w.sum()
+        self.x += w @ dx
+        self.xx += w @ (dx * dx)
+        self.y += w @ dy
+        self.yy += w @ (dy * dy)
+        return self
+
+    def __iadd__(self, other):
+        if other.shift is None:
+            return self
+        if self.shift is None:
+            self.__dict__.update(vars(other))
+            return self
+        # other's sums about its shift b, moved to ours a: sum w (v - a)^2 =
+        # sum w (v - b)^2 + 2 (b - a) sum w (v - b) + W (b - a)^2
+        bx = other.shift[0] - self.shift[0]
+        by = other.shift[1] - self.shift[1]
+        self.xx += other.xx + 2 * bx * other.x + other.w * bx * bx
+        self.yy += other.yy + 2 * by * other.y + other.w * by * by
+        self.x += other.x + other.w * bx
+        self.y += other.y + other.w * by
+        self.w += other.w
+        return self
+
+    def mean_and_sd(self):
+        """Weighted means and standard deviations of the features and of y."""
+        dx, dy = self.x / self.w, self.y / self.w
+        sd_x = np.sqrt(np.maximum(self.xx / self.w - dx * dx, 0.0))
+        sd_y = float(np.sqrt(max(self.yy / self.w - dy * dy, 0.0)))
+        return self.shift[0] + dx, sd_x, self.shift[1] + dy, sd_y
+
+
+def prior_from_moments(model, moments):
+    """:func:`default_prior_scale` from the data's :class:`Moments`."""
+    mean, sd, y_mean, y_sd = moments.mean_and_sd()
+    # a constant column (its coefficient is not identified by the data): unit scale
+    sd = np.where(sd > 1e-10 * np.maximum(np.abs(mean), 1e-300), sd, 1.0)
+    if model.name == "gaussian":
+        s_y, level = (y_sd or max(abs(y_mean), 1.0)), y_mean
+    elif model.name == "poisson":
+        s_y, level = 1.0, float(np.log(max(y_mean, 1e-3)))
+    else:
+        s_y, level = 1.0, 0.0
+    coef = COEF_SCALE * s_y / sd
+    if not model.fit_intercept:
+        return coef
+    intercept = INTERCEPT_SCALE * s_y + abs(level) + float(coef @ np.abs(mean))
+    return np.append(coef, intercept)
