@@ -157,7 +157,7 @@ def run_demo(args):
     print(summary(full, rows, noise_kl))
     if plot is not None:
         save_plot(rows, noise_kl, plot)
-        print(f"plot: {plot}")
+        print(f"plot: {plot.resolve()}")
     total = time.perf_counter() - clock
     print(f"total {total:.0f} s, of which {compile_seconds:.0f} s preparing numba kernels")
     return 0
