@@ -1,3 +1,8 @@
-from ._demo import main
+"""``python -m skcoreset``: the ``skcoreset`` command (see ``python -m skcoreset --help``)."""
 
-main()
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

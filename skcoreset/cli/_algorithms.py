@@ -1,0 +1,81 @@
+"""The coreset algorithms by their command-line names, as estimators of :mod:`skcoreset.coreset`."""
+
+from ..coreset import (
+    FrankWolfeCoreset,
+    GIGACoreset,
+    IHTCoreset,
+    ImportanceCoreset,
+    OMPCoreset,
+    SensitivityCoreset,
+    UniformCoreset,
+)
+from ._errors import CommandError
+
+#: name -> (label in tables, estimator class, fixed parameters). The Hilbert methods all take
+#: a random projection of the log-likelihood; sensitivity sampling is for logistic models.
+ALGORITHMS = {
+    "uniform": ("uniform", UniformCoreset, {}),
+    "importance": ("importance", ImportanceCoreset, {}),
+    "frank-wolfe": ("Frank-Wolfe", FrankWolfeCoreset, {}),
+    "giga": ("GIGA", GIGACoreset, {}),
+    "a-iht": ("A-IHT", IHTCoreset, {}),
+    "a-iht-ii": ("A-IHT II", IHTCoreset, {"debias": True}),
+    "omp": ("OMP", OMPCoreset, {}),
+    "sensitivity": ("sensitivity", SensitivityCoreset, {}),
+}
+
+#: One line per algorithm, for ``--help``.
+DESCRIPTIONS = {
+    "uniform": "uniform subsampling, weights N/M (the baseline)",
+    "importance": "Hilbert importance sampling (draws proportional to projection norms)",
+    "frank-wolfe": "Frank-Wolfe on the projected log-likelihood (Campbell & Broderick 2019)",
+    "giga": "greedy iterative geodesic ascent (Campbell & Broderick 2018)",
+    "a-iht": "accelerated iterative hard thresholding (Zhang et al. 2021)",
+    "a-iht-ii": "A-IHT with a de-biasing step (Zhang et al. 2021)",
+    "omp": "non-negative orthogonal matching pursuit",
+    "sensitivity": "sensitivity sampling (Huggins et al. 2016; logistic model only)",
+}
+
+
+def label(name):
+    """How tables and plots name the algorithm ``name``."""
+    return ALGORITHMS[name][0]
+
+
+def is_hilbert(name):
+    """Whether ``name`` works on a random projection (and reports ``hilbert_error_``)."""
+    return name != "sensitivity"
+
+
+def make_coreset(name, n_points, *, model, **options):
+    """The unfitted estimator of the algorithm ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ALGORITHMS`.
+    n_points : int
+        The coreset size.
+    model : {'logistic', 'poisson', 'gaussian'}
+        The likelihood.
+    **options
+        Estimator parameters; those set to None are left at the estimator's default, and
+        ``n_projections`` is refused for sensitivity sampling, which has no projection.
+
+    Returns
+    -------
+    estimator : BaseCoreset
+    """
+    _, cls, fixed = ALGORITHMS[name]
+    params = {key: value for key, value in options.items() if value is not None}
+    if not is_hilbert(name):
+        if model != "logistic":
+            raise CommandError(
+                f"sensitivity sampling is for the logistic model only, not {model!r}; "
+                "choose another --algorithm"
+            )
+        if "n_projections" in params:
+            raise CommandError("--n-projections does not apply to sensitivity sampling")
+    else:
+        params["model"] = model
+    return cls(n_points, **fixed, **params)

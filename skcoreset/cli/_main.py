@@ -1,0 +1,258 @@
+"""The ``skcoreset`` command: its arguments, its subcommands and how errors are shown.
+
+A user error (a :class:`~._errors.CommandError`, or a bad argument) is one line on standard
+error and a non-zero exit status: 1 for a problem with the data or files, 2 for a bad
+command line. Warnings are shown as one line each.
+"""
+
+import argparse
+import sys
+import textwrap
+import warnings
+
+from .. import __version__
+from ..models import MODEL_NAMES
+from ._algorithms import ALGORITHMS, DESCRIPTIONS
+from ._build import run_build
+from ._demo import FULL, QUICK, columns_help, run_demo
+from ._errors import INSTALL_HINT, CommandError
+
+_DESCRIPTION = """\
+Bayesian coresets: small weighted subsets of a data set whose weighted log-likelihood matches
+the full one, so that MCMC on them gives nearly the full posterior at a fraction of the cost.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (not the usage and the error)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _wrap(*paragraphs):
+    """Paragraphs filled to the width of a terminal, for the help's free text."""
+    return "\n\n".join(textwrap.fill(p, 88) for p in paragraphs)
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _projections(text):
+    value = _positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected an integer of at least 2, got {text!r}")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _demo_parser(commands):
+    sizes = " ".join(map(str, FULL.sizes))
+    demo = commands.add_parser(
+        "demo",
+        help="compare every algorithm on the bundled Phishing data",
+        description=_wrap(
+            "Build coresets of the bundled Phishing data (the training split of the coreset "
+            "papers) with every algorithm at a few sizes, run MCMC (MALA) on each and on all "
+            "rows, and print how close each coreset posterior is to the full one, how well it "
+            "predicts the test split, and how long it took. A plot of the fidelity against "
+            "the size is saved."
+        ),
+        epilog="columns of the table:\n" + columns_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    demo.add_argument(
+        "--sizes",
+        type=_positive_int,
+        nargs="+",
+        metavar="M",
+        help=f"coreset sizes (default: {sizes}; with --quick: {' '.join(map(str, QUICK.sizes))})",
+    )
+    demo.add_argument(
+        "--random-state",
+        type=int,
+        default=0,
+        metavar="SEED",
+        help="seed of the coresets and of the MCMC (default: 0)",
+    )
+    demo.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a reduced run for tests: the first {QUICK.train_rows} training rows, "
+        f"{QUICK.n_chains} chains x {QUICK.n_samples} draws (default: all rows, "
+        f"{FULL.n_chains} chains x {FULL.n_samples} draws)",
+    )
+    demo.add_argument(
+        "--plot",
+        default="skcoreset_demo.png",
+        metavar="PATH",
+        help="where to save the plot, any format matplotlib writes (default: "
+        "./skcoreset_demo.png); 'none' to skip it",
+    )
+    demo.set_defaults(run=run_demo)
+
+
+def _build_parser(commands):
+    algorithms = "\n".join(f"  {name:<13} {text}" for name, text in DESCRIPTIONS.items())
+    build = commands.add_parser(
+        "build",
+        help="build the coreset of a data file and write its rows and weights",
+        description=_wrap(
+            "Build a coreset of the rows of DATA and write it as row numbers and weights, to "
+            "subsample the data for any tool that takes sample weights. The file is read in "
+            "chunks of rows, each merged into the coreset of the rows seen so far, so files "
+            "larger than memory work. A file read in one chunk gives the same coreset as the "
+            "estimator's fit on all of it; with more chunks, the first chunk fixes the Laplace "
+            "fit the random projection is drawn from (shuffle files sorted by label)."
+        ),
+        epilog=f"algorithms:\n{algorithms}\n\n"
+        + _wrap(
+            "input: .npz with the features as array 'X' and the labels as 'y' (or --label); "
+            ".csv (also .csv.gz, .bz2, .xz, .zip) and .parquet with a header: the label column "
+            "named by --label, every other column a feature (numbers only).",
+            "output: the columns 'row' (0-based row of DATA, header not counted) and "
+            "'weight', as .npz, .csv or .parquet by the extension of OUT.",
+            f".csv and .parquet need pandas and pyarrow: {INSTALL_HINT}",
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    build.add_argument("data", metavar="DATA", help="the data file (.npz, .csv or .parquet)")
+    build.add_argument(
+        "--label",
+        metavar="COL",
+        help="the label column (required for .csv and .parquet; for .npz the label array, "
+        "default 'y')",
+    )
+    build.add_argument(
+        "--model",
+        required=True,
+        choices=MODEL_NAMES,
+        help="the likelihood: logistic (two classes), poisson (non-negative counts) or "
+        "gaussian (real values)",
+    )
+    build.add_argument(
+        "--algorithm",
+        required=True,
+        type=str.lower,
+        choices=list(ALGORITHMS),
+        metavar="NAME",
+        help=f"the coreset algorithm: {', '.join(ALGORITHMS)} (see below)",
+    )
+    build.add_argument(
+        "--n-points",
+        required=True,
+        type=_positive_int,
+        metavar="M",
+        help="the coreset size: rows to keep (draws, for the methods that sample with replacement)",
+    )
+    build.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="where to write the coreset: .npz, .csv or .parquet",
+    )
+    build.add_argument(
+        "--random-state",
+        type=int,
+        default=0,
+        metavar="SEED",
+        help="seed of the projection and of the draws (default: 0)",
+    )
+    build.add_argument(
+        "--chunk-rows",
+        type=_positive_int,
+        metavar="ROWS",
+        help="rows read from DATA at a time (default: about 64 MB of features)",
+    )
+    build.add_argument(
+        "--block-size",
+        type=_positive_int,
+        metavar="ROWS",
+        help="rows per merge-reduce block inside the estimator (default: the estimator's)",
+    )
+    build.add_argument(
+        "--n-projections",
+        type=_projections,
+        metavar="J",
+        help="dimension of the random projection of the Hilbert methods (default: the estimator's)",
+    )
+    build.add_argument(
+        "--prior-scale",
+        type=_positive_float,
+        metavar="S",
+        help="standard deviation of the N(0, S^2) prior on every coefficient (default: the "
+        "estimator's)",
+    )
+    build.add_argument(
+        "--no-intercept",
+        action="store_true",
+        help="the likelihood has no intercept (default: it has one)",
+    )
+    build.set_defaults(run=run_build)
+
+
+def make_parser():
+    """The parser of the ``skcoreset`` command and its subcommands."""
+    parser = _Parser(
+        prog="skcoreset",
+        description=_DESCRIPTION,
+        epilog="'skcoreset COMMAND --help' explains a command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"skcoreset {__version__}")
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+    _demo_parser(commands)
+    _build_parser(commands)
+    return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    text = " ".join(str(message).split())
+    print(f"skcoreset: warning: {text}", file=sys.stderr)
+
+
+def main(argv=None):
+    """Run the ``skcoreset`` command.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    status : int
+        0 on success, 1 for a user error (data, files), 2 for a bad command line.
+    """
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.error("choose a command: demo or build")
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            return args.run(args)
+        except CommandError as exc:
+            text = " ".join(str(exc).split())  # one line, whatever the message holds
+            print(f"skcoreset {args.command}: error: {text}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("skcoreset: interrupted", file=sys.stderr)
+            return 130

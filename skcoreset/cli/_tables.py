@@ -1,0 +1,394 @@
+"""Reading data tables in chunks of rows, and writing a coreset's rows and weights.
+
+Inputs, chosen by the file's extension:
+
+* ``.npz``: the array ``X`` (rows x features) and a label array (``y`` unless named); the
+  arrays are streamed from the archive, so only one chunk of rows is ever in memory;
+* ``.csv`` (also ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``, ``.csv.zip``): read with pandas, one
+  chunk at a time; the label column is named, every other column is a feature;
+* ``.parquet``: read with pyarrow, one batch at a time, columns as for csv.
+
+Every chunk is checked before it reaches an estimator: features must be numbers (a
+non-numeric feature column is refused by name) and every value must be present and finite,
+errors naming the column and the row. Rows are numbered from 0 in the order of the file, the
+header not counted, which is also how the coreset's rows are written.
+"""
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ._errors import CommandError, optional_import
+
+#: Bytes of features read per chunk when ``chunk_rows`` is 'auto'.
+CHUNK_BYTES = 64 * 2**20
+
+_CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip")
+INPUT_FORMATS = {".npz": "npz", ".parquet": "parquet", **dict.fromkeys(_CSV_SUFFIXES, "csv")}
+OUTPUT_FORMATS = {".npz": "npz", ".csv": "csv", ".parquet": "parquet"}
+
+
+def _format(path, formats, role):
+    name = str(path).lower()
+    for suffix in sorted(formats, key=len, reverse=True):
+        if name.endswith(suffix):
+            return formats[suffix]
+    listed = ", ".join(sorted(set(formats)))
+    raise CommandError(f"{role} {str(path)!r} has an unknown extension; use one of: {listed}")
+
+
+def auto_chunk_rows(n_features):
+    """Rows per chunk that keep a chunk's features near :data:`CHUNK_BYTES`."""
+    return max(1000, CHUNK_BYTES // (8 * (n_features + 1)))
+
+
+# -- reading ------------------------------------------------------------------------------
+def open_table(path, label=None):
+    """Open a data file: its columns are checked, no row is read yet.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.npz``, ``.csv`` (possibly compressed) or ``.parquet`` file.
+    label : str or None
+        The label column (csv, parquet; required) or array (npz; default ``'y'``).
+
+    Returns
+    -------
+    table : DataTable
+    """
+    path = Path(path)
+    fmt = _format(path, INPUT_FORMATS, "the data file")
+    if not path.exists():
+        raise CommandError(f"no such file: {str(path)!r}")
+    if not path.is_file():
+        raise CommandError(f"not a file: {str(path)!r}")
+    if fmt == "npz":
+        return NpzTable(path, "y" if label is None else label)
+    if label is None:
+        raise CommandError(f"--label is required for .{fmt} data: name the label column")
+    if fmt == "csv":
+        return CsvTable(path, label)
+    return ParquetTable(path, label)
+
+
+class DataTable:
+    """A data file: feature and label columns, read in chunks of rows.
+
+    Subclasses implement ``_read(rows)``, yielding ``(X, y)`` per chunk with ``X`` a float64
+    array whose columns were found numeric and ``y`` the labels with none missing, and
+    ``_read_labels(rows)``, yielding the labels alone.
+    """
+
+    def __init__(self, path, label, feature_names):
+        self.path = path
+        self.name = path.name
+        self.label = label
+        self.feature_names = list(feature_names)
+        if not self.feature_names:
+            raise CommandError(f"{self.name} has no feature column besides the label {label!r}")
+
+    @property
+    def n_features(self):
+        return len(self.feature_names)
+
+    def chunks(self, rows):
+        """Yield ``(start, X, y)``: the first row number, the features and the labels.
+
+        Parameters
+        ----------
+        rows : int
+            Rows per chunk.
+        """
+        start = 0
+        for X, y in self._read(rows):
+            self._check_finite(X, start)
+            yield start, X, y
+            start += len(y)
+        if start == 0:
+            raise CommandError(f"{self.name} has no data rows")
+
+    def label_values(self, rows):
+        """The distinct labels of the whole file (read chunk by chunk, labels only)."""
+        values = [np.unique(y) for y in self._read_labels(rows) if len(y)]
+        if not values:
+            raise CommandError(f"{self.name} has no data rows")
+        try:
+            return np.unique(np.concatenate(values))
+        except TypeError:
+            raise CommandError(
+                f"the labels {self.label!r} of {self.name} mix values of different types"
+            ) from None
+
+    def _check_finite(self, X, start):
+        bad = ~np.isfinite(X)
+        if bad.any():
+            row, col = np.argwhere(bad)[0]
+            value = "missing" if np.isnan(X[row, col]) else "infinite"
+            raise CommandError(
+                f"{self.name}: feature {self.feature_names[col]!r} is {value} in row "
+                f"{start + row}; features must be finite numbers"
+            )
+
+    def _refuse_missing_labels(self, missing, start):
+        if np.any(missing):
+            row = start + int(np.flatnonzero(missing)[0])
+            raise CommandError(f"{self.name}: the label {self.label!r} is missing in row {row}")
+
+    def _refuse_non_numeric(self, columns, detail=""):
+        if columns:
+            names = ", ".join(repr(c) for c in columns)
+            plural = "s" if len(columns) > 1 else ""
+            raise CommandError(
+                f"{self.name}: non-numeric feature column{plural} {names}{detail}; features must "
+                "be numbers: encode or drop them first"
+            )
+
+
+class CsvTable(DataTable):
+    """A csv file read with pandas, one chunk of rows at a time."""
+
+    def __init__(self, path, label):
+        self._pd = optional_import("pandas", "reading .csv files")
+        try:
+            header = self._pd.read_csv(path, nrows=0)
+        except (ValueError, OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"cannot read {path.name} as csv: {_first_line(exc)}") from None
+        columns = [str(c) for c in header.columns]
+        if label not in columns:
+            raise _no_such_column(path, label, columns)
+        super().__init__(path, label, [c for c in columns if c != label])
+
+    def _reader(self, rows, usecols=None):
+        try:
+            yield from self._pd.read_csv(self.path, chunksize=rows, usecols=usecols)
+        except (ValueError, OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"cannot read {self.name} as csv: {_first_line(exc)}") from None
+
+    def _read(self, rows):
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        start = 0
+        for chunk in self._reader(rows):
+            features = chunk[self.feature_names]
+            bad = [
+                c
+                for c in self.feature_names
+                if not (is_numeric_dtype(features[c]) or is_bool_dtype(features[c]))
+                or features[c].dtype.kind == "c"
+            ]
+            stop = start + len(chunk) - 1
+            self._refuse_non_numeric(bad, f" (in rows {start} to {stop})")
+            labels = chunk[self.label]
+            self._refuse_missing_labels(labels.isna().to_numpy(), start)
+            yield features.to_numpy(dtype=np.float64), labels.to_numpy()
+            start += len(chunk)
+
+    def _read_labels(self, rows):
+        start = 0
+        for chunk in self._reader(rows, usecols=[self.label]):
+            labels = chunk[self.label]
+            self._refuse_missing_labels(labels.isna().to_numpy(), start)
+            yield labels.to_numpy()
+            start += len(chunk)
+
+
+class ParquetTable(DataTable):
+    """A parquet file read with pyarrow, one batch of rows at a time."""
+
+    def __init__(self, path, label):
+        pa = optional_import("pyarrow", "reading .parquet files")
+        pq = optional_import("pyarrow.parquet", "reading .parquet files")
+        try:
+            self._file = pq.ParquetFile(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise CommandError(f"cannot read {path.name} as parquet: {_first_line(exc)}") from None
+        schema = self._file.schema_arrow
+        if label not in schema.names:
+            raise _no_such_column(path, label, schema.names)
+        features = [name for name in schema.names if name != label]
+        super().__init__(path, label, features)
+        types = pa.types
+
+        def numeric(t):
+            return types.is_integer(t) or types.is_floating(t) or types.is_boolean(t)
+
+        self._refuse_non_numeric([n for n in features if not numeric(schema.field(n).type)])
+
+    def _batches(self, rows, columns):
+        return self._file.iter_batches(batch_size=rows, columns=columns)
+
+    def _column(self, batch, name, start, what):
+        column = batch.column(name)
+        if column.null_count:
+            missing = column.is_null().to_numpy(zero_copy_only=False)
+            if what == "label":
+                self._refuse_missing_labels(missing, start)
+            row = start + int(np.flatnonzero(missing)[0])
+            raise CommandError(f"{self.name}: feature {name!r} is missing in row {row}")
+        return column.to_numpy(zero_copy_only=False)
+
+    def _read(self, rows):
+        start = 0
+        for batch in self._batches(rows, [*self.feature_names, self.label]):
+            X = np.empty((batch.num_rows, self.n_features))
+            for j, name in enumerate(self.feature_names):
+                X[:, j] = self._column(batch, name, start, "feature")
+            yield X, self._column(batch, self.label, start, "label")
+            start += batch.num_rows
+
+    def _read_labels(self, rows):
+        start = 0
+        for batch in self._batches(rows, [self.label]):
+            yield self._column(batch, self.label, start, "label")
+            start += batch.num_rows
+
+
+class NpzTable(DataTable):
+    """An ``.npz`` archive: the features ``X`` and a label array, streamed from the archive."""
+
+    def __init__(self, path, label):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                members = [m[:-4] for m in archive.namelist() if m.endswith(".npy")]
+                for name in ("X", label):
+                    if name not in members:
+                        shown = ", ".join(repr(m) for m in members)
+                        raise CommandError(
+                            f"{path.name} has no array {name!r} (it has: {shown}); an .npz "
+                            "needs the features as 'X' and the labels as 'y' (or --label NAME)"
+                        )
+                self._X = _npy_member(archive, "X")
+                self._y = _npy_member(archive, label)
+        except (zipfile.BadZipFile, ValueError, OSError) as exc:
+            raise CommandError(f"cannot read {path.name} as .npz: {_first_line(exc)}") from None
+        X_shape, X_dtype = self._X[0], self._X[2]
+        y_shape, y_dtype = self._y[0], self._y[2]
+        if len(X_shape) != 2:
+            raise CommandError(f"{path.name}: 'X' must be 2-D (rows x features), not {X_shape}")
+        if len(y_shape) != 1 or y_shape[0] != X_shape[0]:
+            raise CommandError(
+                f"{path.name}: {label!r} must be 1-D with one label per row of 'X' "
+                f"({X_shape[0]}), not of shape {y_shape}"
+            )
+        if X_dtype.kind not in "biuf":
+            raise CommandError(f"{path.name}: 'X' holds {X_dtype} values; features must be numbers")
+        if y_dtype.hasobject:
+            raise CommandError(f"{path.name}: {label!r} holds Python objects; save plain arrays")
+        super().__init__(path, label, [f"X[:, {j}]" for j in range(X_shape[1])])
+
+    def _stream(self, member, rows):
+        """Yield consecutive blocks of ``rows`` rows of an array of the archive."""
+        shape, fortran, dtype = member[:3]
+        with zipfile.ZipFile(self.path) as archive:
+            if fortran:  # rows are not contiguous in the file: load the array whole
+                array = np.load(self.path, allow_pickle=False)[member[3]]
+                for start in range(0, shape[0], rows):
+                    yield array[start : start + rows]
+                return
+            row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+            with archive.open(member[3] + ".npy") as f:
+                _skip_header(f)
+                for start in range(0, shape[0], rows):
+                    n = min(rows, shape[0] - start)
+                    data = f.read(n * row_bytes)
+                    yield np.frombuffer(data, dtype=dtype).reshape((n, *shape[1:]))
+
+    def _read(self, rows):
+        start = 0
+        for X, y in zip(self._stream(self._X, rows), self._stream(self._y, rows)):
+            if y.dtype.kind == "f":
+                self._refuse_missing_labels(np.isnan(y), start)
+            yield np.asarray(X, dtype=np.float64), y
+            start += len(y)
+
+    def _read_labels(self, rows):
+        start = 0
+        for y in self._stream(self._y, rows):
+            if y.dtype.kind == "f":
+                self._refuse_missing_labels(np.isnan(y), start)
+            yield y
+            start += len(y)
+
+
+def _no_such_column(path, label, available):
+    shown = ", ".join(repr(str(c)) for c in list(available)[:20])
+    more = ", ..." if len(available) > 20 else ""
+    return CommandError(f"{path.name} has no column {label!r} (it has: {shown}{more})")
+
+
+def _npy_member(archive, name):
+    """``(shape, fortran_order, dtype, name)`` from the header of an array in an archive."""
+    with archive.open(name + ".npy") as f:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"array {name!r} has an unsupported .npy format {version}")
+    return shape, fortran, dtype, name
+
+
+def _skip_header(f):
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        np.lib.format.read_array_header_1_0(f)
+    else:
+        np.lib.format.read_array_header_2_0(f)
+
+
+def _first_line(exc):
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+# -- writing ------------------------------------------------------------------------------
+def check_output(path):
+    """The format of the output file ``path``, checked before any work is done.
+
+    Returns
+    -------
+    fmt : {'npz', 'csv', 'parquet'}
+    """
+    path = Path(path)
+    fmt = _format(path, OUTPUT_FORMATS, "the output file")
+    parent = path.parent
+    if not parent.is_dir():
+        raise CommandError(f"the output directory {str(parent)!r} does not exist")
+    if path.is_dir():
+        raise CommandError(f"the output {str(path)!r} is a directory")
+    if fmt == "parquet":
+        optional_import("pyarrow.parquet", "writing .parquet files")
+    return fmt
+
+
+def write_coreset(path, fmt, rows, weights):
+    """Write the coreset: the columns ``row`` (0-based data row) and ``weight``.
+
+    Parameters
+    ----------
+    path : str or Path
+    fmt : {'npz', 'csv', 'parquet'}
+        From :func:`check_output`.
+    rows : ndarray of int
+    weights : ndarray of float
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.float64)
+    try:
+        if fmt == "npz":
+            with open(path, "wb") as f:  # a file object: np.savez adds no extension
+                np.savez(f, row=rows, weight=weights)
+        elif fmt == "csv":
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write("row,weight\n")
+                # repr of a float round-trips exactly
+                f.writelines(f"{r},{float(w)!r}\n" for r, w in zip(rows, weights))
+        else:
+            pa = optional_import("pyarrow", "writing .parquet files")
+            pq = optional_import("pyarrow.parquet", "writing .parquet files")
+            pq.write_table(pa.table({"row": rows, "weight": weights}), path)
+    except OSError as exc:
+        raise CommandError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None

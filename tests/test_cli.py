@@ -1,0 +1,431 @@
+"""The ``skcoreset`` command line.
+
+The subcommands run as subprocesses (``python -m skcoreset``), as a user runs them: the demo at
+its reduced size, and ``build`` on each input format with each output format, its output
+checked against the estimator run in this process with the same settings. User errors are
+checked in this process through :func:`skcoreset.cli.main` (each subprocess spends seconds
+importing scikit-learn), and a few of them again as subprocesses: each exits non-zero with one
+line on standard error and no traceback.
+"""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import skcoreset
+from skcoreset.cli import main, make_parser
+from skcoreset.cli._demo import COLUMNS
+from skcoreset.cli._tables import open_table
+from skcoreset.coreset import GIGACoreset, IHTCoreset, OMPCoreset, SensitivityCoreset
+from skcoreset.datasets import load_phishing
+
+N_ROWS = 1500
+FEATURES = [f"f{j}" for j in range(10)]
+HAS_PANDAS = importlib.util.find_spec("pandas") is not None
+HAS_PYARROW = HAS_PANDAS and importlib.util.find_spec("pyarrow") is not None
+
+
+def run(*args, cwd=None):
+    """``python -m skcoreset *args`` with this checkout's package first on the path."""
+    root = str(Path(skcoreset.__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return subprocess.run(
+        [sys.executable, "-m", "skcoreset", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def data():
+    """The first rows of Phishing."""
+    X, y = load_phishing(return_X_y=True)
+    return X[:N_ROWS], y[:N_ROWS]
+
+
+def frame(X, y):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(X, columns=FEATURES)
+    df["legit"] = y
+    return df
+
+
+@pytest.fixture(scope="module")
+def files(data, tmp_path_factory):
+    """The data as .npz, .csv and .parquet (the label 'y' or 'legit')."""
+    X, y = data
+    folder = tmp_path_factory.mktemp("data")
+    np.savez(folder / "phish.npz", X=X, y=y)
+    paths = {"npz": folder / "phish.npz"}
+    if HAS_PANDAS:
+        frame(X, y).to_csv(folder / "phish.csv", index=False)
+        paths["csv"] = folder / "phish.csv"
+    if HAS_PYARROW:
+        frame(X, y).to_parquet(folder / "phish.parquet", index=False)
+        paths["parquet"] = folder / "phish.parquet"
+    return paths
+
+
+def read_output(path):
+    """(rows, weights) of a written coreset."""
+    if path.suffix == ".npz":
+        with np.load(path) as f:
+            return f["row"], f["weight"]
+    pd = pytest.importorskip("pandas")
+    df = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+    assert list(df.columns) == ["row", "weight"]
+    return df["row"].to_numpy(), df["weight"].to_numpy()
+
+
+def input_path(files, fmt):
+    if fmt not in files:
+        pytest.skip(f"writing .{fmt} test data needs pandas and pyarrow")
+    return files[fmt]
+
+
+# -- build --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "source, output, algorithm, estimator",
+    [
+        ("npz", "csv", "omp", OMPCoreset(40, model="logistic", random_state=3)),
+        ("csv", "parquet", "sensitivity", SensitivityCoreset(40, random_state=3)),
+        (
+            "parquet",
+            "npz",
+            "a-iht-ii",
+            IHTCoreset(40, debias=True, model="logistic", random_state=3),
+        ),
+    ],
+)
+def test_build_matches_the_estimator(files, data, tmp_path, source, output, algorithm, estimator):
+    """One chunk: the rows and weights written are those of the estimator's fit on all rows."""
+    if output == "parquet":
+        pytest.importorskip("pyarrow")
+    out = tmp_path / f"coreset.{output}"
+    label = [] if source == "npz" else ["--label", "legit"]
+    result = run(
+        "build", input_path(files, source), *label, "--model", "logistic",
+        "--algorithm", algorithm, "--n-points", 40, "--random-state", 3, "-o", out,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    rows, weights = read_output(out)
+    assert rows.dtype.kind == "i" and np.all(np.diff(rows) > 0)
+    assert 0 <= rows.min() and rows.max() < N_ROWS
+    assert np.all(np.isfinite(weights)) and np.all(weights > 0)
+    expected = estimator.fit(*data)
+    np.testing.assert_array_equal(rows, expected.sample_indices_)
+    np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)
+    # the summary: size, and the Hilbert error with what it means (none for sensitivity)
+    assert f"{len(rows)} rows, weights summing to" in result.stdout
+    hilbert = re.search(r"hilbert error (\S+):", result.stdout)
+    if algorithm == "sensitivity":
+        assert hilbert is None and "no fidelity measure" in result.stdout
+    else:
+        assert float(hilbert.group(1)) == pytest.approx(expected.hilbert_error_, rel=1e-2)
+
+
+def test_build_in_chunks_is_partial_fit(files, data, tmp_path):
+    """Several chunks: the coreset is that of partial_fit over the same chunks."""
+    X, y = data
+    out = tmp_path / "coreset.npz"
+    result = run(
+        "build", input_path(files, "csv"), "--label", "legit", "--model", "logistic",
+        "--algorithm", "giga", "--n-points", 30, "--chunk-rows", 400, "-o", out,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "read in 4 chunks of up to 400 rows" in result.stdout
+    expected = GIGACoreset(30, model="logistic", random_state=0)
+    for start in range(0, N_ROWS, 400):
+        expected.partial_fit(X[start : start + 400], y[start : start + 400], classes=[0, 1])
+    rows, weights = read_output(out)
+    np.testing.assert_array_equal(rows, expected.sample_indices_)
+    np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["npz", "npz-compressed", "csv", "csv.gz", "parquet"])
+def test_tables_are_read_in_chunks(data, tmp_path, fmt):
+    """Every reader gives back the rows of the file, in chunks of the asked size."""
+    X, y = data
+    path = tmp_path / f"d.{fmt.replace('-compressed', '')}"
+    if fmt == "npz":
+        np.savez(path, X=X, y=y)
+    elif fmt == "npz-compressed":
+        np.savez_compressed(path, X=X, y=y)
+    elif fmt == "parquet":
+        pytest.importorskip("pyarrow")
+        frame(X, y).to_parquet(path, index=False)
+    else:
+        frame(X, y).to_csv(path, index=False)
+    table = open_table(path, None if fmt.startswith("npz") else "legit")
+    chunks = list(table.chunks(600))
+    assert [start for start, _, _ in chunks] == [0, 600, 1200]
+    assert [len(c[1]) for c in chunks] == [600, 600, 300]
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks]), X)
+    np.testing.assert_array_equal(np.concatenate([c[2] for c in chunks]), y)
+    np.testing.assert_array_equal(table.label_values(600), [0, 1])
+
+
+# -- demo ---------------------------------------------------------------------------------
+def parse_table(stdout):
+    """The demo's table: algorithm -> its rows, each a dict of the printed values."""
+    table = {}
+    keys = ("size", "kl", "shift", "lpd", "seconds", "speedup")
+    for line in stdout.splitlines():
+        parts = line.rstrip(" *").rsplit(maxsplit=6)
+        if len(parts) != 7 or not parts[-1].endswith("x") or not parts[1].isdigit():
+            continue
+        row = {"kl_text": parts[2]}
+        for key, text in zip(keys, parts[1:]):
+            row[key] = float("nan") if text == "-" else float(text.rstrip("x"))
+        table.setdefault(parts[0], []).append(row)
+    return table
+
+
+def test_demo_quick(tmp_path):
+    """The reduced demo: a row per algorithm and size, OMP far closer than uniform, a plot."""
+    plot = tmp_path / "demo.png"
+    result = run("demo", "--quick", "--sizes", 30, 8, "--plot", plot, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    table = parse_table(result.stdout)
+    names = ["full data", "uniform", "importance", "Frank-Wolfe", "GIGA", "A-IHT", "A-IHT II"]
+    assert list(table) == [*names, "OMP", "sensitivity"]
+    for name, rows in table.items():
+        if name == "full data":
+            continue
+        assert [r["size"] <= m for r, m in zip(rows, [8, 30])] == [True, True]
+        assert all(r["kl"] >= 0 and r["shift"] >= 0 and r["seconds"] > 0 for r in rows)
+    full = table["full data"][0]
+    # speed-up = full-data seconds / seconds (both printed rounded)
+    for rows in table.values():
+        for r in rows:
+            expected = full["seconds"] / r["seconds"]
+            assert r["speedup"] == pytest.approx(expected, rel=0.15, abs=0.06)
+    # the finding: at 30 points OMP's posterior is far closer than a uniform subsample's
+    omp, uniform = table["OMP"][1], table["uniform"][1]
+    assert omp["kl"] < uniform["kl"] / 10 and omp["shift"] < uniform["shift"] / 10
+    assert abs(omp["lpd"] - full["lpd"]) < abs(uniform["lpd"] - full["lpd"])
+    # the sentence names the closest algorithm at the largest size, with its printed KL
+    best = min((n for n in table if n != "full data"), key=lambda n: table[n][1]["kl"])
+    sentence = next(line for line in result.stdout.splitlines() if line.startswith("At 30"))
+    assert f"{best} comes closest" in sentence
+    assert f"KL {table[best][1]['kl_text']} nats" in sentence
+    # every column is explained under the table; the plot is written
+    for name, _ in COLUMNS[1:]:
+        assert any(line.startswith(f"{name}: ") for line in result.stdout.splitlines())
+    assert f"plot: {plot.resolve()}" in result.stdout
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- the command line itself ----------------------------------------------------------------
+def test_version_and_help():
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"skcoreset {skcoreset.__version__}"
+    # every option of every command is explained, and the demo's help explains every column
+    parser = make_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for command in commands.values():
+        for action in command._actions:
+            assert action.help, f"{command.prog} {action.option_strings} has no help"
+    demo_help = commands["demo"].format_help()
+    for name, _ in COLUMNS:
+        assert f"\n  {name} " in demo_help
+
+
+def fails(argv, capsys):
+    """(exit status, stderr) of a command that must fail before writing to standard output."""
+    try:
+        status = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse's errors
+        status = exc.code
+    out, err = capsys.readouterr()
+    assert status != 0
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err
+    assert out == ""
+    return status, err
+
+
+@pytest.fixture(scope="module")
+def bad_files(data, tmp_path_factory):
+    """Data files with one problem each."""
+    X, y = data
+    folder = tmp_path_factory.mktemp("bad")
+    np.savez(folder / "no_y.npz", X=X, labels=y)
+    np.savez(folder / "strings.npz", X=X.astype(str), y=y)
+    paths = {"no_y.npz": folder / "no_y.npz", "strings.npz": folder / "strings.npz"}
+    pd = pytest.importorskip("pandas")
+    df = frame(X, y)
+    variants = {
+        "city.csv": df.assign(city="Paris"),
+        "nan.csv": df.assign(f3=np.where(np.arange(N_ROWS) == 17, np.nan, df["f3"])),
+        "nolabel.csv": df.assign(legit=np.where(np.arange(N_ROWS) == 5, np.nan, df["legit"])),
+        "three.csv": df.assign(legit=np.arange(N_ROWS) % 3),
+        "negative.csv": df.assign(legit=-df["legit"]),
+        "words.csv": df.assign(legit=np.where(df["legit"] > 0, "yes", "no")),
+        "empty.csv": df.iloc[:0],
+    }
+    for name, variant in variants.items():
+        variant.to_csv(folder / name, index=False)
+        paths[name] = folder / name
+    if HAS_PYARROW:
+        df.assign(city=pd.Categorical(["a"] * N_ROWS)).to_parquet(folder / "city.parquet")
+        paths["city.parquet"] = folder / "city.parquet"
+    return paths
+
+
+def build_args(data, *extra, model="logistic", algorithm="omp", n_points=10, out="out.npz"):
+    return ["build", data, "--model", model, "--algorithm", algorithm, "--n-points", n_points,
+            "-o", out, *extra]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case, status, message",
+    [
+        (lambda f, t: build_args(t / "missing.csv", "--label", "legit"), 1, "no such file"),
+        (lambda f, t: build_args(f["csv"], "--label", "nope"), 1, "has no column 'nope'"),
+        (lambda f, t: build_args(f["parquet"], "--label", "nope"), 1, "has no column 'nope'"),
+        (lambda f, t: build_args(f["csv"]), 1, "--label is required"),
+        (lambda f, t: build_args(f["npz"], "--label", "z"), 1, "has no array 'z'"),
+        (lambda f, t: build_args(f["npz"], out=t / "out.txt"), 1, "unknown extension"),
+        (lambda f, t: build_args(t / "d.json"), 1, "unknown extension"),
+        (lambda f, t: build_args(f["npz"], out=t / "no" / "o.csv"), 1, "does not exist"),
+        (lambda f, t: build_args(f["npz"], n_points=0), 2, "--n-points: expected a positive"),
+        (lambda f, t: build_args(f["npz"], n_points="ten"), 2, "--n-points: expected a positive"),
+        (lambda f, t: build_args(f["npz"], algorithm="best"), 2, "invalid choice: 'best'"),
+        (lambda f, t: build_args(f["npz"], model="probit"), 2, "invalid choice: 'probit'"),
+        (
+            lambda f, t: build_args(f["npz"], model="poisson", algorithm="sensitivity"),
+            1,
+            "sensitivity sampling is for the logistic model only",
+        ),
+        (
+            lambda f, t: build_args(f["npz"], "--n-projections", 50, algorithm="sensitivity"),
+            1,
+            "--n-projections does not apply",
+        ),
+        (lambda f, t: ["demo", "--sizes", 0], 2, "--sizes: expected a positive integer"),
+        (lambda f, t: ["demo", "--sizes", 20000], 1, "--sizes must be below"),
+        (lambda f, t: ["demo", "--plot", t / "plot.xyz"], 1, "unknown image format"),
+        (lambda f, t: ["sample"], 2, "invalid choice: 'sample'"),
+        (lambda f, t: [], 2, "choose a command"),
+    ],
+)
+def test_usage_errors(files, tmp_path, capsys, monkeypatch, case, status, message):
+    monkeypatch.chdir(tmp_path)
+    try:
+        argv = case(files, tmp_path)
+    except KeyError:
+        pytest.skip("needs pandas and pyarrow")
+    code, err = fails(argv, capsys)
+    assert code == status
+    assert message in err
+    assert not (tmp_path / "out.npz").exists()
+
+
+@pytest.mark.parametrize(
+    "name, extra, message",
+    [
+        ("no_y.npz", [], "has no array 'y' (it has: 'X', 'labels')"),
+        ("strings.npz", [], "'X' holds <U"),
+        ("city.csv", ["--label", "legit"], "non-numeric feature column 'city'"),
+        ("city.parquet", ["--label", "legit"], "non-numeric feature column 'city'"),
+        ("nan.csv", ["--label", "legit"], "feature 'f3' is missing in row 17"),
+        ("nolabel.csv", ["--label", "legit"], "the label 'legit' is missing in row 5"),
+        ("three.csv", ["--label", "legit"], "the label 'legit' has 3 classes"),
+        ("empty.csv", ["--label", "legit"], "has no data rows"),
+    ],
+)
+def test_data_errors(bad_files, tmp_path, capsys, name, extra, message):
+    if name not in bad_files:
+        pytest.skip("needs pyarrow")
+    code, err = fails(build_args(bad_files[name], *extra, out=tmp_path / "o.npz"), capsys)
+    assert code == 1
+    assert message in err
+    assert not (tmp_path / "o.npz").exists()
+
+
+@pytest.mark.parametrize(
+    "name, model, message",
+    [
+        ("negative.csv", "poisson", "rows 0 to 1499, label 'legit': The Poisson model needs"),
+        ("words.csv", "gaussian", "label 'legit': Unknown label type"),
+    ],
+)
+def test_labels_the_model_cannot_take(bad_files, tmp_path, capsys, name, model, message):
+    argv = build_args(bad_files[name], "--label", "legit", model=model, out=tmp_path / "o.npz")
+    code, err = fails(argv, capsys)
+    assert code == 1 and message in err
+
+
+@pytest.mark.parametrize(
+    "module, argv, message",
+    [
+        ("pandas", ["--label", "legit"], "reading .csv files needs pandas: pip install"),
+        ("matplotlib", None, "the demo's plot (or pass --plot none) needs matplotlib"),
+    ],
+)
+def test_missing_optional_dependency(files, tmp_path, capsys, monkeypatch, module, argv, message):
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
+    if argv is None:
+        argv = ["demo", "--plot", tmp_path / "p.png"]
+    else:
+        argv = build_args(input_path(files, "csv"), *argv, out=tmp_path / "o.npz")
+    code, err = fails(argv, capsys)
+    assert code == 1 and message in err and "skcoreset[cli]" in err
+
+
+@pytest.mark.parametrize(
+    "argv, status, message",
+    [
+        (
+            [
+                "build",
+                "data.csv",
+                "--model",
+                "logistic",
+                "--algorithm",
+                "omp",
+                "--n-points",
+                "-3",
+                "-o",
+                "o.npz",
+            ],
+            2,
+            "--n-points: expected a positive integer",
+        ),  # fmt: skip
+        (
+            [
+                "build",
+                "nowhere.npz",
+                "--model",
+                "logistic",
+                "--algorithm",
+                "omp",
+                "--n-points",
+                "5",
+                "-o",
+                "o.npz",
+            ],
+            1,
+            "no such file: 'nowhere.npz'",
+        ),  # fmt: skip
+    ],
+)
+def test_errors_in_a_subprocess(tmp_path, argv, status, message):
+    """As the user sees them: one line on standard error, no traceback, the exit status."""
+    result = run(*argv, cwd=tmp_path)
+    assert result.returncode == status
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    assert result.stdout == ""
