@@ -61,6 +61,9 @@ from ._blocks import (
 from ._dask import is_dask_collection
 from ._merge_reduce import FINAL, LEAF, MergeTree, Node, NodeSeeds
 
+#: The range of ``n_points='auto'``.
+AUTO_SIZE = (100, 500)
+
 #: Working memory of one block when ``block_size='auto'``: the rows per block are this
 #: divided by the estimator's bytes per row (its projection, for the Hilbert coresets).
 BLOCK_BYTES = 128 * 2**20
@@ -86,7 +89,7 @@ class BaseCoreset(BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "n_points": [Interval(Integral, 1, None, closed="left")],
+        "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "model": [StrOptions({"auto", *MODEL_NAMES})],
         "prior_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
@@ -187,6 +190,7 @@ class BaseCoreset(BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"In {label}: {exc}") from None
         if first:
+            self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
             if classes is not None and self._model_name(y, None) in (None, "logistic"):
                 y_for_model = np.asarray(classes)
             else:
@@ -279,7 +283,9 @@ class BaseCoreset(BaseEstimator):
         rng = check_random_state(self.random_state)
         stream = {"model": model, "labels": labels, "n_seen": n_rows(X), "calls": 1}
         positive = np.flatnonzero(s > 0)
-        if self.n_points is not None and self.n_points >= positive.shape[0]:
+        self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
+        size = self._target_size
+        if size is not None and size >= positive.shape[0]:
             X_all = read_block(X, 0, n_rows(X), estimator=self)
             data = InMemoryData(X_all, coded, s, n_rows(X), self)
             stream["model"] = model = self._with_prior(model, data)
@@ -343,6 +349,7 @@ class BaseCoreset(BaseEstimator):
         rng = check_random_state(self.random_state)
         self._single_block = False
         self._n_rows = int(X.shape[0])
+        self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
         stream = {"model": model, "labels": labels, "n_seen": int(X.shape[0]), "calls": 1}
         data = _dask.DaskData(self, X, y, s, stream, self._block_rows(X))
         stream["model"] = model = self._with_prior(model, data)
@@ -499,7 +506,7 @@ class BaseCoreset(BaseEstimator):
 
     def _keep_all_rows(self, X, y, sample_weight, model, random_state, positive):
         """The exact coreset: every row with positive weight, with its own weight."""
-        if self.n_points > positive.shape[0]:
+        if self.n_points != "auto" and self.n_points > positive.shape[0]:
             warnings.warn(
                 f"n_points={self.n_points} is larger than the {positive.shape[0]} rows with "
                 "positive sample_weight: the coreset is every such row with its own weight.",
@@ -527,9 +534,19 @@ class BaseCoreset(BaseEstimator):
         return None
 
     def _capacity(self):
-        """The most rows a node of the tree holds: ``n_points`` unless a subclass pools
+        """The most rows a node of the tree holds: the coreset size unless a subclass pools
         candidates."""
-        return self.n_points
+        return self._target_size
+
+    def _resolve_size(self, n_params):
+        """The coreset size: ``n_points``, or for 'auto' enough points to pin down the
+        posterior's mean and covariance, (P + 1)(P + 2) / 2 for P parameters, within
+        [100, 500] (on logistic data, OMP's Laplace KL fell from 0.11 to 0.001 between 100
+        and 200 points at P = 21: below the number of these moments the posterior's shape is
+        not determined)."""
+        if self.n_points != "auto":
+            return self.n_points
+        return int(np.clip((n_params + 1) * (n_params + 2) // 2, AUTO_SIZE[0], AUTO_SIZE[1]))
 
     def _reduce(self, node, context, random_state):
         """At most ``_capacity()`` of the node's rows (its summary kept)."""

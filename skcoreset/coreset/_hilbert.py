@@ -53,7 +53,7 @@ class _HilbertCoreset(BaseCoreset):
 
     def __init__(
         self,
-        n_points=100,
+        n_points="auto",
         *,
         model="auto",
         projection="loglik",
@@ -132,7 +132,7 @@ class _HilbertCoreset(BaseCoreset):
 
     def _capacity(self):
         pool = self._pool_size()
-        return self.n_points if pool is None else pool
+        return self._target_size if pool is None else pool
 
     def _pool_size(self):
         """Rows of the candidate pools, or None (the algorithm reduces every node)."""
@@ -140,10 +140,10 @@ class _HilbertCoreset(BaseCoreset):
         if self.projection is None or n_candidates is None:
             return None
         if n_candidates == "auto":
-            size = max(_POOL_MIN, _POOL_PER_POINT * self.n_points)
+            size = max(_POOL_MIN, _POOL_PER_POINT * self._target_size)
         else:
             size = int(n_candidates)
-        return size if size > self.n_points else None
+        return size if size > self._target_size else None
 
     def _bytes_per_row(self, n_features):
         if self._pool_size() is not None:  # only sums and norms of a block: no vectors kept
@@ -189,7 +189,7 @@ class _HilbertCoreset(BaseCoreset):
         )
 
     def _finalize(self, node, projection, random_state):
-        if self._pool_size() is None or len(node) <= self.n_points:
+        if self._pool_size() is None or len(node) <= self._target_size:
             return node
         return self._select_coreset(node, projection, random_state)
 
@@ -265,10 +265,13 @@ class UniformCoreset(_HilbertCoreset):
 
     Parameters
     ----------
-    n_points : int, default=100
+    n_points : int or 'auto', default='auto'
         Coreset size M: the number of distinct points, or the number of draws with
         ``replace=True`` (then the distinct points may be fewer). When M is not smaller than
         the number of rows with positive weight, every such row is kept.
+        'auto': enough points to pin down the posterior's mean and covariance,
+        (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
+        500.
     model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
         The likelihood of the projection. 'auto' takes it from the estimator the coreset
         feeds in a pipeline or meta-estimator, otherwise from ``y``: two values give
@@ -351,7 +354,7 @@ class UniformCoreset(_HilbertCoreset):
 
     def __init__(
         self,
-        n_points=100,
+        n_points="auto",
         *,
         model="auto",
         projection="loglik",
@@ -393,7 +396,12 @@ class UniformCoreset(_HilbertCoreset):
 
     def _select(self, vectors, sigma, target, random_state):
         return _uniform(
-            vectors, self.n_points, sigma, target, replace=self.replace, random_state=random_state
+            vectors,
+            self._target_size,
+            sigma,
+            target,
+            replace=self.replace,
+            random_state=random_state,
         )
 
 
@@ -405,10 +413,13 @@ class ImportanceCoreset(_HilbertCoreset):
 
     Parameters
     ----------
-    n_points : int, default=100
+    n_points : int or 'auto', default='auto'
         Coreset size M: the number of draws (with replacement), so the distinct points may
         be fewer. When M is not smaller than the number of rows with positive weight, every
         such row is kept.
+        'auto': enough points to pin down the posterior's mean and covariance,
+        (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
+        500.
     model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
         The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
         or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
@@ -480,7 +491,7 @@ class ImportanceCoreset(_HilbertCoreset):
     """
 
     def _select(self, vectors, sigma, target, random_state):
-        return _importance(vectors, self.n_points, sigma, target, random_state=random_state)
+        return _importance(vectors, self._target_size, sigma, target, random_state=random_state)
 
 
 class FrankWolfeCoreset(_HilbertCoreset):
@@ -492,10 +503,13 @@ class FrankWolfeCoreset(_HilbertCoreset):
 
     Parameters
     ----------
-    n_points : int, default=100
+    n_points : int or 'auto', default='auto'
         Requested coreset size M: the number of distinct points with nonzero weight. The
         fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
         smaller than the number of rows with positive weight, every such row is kept.
+        'auto': enough points to pin down the posterior's mean and covariance,
+        (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
+        500.
     model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
         The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
         or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
@@ -583,7 +597,7 @@ class FrankWolfeCoreset(_HilbertCoreset):
 
     def __init__(
         self,
-        n_points=100,
+        n_points="auto",
         *,
         model="auto",
         projection="loglik",
@@ -617,7 +631,7 @@ class FrankWolfeCoreset(_HilbertCoreset):
     def _select(self, vectors, sigma, target, random_state):
         return _frank_wolfe(
             vectors,
-            self.n_points,
+            self._target_size,
             sigma,
             target,
             max_iter=self.max_iter,
@@ -635,10 +649,13 @@ class GIGACoreset(FrankWolfeCoreset):
 
     Parameters
     ----------
-    n_points : int, default=100
+    n_points : int or 'auto', default='auto'
         Requested coreset size M: the number of distinct points with nonzero weight. The
         fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
         smaller than the number of rows with positive weight, every such row is kept.
+        'auto': enough points to pin down the posterior's mean and covariance,
+        (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
+        500.
     model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
         The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
         or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
@@ -721,7 +738,7 @@ class GIGACoreset(FrankWolfeCoreset):
     def _select(self, vectors, sigma, target, random_state):
         return _giga(
             vectors,
-            self.n_points,
+            self._target_size,
             sigma,
             target,
             max_iter=self.max_iter,
@@ -738,10 +755,13 @@ class IHTCoreset(_HilbertCoreset):
 
     Parameters
     ----------
-    n_points : int, default=100
+    n_points : int or 'auto', default='auto'
         Requested coreset size M: the largest number of distinct points with nonzero weight.
         When M is not smaller than the number of rows with positive weight, every such row
         is kept.
+        'auto': enough points to pin down the posterior's mean and covariance,
+        (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
+        500.
     model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
         The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
         or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
@@ -835,7 +855,7 @@ class IHTCoreset(_HilbertCoreset):
 
     def __init__(
         self,
-        n_points=100,
+        n_points="auto",
         *,
         model="auto",
         projection="loglik",
@@ -873,7 +893,7 @@ class IHTCoreset(_HilbertCoreset):
     def _select(self, vectors, sigma, target, random_state):
         return _iht(
             vectors,
-            self.n_points,
+            self._target_size,
             sigma,
             target,
             debias=self.debias,
@@ -894,10 +914,13 @@ class OMPCoreset(_HilbertCoreset):
 
     Parameters
     ----------
-    n_points : int, default=100
+    n_points : int or 'auto', default='auto'
         Requested coreset size M: the number of distinct points with nonzero weight. The
         fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
         smaller than the number of rows with positive weight, every such row is kept.
+        'auto': enough points to pin down the posterior's mean and covariance,
+        (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
+        500.
     model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
         The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
         or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
@@ -982,7 +1005,7 @@ class OMPCoreset(_HilbertCoreset):
 
     def __init__(
         self,
-        n_points=100,
+        n_points="auto",
         *,
         model="auto",
         projection="loglik",
@@ -1012,4 +1035,4 @@ class OMPCoreset(_HilbertCoreset):
         self.n_candidates = n_candidates
 
     def _select(self, vectors, sigma, target, random_state):
-        return _omp(vectors, self.n_points, sigma, target, progress=self._show_core_progress())
+        return _omp(vectors, self._target_size, sigma, target, progress=self._show_core_progress())

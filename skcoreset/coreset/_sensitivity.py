@@ -130,10 +130,13 @@ class SensitivityCoreset(BaseCoreset):
 
     Parameters
     ----------
-    n_points : int or None, default=100
+    n_points : int, 'auto' or None, default='auto'
         Number of importance draws M (with replacement). Repeated draws are merged into one row,
         so the coreset has ``n_points_ <= n_points`` distinct points. ``None``: size the coreset
         from ``epsilon`` and ``delta`` with :func:`sensitivity_coreset_size`.
+        'auto': enough points to pin down the posterior's mean and covariance,
+        (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
+        500.
     n_clusters : int, default=4
         Number k of k-means clusters of the ``Z_n``.
     radius : float or None, default=None
@@ -240,7 +243,7 @@ class SensitivityCoreset(BaseCoreset):
     __skcoreset_model__ = "logistic"
 
     _parameter_constraints: dict = {
-        "n_points": [Interval(Integral, 1, None, closed="left"), None],
+        "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "radius": [Interval(Real, 0, None, closed="left"), None],
         "radius_scale": [Interval(Real, 0, None, closed="neither")],
@@ -258,7 +261,7 @@ class SensitivityCoreset(BaseCoreset):
 
     def __init__(
         self,
-        n_points=100,
+        n_points="auto",
         *,
         n_clusters=4,
         radius=None,
@@ -403,7 +406,7 @@ class SensitivityCoreset(BaseCoreset):
         """M: ``n_points``, or Algorithm 1's bound (None: the bound covers the whole data)."""
         if self.n_points is not None:
             self.size_bound_ = None
-            self.n_draws_ = int(self.n_points)
+            self.n_draws_ = int(self._target_size)
             return self.n_draws_
         bound = sensitivity_coreset_size(self.epsilon, self.delta, n_params, mbar)
         self.size_bound_ = bound
