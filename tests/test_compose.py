@@ -191,3 +191,62 @@ def test_a_pipeline_as_the_inner_estimator(phish):
     np.testing.assert_allclose(clf.predict_proba(X), direct.predict_proba(X))
     with pytest.raises(TypeError, match="does not accept sample_weight"):
         CoresetClassifier(giga(), make_pipeline(StandardScaler(), KNeighborsClassifier())).fit(X, y)
+
+
+class ArrayOnly:
+    """An input with the array protocol and nothing else (no len, no row indexing)."""
+
+    def __init__(self, array):
+        self._array = np.asarray(array)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._array if dtype is None else self._array.astype(dtype)
+
+
+def test_array_protocol_input_end_to_end(phish):
+    from skcoreset.pipeline import make_pipeline as sk_make_pipeline
+
+    X, y = phish
+
+    def clf():
+        return CoresetClassifier(
+            UniformCoreset(60, projection=None), LogisticRegression(), random_state=0
+        )
+
+    ref = clf().fit(X, y)
+    got = clf().fit(ArrayOnly(X), ArrayOnly(y))
+    np.testing.assert_array_equal(got.sample_indices_, ref.sample_indices_)
+    np.testing.assert_allclose(got.predict_proba(ArrayOnly(X)), ref.predict_proba(X))
+    assert got.score(ArrayOnly(X), ArrayOnly(y)) == pytest.approx(ref.score(X, y))
+
+    def pipe():
+        return sk_make_pipeline(
+            StandardScaler(),
+            UniformCoreset(60, projection=None, random_state=0),
+            LogisticRegression(),
+        )
+
+    ref = pipe().fit(X, y)
+    got = pipe().fit(ArrayOnly(X), ArrayOnly(y))
+    np.testing.assert_array_equal(got.sample_indices_, ref.sample_indices_)
+    np.testing.assert_allclose(got.X_coreset_, ref.X_coreset_)
+    np.testing.assert_allclose(got.predict_proba(ArrayOnly(X)), ref.predict_proba(X))
+
+
+def test_wrong_kind_of_estimator_is_refused(phish, bikes):
+    blm = pytest.importorskip("skcoreset.linear_model")
+    X, y = phish
+    for regressor in (Ridge(), blm.BayesianLinearRegression(), PoissonRegressor()):
+        with pytest.raises(
+            TypeError, match="CoresetClassifier needs a classifier.*CoresetRegressor"
+        ):
+            CoresetClassifier(giga(20), regressor).fit(X, y)
+    Xb, yb = bikes
+    for classifier in (LogisticRegression(), blm.BayesianLogisticRegression(), SVC()):
+        with pytest.raises(
+            TypeError, match="CoresetRegressor needs a regressor.*CoresetClassifier"
+        ):
+            CoresetRegressor(giga(20), classifier).fit(Xb, yb)
+    # a pipeline counts by its last step
+    with pytest.raises(TypeError, match="needs a classifier"):
+        CoresetClassifier(giga(20), make_pipeline(StandardScaler(), Ridge())).fit(X, y)

@@ -38,6 +38,9 @@ from ._base import (
 
 __all__ = ["Pipeline", "make_pipeline"]
 
+# Beyond this magnitude squares overflow float64 (sqrt of its largest value, ~1.3e154).
+_OVERFLOW_SCALE = float(np.sqrt(np.finfo(np.float64).max))
+
 
 def _final_estimator_has(attr):
     def check(self):
@@ -286,6 +289,8 @@ class Pipeline(_skpipeline.Pipeline):
                 head_params.update({f"{name}__{k}": v for k, v in step_params.items()})
         Xt = head.fit_transform(X, y, **head_params)
         self.steps[:first] = head.steps  # fitted clones when memory caches them
+        if _has_nonfinite(Xt):
+            _raise_for_nonfinite_output(head.steps, X)
         return Xt
 
     def _fit_tail(self, Xt, yt, first, per_step, weight, n_rows):
@@ -373,8 +378,12 @@ class Pipeline(_skpipeline.Pipeline):
                 stacklevel=4,
             )
         if hasattr(step, "fit_transform"):
-            return step.fit_transform(Xt, yt, **step_params)
-        return step.fit(Xt, yt, **step_params).transform(Xt)
+            out = step.fit_transform(Xt, yt, **step_params)
+        else:
+            out = step.fit(Xt, yt, **step_params).transform(Xt)
+        if _has_nonfinite(out):
+            _raise_for_nonfinite_output([(name, step)], Xt)
+        return out
 
     def _fit_resampler(self, step, Xt, yt, weight, model):
         """Fit one coreset step: its own model if it names one, else the final estimator's."""
@@ -647,6 +656,59 @@ class Pipeline(_skpipeline.Pipeline):
             mapping.add(caller=method, callee=method)
         router.add(predict_part=predict_part, method_mapping=mapping)
         return router
+
+
+def _numeric_values(data):
+    """The numeric values of ``data`` as an array; None for data that cannot be read cheaply
+    (not NumPy, pandas, sparse or a list) or are not numeric."""
+    if hasattr(data, "tocsr"):
+        values = data.tocsr().data
+    elif hasattr(data, "select_dtypes"):
+        values = data.select_dtypes(include="number").to_numpy(dtype=np.float64)
+    elif isinstance(data, (np.ndarray, list, tuple)):
+        try:
+            values = np.asarray(data)
+        except ValueError:  # ragged lists
+            return None
+    else:
+        return None
+    return values if values.dtype.kind in "fc" else None
+
+
+def _has_nonfinite(data):
+    """Whether ``data`` are numeric and hold NaN or infinity."""
+    values = _numeric_values(data)
+    return values is not None and not np.all(np.isfinite(values))
+
+
+def _raise_for_nonfinite_output(fitted_steps, X):
+    """A step turned finite input into NaN or infinity: say which, and why (overflow).
+
+    Without this check the next step would report "X contains NaN", as if the data had
+    missing values. Input that already holds NaN or infinity is left to the steps' own checks.
+    """
+    values = _numeric_values(X)
+    if values is None or _has_nonfinite(X):
+        return
+    for name, step in fitted_steps:
+        if is_passthrough(step):
+            continue
+        X_next = step.transform(X)
+        if not _has_nonfinite(X_next):
+            X, values = X_next, _numeric_values(X_next)
+            continue
+        largest = float(np.max(np.abs(values), initial=0.0))
+        where = f"Step {name!r} ({type(step).__name__}) turned finite input into NaN or infinity"
+        if largest > _OVERFLOW_SCALE:
+            raise ValueError(
+                f"{where}: its input has values too large for float64 arithmetic (up to "
+                f"{largest:.3g}; sums and squares overflow beyond about 1e154). Rescale X "
+                "before the pipeline, e.g. divide it by a power of ten."
+            )
+        raise ValueError(
+            f"{where} (largest input magnitude {largest:.3g}); check the step's parameters "
+            "and the data it gets."
+        )
 
 
 def make_pipeline(*steps, memory=None, verbose=False):
