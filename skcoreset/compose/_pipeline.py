@@ -101,7 +101,8 @@ class Pipeline(_skpipeline.Pipeline):
         The steps by name.
     sample_indices_ : ndarray
         Rows of the training data kept by the (last) coreset step, as indices of the rows
-        passed to ``fit`` (coreset of a coreset: composed).
+        passed to ``fit`` (composed through coresets and samplers that keep rows; unset
+        after a sampler that makes new rows, such as SMOTE).
     sample_weight_ : ndarray
         The weights the steps after the last coreset were fitted with.
     X_coreset_, y_coreset_ : array-like
@@ -126,6 +127,15 @@ class Pipeline(_skpipeline.Pipeline):
     such a step (its rows are no longer those of ``X``). With metadata routing enabled, the
     steps up to the first coreset receive what they request; the steps after it receive the
     coreset weights whether they request them or not.
+
+    **imbalanced-learn samplers** (anything whose ``fit_resample`` returns ``(X, y)``) may
+    come before a coreset, e.g. ``make_pipeline(StandardScaler(), SMOTE(), OMPCoreset(),
+    estimator)``: the coreset summarises the resampled rows. A sampler that keeps rows of its
+    input (``sample_indices_``, e.g. ``RandomUnderSampler``) passes the data's weights on
+    and ``sample_indices_`` composes through it; one that makes new rows (``SMOTE``) leaves
+    ``sample_indices_`` unset and cannot take ``sample_weight``. A coreset cannot be a step
+    of imbalanced-learn's own Pipeline (it would drop the weights); use this one, or
+    :class:`~skcoreset.compose.CoresetClassifier` as the last step of theirs.
 
     Examples
     --------
