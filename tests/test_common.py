@@ -96,6 +96,7 @@ def test_pipeline_get_set_params_roundtrip():
 
 # -- the Bayesian GLMs (short chains: enough for the API checks) --------------------------
 
+
 # check_sample_weight_equivalence_on_dense_data passes: with the same seed the sampler uses the
 # same random numbers, and integer weights give the duplicated rows' target up to rounding, so
 # these short chains agree. Longer chains may part ways on a rounding-close accept decision:

@@ -365,6 +365,7 @@ def test_nonfinite_output_after_the_coreset_is_named():
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.filterwarnings("ignore", "Step 'functiontransformer'.*sample_weight")
         with pytest.raises(ValueError, match=r"'functiontransformer'.*NaN or infinity"):
             pipe.fit(X, y)
     # input already holding NaN is reported by the steps themselves, as missing values

@@ -16,8 +16,6 @@ A resampler is any step with a ``fit_resample(X, y, sample_weight=None)`` method
 ``(X_m, y_m, {"sample_weight": w_m})``: skcoreset's coreset estimators.
 """
 
-import warnings
-
 import numpy as np
 from sklearn import pipeline as _skpipeline
 from sklearn.base import is_classifier, is_regressor
@@ -26,6 +24,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .._sklearn_compat import _fit_context, _routing_enabled
+from .._warnings import warn
 from ._base import (
     declared_model,
     indexable,
@@ -380,12 +379,11 @@ class Pipeline(_skpipeline.Pipeline):
             step.fit(Xt, yt, **step_params)
             return Xt
         if weight is not None and not accepts:
-            warnings.warn(
+            warn(
                 f"Step {name!r} ({type(step).__name__}) does not accept sample_weight: it "
                 "is fitted on the coreset's rows without their weights. Place it before "
                 "the coreset to fit it on all rows.",
                 UserWarning,
-                stacklevel=4,
             )
         if hasattr(step, "fit_transform"):
             out = step.fit_transform(Xt, yt, **step_params)
@@ -571,6 +569,25 @@ class Pipeline(_skpipeline.Pipeline):
         return self.steps[-1][1].sample_posterior_predictive(
             self._transform_head(X), n_draws=n_draws, random_state=random_state
         )
+
+    @available_if(_final_estimator_has("to_inference_data"))
+    def to_inference_data(self, *, random_state=None):
+        """The final estimator's ArviZ export of its fit (skcoreset's Bayesian models).
+
+        Its observations are the rows the final step was fitted on: the coreset rows, in
+        the space of the final step's input, with the coreset weights.
+
+        Parameters
+        ----------
+        random_state : int, RandomState instance or None, default=None
+            Seeds the posterior predictive replicates.
+
+        Returns
+        -------
+        arviz.InferenceData
+        """
+        check_is_fitted(self)
+        return self.steps[-1][1].to_inference_data(random_state=random_state)
 
     def _transform_head(self, X):
         """X through every fitted transformer before the final step (coreset steps skipped)."""
