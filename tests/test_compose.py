@@ -250,3 +250,15 @@ def test_wrong_kind_of_estimator_is_refused(phish, bikes):
     # a pipeline counts by its last step
     with pytest.raises(TypeError, match="needs a classifier"):
         CoresetClassifier(giga(20), make_pipeline(StandardScaler(), Ridge())).fit(X, y)
+
+
+def test_verbose_reports_the_two_phases(phish, capsys):
+    X, y = phish
+    CoresetClassifier(UniformCoreset(40, projection=None), LogisticRegression()).fit(X, y)
+    assert capsys.readouterr().out == ""
+    clf = CoresetClassifier(UniformCoreset(40, projection=None), LogisticRegression(), verbose=1)
+    clf.fit(X, y)
+    out = capsys.readouterr().out
+    assert "[CoresetClassifier] coreset: UniformCoreset (n_points=40, model=logistic)" in out
+    assert "fit of LogisticRegression on 40 weighted rows" in out
+    assert out.count("done in") == 2
