@@ -262,3 +262,22 @@ def test_verbose_reports_the_two_phases(phish, capsys):
     assert "[CoresetClassifier] coreset: UniformCoreset (n_points=40, model=logistic)" in out
     assert "fit of LogisticRegression on 40 weighted rows" in out
     assert out.count("done in") == 2
+
+
+def test_an_empty_coreset_is_named():
+    from sklearn.base import BaseEstimator
+
+    class Empty(BaseEstimator):
+        def fit(self, X, y, sample_weight=None):
+            return self
+
+        def fit_resample(self, X, y, sample_weight=None):
+            self.sample_indices_, self.n_features_in_ = np.arange(0), X.shape[1]
+            return X[:0], y[:0], {"sample_weight": np.ones(0)}
+
+    X = np.random.RandomState(0).standard_normal((40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="Empty kept no rows"):
+        CoresetClassifier(Empty(), LogisticRegression()).fit(X, y)
+    with pytest.raises(ValueError, match="Empty kept no rows"):
+        CoresetRegressor(Empty(), Ridge()).fit(X, X[:, 1])

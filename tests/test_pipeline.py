@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn import config_context, get_config
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression, PoissonRegressor, Ridge
 from sklearn.model_selection import GridSearchCV, cross_val_score
@@ -373,3 +373,32 @@ def test_nonfinite_output_after_the_coreset_is_named():
     X_nan[3, 1] = np.nan
     with pytest.raises(ValueError, match="Input X contains NaN"):
         make_pipeline(StandardScaler(), giga(20), LogisticRegression()).fit(X_nan, y)
+
+
+class _EmptyResampler(BaseEstimator):
+    """A resampler that keeps no rows (as a coreset of negligible weights may)."""
+
+    def fit(self, X, y, sample_weight=None):
+        return self
+
+    def fit_resample(self, X, y, sample_weight=None):
+        self.sample_indices_ = np.arange(0)
+        return X[:0], y[:0], {"sample_weight": np.ones(0)}
+
+
+def test_an_empty_coreset_and_overflowing_weights_are_named():
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="'_emptyresampler' kept no rows"):
+        make_pipeline(_EmptyResampler(), LogisticRegression()).fit(X, y)
+    # weights whose weighted sums overflow the scaler: the weights are named, not X
+    w = np.full(60, 1e300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(
+            ValueError, match="'standardscaler'.*sample_weight has values too large"
+        ):
+            make_pipeline(StandardScaler(), giga(20), LogisticRegression()).fit(
+                X, y, sample_weight=w
+            )

@@ -143,8 +143,13 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         if self.store_coreset:
             self.X_coreset_ = X_m
             self.y_coreset_ = y_m
-        self._check_coreset_targets(y_m)
         n_rows = len(self.sample_weight_)
+        if n_rows == 0:
+            raise ValueError(
+                f"{type(coreset).__name__} kept no rows, so the estimator cannot be fitted; "
+                "check its parameters and the data's sample_weight (all negligible?)."
+            )
+        self._check_coreset_targets(y_m)
         with phase(self, f"fit of {type(estimator).__name__} on {n_rows} weighted rows"):
             estimator.fit(X_m, y_m, **{key: self.sample_weight_})
         self.estimator_ = estimator
@@ -345,6 +350,8 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
             y_arr = y_arr.ravel()
+        if y_arr.shape[:1] == (0,):
+            return y  # no rows: the coreset's validation of X says so
         check_classification_targets(y_arr)  # scikit-learn's message for continuous targets
         self.classes_ = BinaryLabels.fit(y_arr).classes
         return y

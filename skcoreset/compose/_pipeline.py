@@ -299,7 +299,7 @@ class Pipeline(_skpipeline.Pipeline):
         Xt = head.fit_transform(X, y, **head_params)
         self.steps[:first] = head.steps  # fitted clones when memory caches them
         if _has_nonfinite(Xt):
-            _raise_for_nonfinite_output(head.steps, X)
+            _raise_for_nonfinite_output(head.steps, X, data_weight)
         return Xt
 
     def _fit_tail(self, Xt, yt, first, per_step, weight, n_rows):
@@ -314,7 +314,7 @@ class Pipeline(_skpipeline.Pipeline):
             step_params = dict(per_step[name])
             if is_resampler(step):
                 weight = self._coreset_weight(name, step_params, weight, idx == first)
-                Xt, yt, weight = self._fit_resampler(step, Xt, yt, weight, model)
+                Xt, yt, weight = self._fit_resampler(name, step, Xt, yt, weight, model)
                 indices = getattr(step, "sample_indices_", None)
                 rows = None if rows is None or indices is None else rows[indices]
             else:
@@ -390,12 +390,26 @@ class Pipeline(_skpipeline.Pipeline):
         else:
             out = step.fit(Xt, yt, **step_params).transform(Xt)
         if _has_nonfinite(out):
-            _raise_for_nonfinite_output([(name, step)], Xt)
+            _raise_for_nonfinite_output([(name, step)], Xt, weight)
         return out
 
-    def _fit_resampler(self, step, Xt, yt, weight, model):
+    def _fit_resampler(self, name, step, Xt, yt, weight, model):
         """Fit one coreset step: its own model if it names one, else the final estimator's."""
-        Xr, yr, wr = resample(step, Xt, yt, weight, declared_model(step) or model)
+        model = declared_model(step) or model
+        Xr, yr, wr = resample(step, Xt, yt, weight, model)
+        if num_rows(Xr, default=1) == 0:
+            raise ValueError(
+                f"The coreset step {name!r} kept no rows, so the steps after it cannot be "
+                "fitted; check its parameters and the data's sample_weight (all negligible?)."
+            )
+        if model == "logistic" and yr is not None:
+            labels = np.unique(np.asarray(yr))
+            if labels.shape[0] < 2:
+                # Else the classifier after it reports "y has one class", although y has two.
+                raise ValueError(
+                    f"The coreset step {name!r} kept rows of one class only ({labels[:1]}); "
+                    "the classifier after it needs both classes: increase its n_points."
+                )
         self.X_coreset_, self.y_coreset_ = Xr, yr
         return Xr, yr, wr
 
@@ -708,8 +722,9 @@ def _has_nonfinite(data):
     return values is not None and not np.all(np.isfinite(values))
 
 
-def _raise_for_nonfinite_output(fitted_steps, X):
-    """A step turned finite input into NaN or infinity: say which, and why (overflow).
+def _raise_for_nonfinite_output(fitted_steps, X, sample_weight=None):
+    """A step turned finite input into NaN or infinity: say which, and why (overflow of X's
+    values or of the weights it was fitted with).
 
     Without this check the next step would report "X contains NaN", as if the data had
     missing values. Input that already holds NaN or infinity is left to the steps' own checks.
@@ -725,7 +740,13 @@ def _raise_for_nonfinite_output(fitted_steps, X):
             X, values = X_next, _numeric_values(X_next)
             continue
         largest = float(np.max(np.abs(values), initial=0.0))
+        heaviest = 0.0 if sample_weight is None else float(np.max(sample_weight, initial=0.0))
         where = f"Step {name!r} ({type(step).__name__}) turned finite input into NaN or infinity"
+        if heaviest > _OVERFLOW_SCALE:
+            raise ValueError(
+                f"{where}: its sample_weight has values too large for float64 arithmetic (up "
+                f"to {heaviest:.3g}; weighted sums overflow). Rescale the weights."
+            )
         if largest > _OVERFLOW_SCALE:
             raise ValueError(
                 f"{where}: its input has values too large for float64 arithmetic (up to "
