@@ -281,3 +281,9 @@ def test_an_empty_coreset_is_named():
         CoresetClassifier(Empty(), LogisticRegression()).fit(X, y)
     with pytest.raises(ValueError, match="Empty kept no rows"):
         CoresetRegressor(Empty(), Ridge()).fit(X, X[:, 1])
+
+
+def test_empty_input_is_reported_as_such():
+    # not "y has one class only (no labels)": there are no rows at all
+    with pytest.raises(ValueError, match=r"0 sample\(s\)"):
+        CoresetClassifier(giga(5), LogisticRegression()).fit(np.empty((0, 3)), np.empty(0))

@@ -402,3 +402,11 @@ def test_an_empty_coreset_and_overflowing_weights_are_named():
             make_pipeline(StandardScaler(), giga(20), LogisticRegression()).fit(
                 X, y, sample_weight=w
             )
+
+
+def test_a_coreset_of_one_class_is_named(phish):
+    X, y = phish
+    pipe = make_pipeline(UniformCoreset(1, projection=None, random_state=0), LogisticRegression())
+    # not "y has one class": y has two; the coreset step kept one
+    with pytest.raises(ValueError, match="'uniformcoreset' kept rows of one class only.*n_points"):
+        pipe.fit(X, y)
