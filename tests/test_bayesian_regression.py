@@ -297,3 +297,175 @@ def test_to_inference_data(monkeypatch):
     np.testing.assert_allclose(
         az.ess(idata, method="bulk")["intercept"].values, est.ess_[2], rtol=1e-10
     )
+
+
+# -- scikit-learn's habits: shapes, decision_function, return_std, D^2 --------------------
+
+
+def test_classifier_has_logistic_regression_shapes_and_decision_function():
+    X, y = _logistic_data(N=120)
+    clf = BayesianLogisticRegression(**SMALL).fit(X, y)
+    _, flat = _draws(clf)
+    assert clf.coef_.shape == (1, 2) and clf.intercept_.shape == (1,)
+    np.testing.assert_allclose(clf.coef_[0], flat[:, :2].mean(0))
+    np.testing.assert_allclose(clf.intercept_[0], flat[:, 2].mean())
+    d = clf.decision_function(X)
+    assert d.shape == (120,)
+    # As LogisticRegression: predict_proba = expit(decision), predict = decision > 0.
+    np.testing.assert_allclose(scipy.special.expit(d), clf.predict_proba(X)[:, 1], rtol=1e-12)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(d > 0).astype(int)])
+    # The posterior predictive log-odds, from the draws directly.
+    p = scipy.special.expit(X @ flat[:, :2].T + flat[:, 2]).mean(1)
+    np.testing.assert_allclose(d, np.log(p) - np.log1p(-p), rtol=1e-9, atol=1e-12)
+    # Close to the linear predictor at the posterior mean, which it is not exactly.
+    lin = X @ clf.coef_.T[:, 0] + clf.intercept_[0]
+    assert np.corrcoef(d, lin)[0, 1] > 0.99
+    # Far from the boundary the log probabilities stay finite (log of a rounded 1 - p is not).
+    far = clf.predict_log_proba(50 * X)
+    assert np.all(np.isfinite(far)) and far.min() < -40
+
+
+def test_linear_predict_return_std():
+    X, y = _linear_data(N=50)
+    sigma, tau = 0.8, 2.0
+    est = BayesianLinearRegression(noise_scale=sigma, prior_scale=tau, n_samples=1000).fit(X, y)
+    X_new = np.array([[0.0, 0.0], [2.0, -1.0], [-3.0, 3.0]])
+    mean, sd = est.predict(X_new, return_std=True)
+    np.testing.assert_array_equal(mean, est.predict(X_new))
+    # Oracle from the draws: Var over draws of the linear predictor plus the noise variance.
+    _, flat = _draws(est)
+    eta = X_new @ flat[:, :2].T + flat[:, 2]
+    np.testing.assert_allclose(sd, np.sqrt(eta.var(1) + sigma**2), rtol=1e-12)
+    # Against the exact (conjugate) predictive sd, sqrt(x' S x + sigma^2): the draws'
+    # variance has a relative Monte Carlo error of about sqrt(2 / ESS).
+    _, cov = _exact_linear_posterior(X, y, np.ones(len(y)), sigma, tau)
+    Xd = np.column_stack([X_new, np.ones(3)])
+    exact_var = np.einsum("ij,jk,ik->i", Xd, cov, Xd)
+    tol = 5 * np.sqrt(2 / est.ess_.min()) * exact_var
+    assert np.all(np.abs(sd**2 - sigma**2 - exact_var) < tol)
+    # With a sampled noise scale: E[sigma^2] enters, checked against simulated replicates.
+    free = BayesianLinearRegression(**SMALL).fit(X, y)
+    mean, sd = free.predict(X_new, return_std=True)
+    reps = free.sample_posterior_predictive(X_new, n_draws=20000, random_state=0)
+    # sd of 20000 replicates: relative error ~ 1/sqrt(2 * 20000) = 0.5 %
+    np.testing.assert_allclose(reps.std(0), sd, rtol=0.03)
+
+
+def test_poisson_predict_return_std_and_d2_score():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((150, 2))
+    y = rng.poisson(np.exp(0.4 * X[:, 0] - 0.3 * X[:, 1] + 1.0))
+    est = BayesianPoissonRegression(**SMALL).fit(X, y)
+    mean, sd = est.predict(X[:4], return_std=True)
+    _, flat = _draws(est)
+    rate = np.exp(X[:4] @ flat[:, :2].T + flat[:, 2])
+    # Law of total variance: Var[y*] = E[rate] + Var[rate].
+    np.testing.assert_allclose(sd, np.sqrt(rate.mean(1) + rate.var(1)), rtol=1e-12)
+    reps = est.sample_posterior_predictive(X[:4], n_draws=20000, random_state=0)
+    np.testing.assert_allclose(reps.std(0), sd, rtol=0.03)
+    # score is D^2 (Poisson deviance explained), PoissonRegressor's score, not R^2.
+    w = rng.uniform(0.5, 2.0, 150)
+
+    def deviance(mu):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = np.where(y > 0, y * np.log(y / mu), 0.0)
+        return 2 * np.sum(w * (term - (y - mu)))
+
+    expected = 1 - deviance(est.predict(X)) / deviance(np.average(y, weights=w))
+    assert est.score(X, y, sample_weight=w) == pytest.approx(expected, rel=1e-10)
+    r2 = 1 - np.sum((y - est.predict(X)) ** 2) / np.sum((y - y.mean()) ** 2)
+    assert abs(est.score(X, y) - r2) > 1e-3
+
+
+def test_poisson_exposure_recipe_recovers_the_rate():
+    """fit(X, y / exposure, sample_weight=exposure) is Poisson counts with log(exposure) as
+    offset: the weighted likelihood differs from the offset one by a constant."""
+    from sklearn.linear_model import PoissonRegressor
+
+    rng = np.random.default_rng(9)
+    N = 3000
+    X = rng.standard_normal((N, 2))
+    beta, b0 = np.array([0.5, -0.3]), -1.0
+    exposure = rng.uniform(0.5, 5.0, N)
+    counts = rng.poisson(exposure * np.exp(X @ beta + b0))
+    est = BayesianPoissonRegression(n_samples=500, n_warmup=300, random_state=0)
+    est.fit(X, counts / exposure, sample_weight=exposure)
+    _, flat = _draws(est)
+    mean, sd = flat.mean(0), flat.std(0)
+    truth = np.append(beta, b0)
+    assert np.all(np.abs(mean - truth) < 4 * sd), (mean - truth) / sd
+    # Same recipe with scikit-learn's maximum likelihood: the posterior mean agrees to a
+    # fraction of a posterior sd (prior and skewness effects are O(1/N)).
+    mle = PoissonRegressor(alpha=0.0, tol=1e-10, max_iter=1000)
+    mle.fit(X, counts / exposure, sample_weight=exposure)
+    z = (mean - np.append(mle.coef_, mle.intercept_)) / sd
+    assert np.all(np.abs(z) < 0.3), z
+    # The predicted rate is per unit of exposure.
+    np.testing.assert_allclose(est.predict(X[:3]), np.exp(X[:3] @ beta + b0), rtol=0.1)
+
+
+def test_return_std_through_the_compositions(bikes):
+    from sklearn.preprocessing import StandardScaler
+
+    from skcoreset.compose import CoresetRegressor
+    from skcoreset.coreset import UniformCoreset
+    from skcoreset.pipeline import make_pipeline
+
+    X, y = bikes
+    X = StandardScaler().fit_transform(X)
+    reg = CoresetRegressor(
+        UniformCoreset(100, projection=None), BayesianPoissonRegression(**SMALL), random_state=0
+    ).fit(X, y)
+    mean, sd = reg.predict(X[:5], return_std=True)
+    np.testing.assert_array_equal(sd, reg.estimator_.predict(X[:5], return_std=True)[1])
+    pipe = make_pipeline(
+        UniformCoreset(100, projection=None, random_state=0), BayesianPoissonRegression(**SMALL)
+    ).fit(X, y)
+    np.testing.assert_array_equal(
+        pipe.predict(X[:5], return_std=True)[1], pipe[-1].predict(X[:5], return_std=True)[1]
+    )
+
+
+# -- logging and warnings ------------------------------------------------------------------
+
+
+def test_verbose_reports_the_phases(capsys, caplog):
+    X, y = _logistic_data()
+    BayesianLogisticRegression(**SMALL).fit(X, y)
+    assert capsys.readouterr().out == ""
+    with caplog.at_level("INFO", logger="skcoreset"):
+        BayesianLogisticRegression(verbose=1, **SMALL).fit(X, y)
+    out = capsys.readouterr().out
+    for phase in ("Laplace fit", "MALA", "warm-up", "done in", "step size", "R-hat"):
+        assert phase in out, phase
+    assert all(line.startswith("[BayesianLogisticRegression]") for line in out.splitlines())
+    # the same reports go to the logger
+    assert any("Laplace fit" in r.getMessage() for r in caplog.records)
+
+
+def test_convergence_warning_points_at_the_callers_line():
+    from sklearn.model_selection import cross_val_score
+
+    from skcoreset.compose import CoresetClassifier
+    from skcoreset.coreset import UniformCoreset
+    from skcoreset.pipeline import make_pipeline
+
+    X, y = _logistic_data(N=100)
+    short = dict(n_samples=10, n_warmup=5, random_state=0)
+    calls = {
+        "fit": lambda: BayesianLogisticRegression(**short).fit(X, y),
+        "pipeline": lambda: make_pipeline(
+            UniformCoreset(40, projection=None, random_state=0), BayesianLogisticRegression(**short)
+        ).fit(X, y),
+        "meta-estimator": lambda: CoresetClassifier(
+            UniformCoreset(40, projection=None, random_state=0), BayesianLogisticRegression(**short)
+        ).fit(X, y),
+        "cross_val_score": lambda: cross_val_score(BayesianLogisticRegression(**short), X, y, cv=2),
+    }
+    for name, call in calls.items():
+        with warnings.catch_warnings(record=True) as records:
+            warnings.simplefilter("always")
+            call()
+        found = [r for r in records if issubclass(r.category, ConvergenceWarning)]
+        assert found, name
+        assert all(r.filename == __file__ for r in found), (name, [r.filename for r in found])

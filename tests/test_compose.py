@@ -193,3 +193,99 @@ def test_a_pipeline_as_the_inner_estimator(phish):
     np.testing.assert_allclose(clf.predict_proba(X), direct.predict_proba(X))
     with pytest.raises(TypeError, match="does not accept sample_weight"):
         CoresetClassifier(giga(), make_pipeline(StandardScaler(), KNeighborsClassifier())).fit(X, y)
+
+
+class ArrayOnly:
+    """An input with the array protocol and nothing else (no len, no row indexing)."""
+
+    def __init__(self, array):
+        self._array = np.asarray(array)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._array if dtype is None else self._array.astype(dtype)
+
+
+def test_array_protocol_input_end_to_end(phish):
+    from skcoreset.pipeline import make_pipeline as sk_make_pipeline
+
+    X, y = phish
+
+    def clf():
+        return CoresetClassifier(
+            UniformCoreset(60, projection=None), LogisticRegression(), random_state=0
+        )
+
+    ref = clf().fit(X, y)
+    got = clf().fit(ArrayOnly(X), ArrayOnly(y))
+    np.testing.assert_array_equal(got.sample_indices_, ref.sample_indices_)
+    np.testing.assert_allclose(got.predict_proba(ArrayOnly(X)), ref.predict_proba(X))
+    assert got.score(ArrayOnly(X), ArrayOnly(y)) == pytest.approx(ref.score(X, y))
+
+    def pipe():
+        return sk_make_pipeline(
+            StandardScaler(),
+            UniformCoreset(60, projection=None, random_state=0),
+            LogisticRegression(),
+        )
+
+    ref = pipe().fit(X, y)
+    got = pipe().fit(ArrayOnly(X), ArrayOnly(y))
+    np.testing.assert_array_equal(got.sample_indices_, ref.sample_indices_)
+    np.testing.assert_allclose(got.X_coreset_, ref.X_coreset_)
+    np.testing.assert_allclose(got.predict_proba(ArrayOnly(X)), ref.predict_proba(X))
+
+
+def test_wrong_kind_of_estimator_is_refused(phish, bikes):
+    blm = pytest.importorskip("skcoreset.linear_model")
+    X, y = phish
+    for regressor in (Ridge(), blm.BayesianLinearRegression(), PoissonRegressor()):
+        with pytest.raises(
+            TypeError, match="CoresetClassifier needs a classifier.*CoresetRegressor"
+        ):
+            CoresetClassifier(giga(20), regressor).fit(X, y)
+    Xb, yb = bikes
+    for classifier in (LogisticRegression(), blm.BayesianLogisticRegression(), SVC()):
+        with pytest.raises(
+            TypeError, match="CoresetRegressor needs a regressor.*CoresetClassifier"
+        ):
+            CoresetRegressor(giga(20), classifier).fit(Xb, yb)
+    # a pipeline counts by its last step
+    with pytest.raises(TypeError, match="needs a classifier"):
+        CoresetClassifier(giga(20), make_pipeline(StandardScaler(), Ridge())).fit(X, y)
+
+
+def test_verbose_reports_the_two_phases(phish, capsys):
+    X, y = phish
+    CoresetClassifier(UniformCoreset(40, projection=None), LogisticRegression()).fit(X, y)
+    assert capsys.readouterr().out == ""
+    clf = CoresetClassifier(UniformCoreset(40, projection=None), LogisticRegression(), verbose=1)
+    clf.fit(X, y)
+    out = capsys.readouterr().out
+    assert "[CoresetClassifier] coreset: UniformCoreset (n_points=40, model=logistic)" in out
+    assert "fit of LogisticRegression on 40 weighted rows" in out
+    assert out.count("done in") == 2
+
+
+def test_an_empty_coreset_is_named():
+    from sklearn.base import BaseEstimator
+
+    class Empty(BaseEstimator):
+        def fit(self, X, y, sample_weight=None):
+            return self
+
+        def fit_resample(self, X, y, sample_weight=None):
+            self.sample_indices_, self.n_features_in_ = np.arange(0), X.shape[1]
+            return X[:0], y[:0], {"sample_weight": np.ones(0)}
+
+    X = np.random.RandomState(0).standard_normal((40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="Empty kept no rows"):
+        CoresetClassifier(Empty(), LogisticRegression()).fit(X, y)
+    with pytest.raises(ValueError, match="Empty kept no rows"):
+        CoresetRegressor(Empty(), Ridge()).fit(X, X[:, 1])
+
+
+def test_empty_input_is_reported_as_such():
+    # not "y has one class only (no labels)": there are no rows at all
+    with pytest.raises(ValueError, match=r"0 sample\(s\)"):
+        CoresetClassifier(giga(5), LogisticRegression()).fit(np.empty((0, 3)), np.empty(0))

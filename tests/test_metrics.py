@@ -1,5 +1,7 @@
 """skcoreset.metrics: fidelity measures against plain-NumPy oracles, scorers, the plot."""
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.special
@@ -21,6 +23,7 @@ from skcoreset.metrics import (
     polynomial_mmd,
     posterior_fidelity_score,
     relative_hilbert_error,
+    smallest_within,
 )
 from skcoreset.pipeline import make_pipeline
 
@@ -242,3 +245,83 @@ def test_laplace_measures_check_their_inputs():
     d1 = fisher_distance(X, y, idx, w, np.zeros(3))
     d2 = fisher_distance(X, y, idx, w, np.zeros((1, 3)))
     assert d1 == d2
+
+
+def test_fidelity_scorer_pickles_and_runs_in_parallel(phish):
+    X, y = phish
+    scorer = make_fidelity_scorer("kl", direction="symmetric")
+    again = pickle.loads(pickle.dumps(scorer))
+    assert repr(again) == repr(scorer)
+    clf = CoresetClassifier(
+        GIGACoreset(30, n_projections=20), LogisticRegression(), random_state=0
+    ).fit(X, y)
+    assert again(clf, X, y) == scorer(clf, X, y)
+    search = dict(
+        estimator=CoresetClassifier(
+            GIGACoreset(n_projections=20), LogisticRegression(), random_state=0
+        ),
+        param_grid={"coreset__n_points": [10, 60]},
+        cv=2,
+        scoring={"fidelity": scorer, "accuracy": "accuracy"},
+        refit=smallest_within(0.01, metric="accuracy"),
+    )
+    serial = GridSearchCV(**search).fit(X, y)
+    parallel = GridSearchCV(**search, n_jobs=2).fit(X, y)  # scorer and rule sent to workers
+    np.testing.assert_allclose(
+        parallel.cv_results_["mean_test_fidelity"], serial.cv_results_["mean_test_fidelity"]
+    )
+    assert parallel.best_index_ == serial.best_index_
+    restored = pickle.loads(pickle.dumps(parallel))
+    np.testing.assert_allclose(restored.predict_proba(X[:5]), parallel.predict_proba(X[:5]))
+
+
+def test_smallest_within_rule():
+    params = [{"c__n_points": m, "c__model": k} for m in (10, 50, 200) for k in ("a", "b")]
+    acc = np.array([0.70, 0.71, 0.905, 0.90, 0.91, 0.908])
+    kl = -np.array([9.0, 8.0, 2.0, 2.5, 0.5, 0.4])
+    results = {"params": params, "mean_test_acc": acc, "mean_test_kl": kl}
+    rule = smallest_within(0.006, metric="acc")
+    # best 0.91; within 0.006: 0.905 (50, a), 0.908 (200, b) and 0.91 itself -> size 50
+    assert rule(results) == 2
+    assert smallest_within(0.0, metric="acc")(results) == 4  # only the best
+    assert smallest_within(1.0, metric="acc")(results) == 1  # everything: size 10, best of them
+    assert smallest_within(2.0, metric="kl")(results) == 2  # -2.0 is within 2 of -0.4
+    # a candidate whose fits failed (NaN) never wins
+    acc_nan = acc.copy()
+    acc_nan[0] = np.nan
+    assert smallest_within(1.0, metric="acc")({**results, "mean_test_acc": acc_nan}) == 1
+    single = {"params": [{"n_points": m} for m in (5, 20)], "mean_test_score": [0.5, 0.501]}
+    assert smallest_within(0.01)(single) == 0
+    with pytest.raises(ValueError, match="several scorers; pass metric"):
+        smallest_within(0.01)(results)
+    with pytest.raises(ValueError, match="no 'mean_test_f1'"):
+        smallest_within(0.01, metric="f1")(results)
+    with pytest.raises(ValueError, match="Cannot tell which parameter"):
+        smallest_within(0.01)({"params": [{"C": 1}], "mean_test_score": [1.0]})
+    with pytest.raises(ValueError, match="finite mean score"):
+        smallest_within(0.01)({**single, "mean_test_score": [np.nan, np.nan]})
+    for bad in (-0.1, np.nan, np.inf, "0.1", True):
+        with pytest.raises(ValueError, match="tolerance"):
+            smallest_within(bad)
+    assert pickle.loads(pickle.dumps(rule))(results) == 2
+
+
+def test_smallest_within_in_a_grid_search(phish):
+    X, y = phish
+    sizes = [5, 20, 80, 200]
+    pipe = make_pipeline(
+        StandardScaler(), GIGACoreset(n_projections=20, random_state=0), LogisticRegression()
+    )
+    gs = GridSearchCV(
+        pipe,
+        {"gigacoreset__n_points": sizes},
+        cv=3,
+        refit=smallest_within(0.01),
+    ).fit(X, y)
+    scores = gs.cv_results_["mean_test_score"]
+    expected = min(i for i in range(len(sizes)) if scores[i] >= scores.max() - 0.01)
+    assert gs.best_index_ == expected
+    assert len(gs.best_estimator_["gigacoreset"].sample_indices_) == sizes[expected]
+    # on these data accuracy saturates (80 and 200 points score within 0.01): the rule
+    # refits the smaller one, where refit=True would take the larger
+    assert np.argmax(scores) == 3 and gs.best_index_ == 2

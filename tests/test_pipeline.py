@@ -1,12 +1,13 @@
 """skcoreset.pipeline: the flat scaler -> coreset -> estimator shape."""
 
 import pickle
+import threading
 import warnings
 
 import numpy as np
 import pytest
-from sklearn import config_context
-from sklearn.base import clone
+from sklearn import config_context, get_config
+from sklearn.base import BaseEstimator, clone
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression, PoissonRegressor, Ridge
 from sklearn.model_selection import GridSearchCV, cross_val_score
@@ -191,6 +192,74 @@ def test_metadata_routing(phish):
         assert pipe.score(X, y) > 0.8
 
 
+def _returns_in_time(fit, seconds=120):
+    """Run ``fit()`` in a thread (with the caller's scikit-learn configuration, which is
+    thread-local); fail instead of hanging the suite if it does not return."""
+    out = {}
+    config = get_config()
+
+    def run():
+        try:
+            with config_context(**config):
+                out["value"] = fit()
+        except BaseException as exc:  # re-raised in the test's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"fit did not return within {seconds} s"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def _routing_pipe():
+    return make_pipeline(
+        StandardScaler().set_fit_request(sample_weight=True),
+        UniformCoreset(50, projection=None, random_state=0).set_fit_request(sample_weight=True),
+        # no fit request needed (it gets the coreset weights); the score weights the folds
+        LogisticRegression().set_score_request(sample_weight=True),
+    )
+
+
+def test_metadata_routing_fit_without_metadata(phish):
+    X, y = phish
+    plain = make_pipeline(
+        StandardScaler(), UniformCoreset(50, projection=None, random_state=0), LogisticRegression()
+    ).fit(X, y)
+    with config_context(enable_metadata_routing=True):
+        # Routing on, steps requesting sample_weight, none passed: this looped forever once.
+        pipe = _returns_in_time(lambda: _routing_pipe().fit(X, y))
+        np.testing.assert_array_equal(pipe.sample_indices_, plain.sample_indices_)
+        np.testing.assert_allclose(pipe.sample_weight_, plain.sample_weight_)
+        np.testing.assert_allclose(pipe.predict_proba(X), plain.predict_proba(X))
+        # With metadata the requesting steps get it: the same fit as without routing.
+        w = np.random.RandomState(4).uniform(0.5, 2.0, X.shape[0])
+        routed = _returns_in_time(lambda: _routing_pipe().fit(X, y, sample_weight=w))
+    weighted = clone(plain).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(routed.sample_weight_, weighted.sample_weight_)
+    np.testing.assert_allclose(routed["standardscaler"].mean_, weighted["standardscaler"].mean_)
+    np.testing.assert_allclose(routed.predict_proba(X), weighted.predict_proba(X))
+
+
+def test_metadata_routing_grid_search(phish):
+    X, y = phish
+    w = np.random.RandomState(5).uniform(0.5, 2.0, X.shape[0])
+    grid = {"uniformcoreset__n_points": [5, 100]}
+    with config_context(enable_metadata_routing=True):
+        bare = _returns_in_time(lambda: GridSearchCV(_routing_pipe(), grid, cv=3).fit(X, y))
+        routed = _returns_in_time(
+            lambda: GridSearchCV(_routing_pipe(), grid, cv=3).fit(X, y, sample_weight=w)
+        )
+    assert bare.best_params_ == routed.best_params_ == {"uniformcoreset__n_points": 100}
+    # The weights reached the coreset of the refit: uniform weights are w_n * N / M.
+    cs = routed.best_estimator_["uniformcoreset"]
+    np.testing.assert_allclose(cs.sample_weight_, w[cs.sample_indices_] * X.shape[0] / 100)
+    cs_bare = bare.best_estimator_["uniformcoreset"]
+    np.testing.assert_allclose(cs_bare.sample_weight_, X.shape[0] / 100)
+
+
 def test_stock_pipeline_rejects_a_coreset_step(phish):
     X, y = phish
     stock = sk_make_pipeline(StandardScaler(), giga(20), LogisticRegression())
@@ -242,3 +311,102 @@ def test_transform_availability_follows_the_steps(phishing):
     pipe = make_pipeline(StandardScaler(), OMPCoreset(20, n_projections=20)).fit(X, y)
     assert pipe.transform(X).shape == X.shape
     np.testing.assert_allclose(pipe.transform(X), StandardScaler().fit_transform(X))
+
+
+def _bayes_pipe(final=None):
+    from skcoreset.coreset import OMPCoreset
+    from skcoreset.linear_model import BayesianLogisticRegression
+
+    final = final or BayesianLogisticRegression(n_samples=50, n_warmup=50, random_state=0)
+    return make_pipeline(StandardScaler(), OMPCoreset(20, n_projections=20, random_state=0), final)
+
+
+def _bad_inputs():
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((200, 3))
+    y = (X[:, 0] > 0).astype(float)
+    one_bad = np.arange(200) == 7
+    huge = X.copy()
+    huge[:, 0] = np.where(X[:, 0] > 0, 1.5e308, -1.5e308)  # finite, but overflows the scaler
+    return {
+        "nan in y": (X, np.where(one_bad, np.nan, y), r"y contains NaN"),
+        "inf in y": (X, np.where(one_bad, np.inf, y), r"y contains infinity"),
+        "huge X": (huge, y, r"'standardscaler'.*too large.*overflow"),
+        "huge X, 1e307": (X * 3e307, y, r"'standardscaler'.*too large.*overflow"),
+        "continuous y": (X, X[:, 1], r"real values|continuous"),
+    }
+
+
+@pytest.mark.parametrize("case", list(_bad_inputs()))
+@pytest.mark.parametrize("final", ["bayesian", "logistic"])
+def test_messages_name_the_actual_problem(case, final):
+    """NaN/inf in y, overflow in a step before the coreset and real-valued targets for a
+    classifier are each named, not reported as "3 classes" or "X contains NaN"."""
+    X, y, match = _bad_inputs()[case]
+    pipe = _bayes_pipe(LogisticRegression() if final == "logistic" else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the scaler's own overflow warning
+        with pytest.raises(ValueError, match=match) as info:
+            pipe.fit(X, y)
+    message = str(info.value)
+    assert "classes" not in message
+    assert "X contains NaN" not in message
+
+
+def test_nonfinite_output_after_the_coreset_is_named():
+    from sklearn.preprocessing import FunctionTransformer
+
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    log = FunctionTransformer(np.log)  # NaN for negative input
+    pipe = make_pipeline(
+        UniformCoreset(40, projection=None, random_state=0), log, LogisticRegression()
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.filterwarnings("ignore", "Step 'functiontransformer'.*sample_weight")
+        with pytest.raises(ValueError, match=r"'functiontransformer'.*NaN or infinity"):
+            pipe.fit(X, y)
+    # input already holding NaN is reported by the steps themselves, as missing values
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        make_pipeline(StandardScaler(), giga(20), LogisticRegression()).fit(X_nan, y)
+
+
+class _EmptyResampler(BaseEstimator):
+    """A resampler that keeps no rows (as a coreset of negligible weights may)."""
+
+    def fit(self, X, y, sample_weight=None):
+        return self
+
+    def fit_resample(self, X, y, sample_weight=None):
+        self.sample_indices_ = np.arange(0)
+        return X[:0], y[:0], {"sample_weight": np.ones(0)}
+
+
+def test_an_empty_coreset_and_overflowing_weights_are_named():
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="'_emptyresampler' kept no rows"):
+        make_pipeline(_EmptyResampler(), LogisticRegression()).fit(X, y)
+    # weights whose weighted sums overflow the scaler: the weights are named, not X
+    w = np.full(60, 1e300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(
+            ValueError, match="'standardscaler'.*sample_weight has values too large"
+        ):
+            make_pipeline(StandardScaler(), giga(20), LogisticRegression()).fit(
+                X, y, sample_weight=w
+            )
+
+
+def test_a_coreset_of_one_class_is_named(phish):
+    X, y = phish
+    pipe = make_pipeline(UniformCoreset(1, projection=None, random_state=0), LogisticRegression())
+    # not "y has one class": y has two; the coreset step kept one
+    with pytest.raises(ValueError, match="'uniformcoreset' kept rows of one class only.*n_points"):
+        pipe.fit(X, y)

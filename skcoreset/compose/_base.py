@@ -8,14 +8,19 @@ meta-estimators share what is written here:
   coreset with ``model='auto'`` uses the likelihood of the estimator it feeds;
 * :func:`resample`: fit one resampler with that model and return its weighted rows;
 * where the weights go in the next estimator's ``fit`` (:func:`weight_key`), and how seeds
-  are handed down (:func:`random_state_params`).
+  are handed down (:func:`random_state_params`);
+* :func:`check_resample_caller`: the refusal of callers that would drop the weights.
 """
+
+import inspect
+import sys
 
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.linear_model import PoissonRegressor, TweedieRegressor
 from sklearn.utils.validation import has_fit_parameter
 
+from .._sklearn_compat import _safe_indexing
 from ..coreset import BaseCoreset
 from ..models import MODEL_NAMES
 
@@ -102,25 +107,94 @@ def resample(step, X, y, sample_weight, model):
 
     ``model`` is the model the composition resolved (None: the step decides): a skcoreset
     coreset whose ``model`` is 'auto' uses it, without its parameters being changed; another
-    resampler is simply called. ``w_m`` is None when a resampler returns no weights.
+    resampler is simply called. ``w_m`` is None when a resampler returns no weights and was
+    given none.
+
+    A resampler that returns ``(X, y)`` only (imbalanced-learn's samplers) and whose
+    ``fit_resample`` takes no ``sample_weight`` passes the data's weights on when it keeps
+    rows of its input (``sample_indices_``, e.g. ``RandomUnderSampler``): each kept row keeps
+    its weight. One that makes new rows (``SMOTE``) cannot, and given weights is an error.
     """
     if isinstance(step, BaseCoreset):
         step._fit(X, y, sample_weight, model=model)
         X_m, y_m, params = step._selected(X, y)
         return X_m, y_m, params["sample_weight"]
-    kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-    out = step.fit_resample(X, y, **kwargs)
-    if len(out) == 2:
-        if sample_weight is not None:
-            raise TypeError(
-                f"{type(step).__name__}.fit_resample returned no weights, so the weights "
-                "given to it cannot be passed on; skcoreset expects fit_resample to return "
-                "(X, y, {'sample_weight': w})."
-            )
-        X_m, y_m = out
+    name = type(step).__name__
+    takes_weights = _takes_parameter(step.fit_resample, "sample_weight")
+    passed = sample_weight is not None and takes_weights
+    out = step.fit_resample(X, y, **({"sample_weight": sample_weight} if passed else {}))
+    if len(out) == 3:
+        X_m, y_m, params = out
+        return X_m, y_m, params.get("sample_weight")
+    X_m, y_m = out
+    if sample_weight is None:
         return X_m, y_m, None
-    X_m, y_m, params = out
-    return X_m, y_m, params.get("sample_weight")
+    indices = getattr(step, "sample_indices_", None)
+    if not passed and indices is not None:
+        return X_m, y_m, _safe_indexing(sample_weight, np.asarray(indices))
+    if passed:
+        why = "returned no weights, so the weights given to it cannot be passed on"
+    else:
+        why = (
+            "takes no sample_weight and returns new rows (it has no sample_indices_), so the "
+            "data's weights cannot follow them"
+        )
+    raise TypeError(
+        f"{name}.fit_resample {why}; skcoreset expects fit_resample to return "
+        "(X, y, {'sample_weight': w}). Fit without sample_weight, or place the sampler "
+        "where no weights reach it."
+    )
+
+
+def _takes_parameter(method, name):
+    """Whether ``method`` has a parameter called ``name`` (``**kwargs`` does not count:
+    imbalanced-learn's ``fit_resample(X, y, **params)`` rejects unknown names)."""
+    try:
+        return name in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def check_resample_caller(resampler=None):
+    """Refuse a call of ``fit_resample`` by imbalanced-learn, which would drop the weights.
+
+    imbalanced-learn's samplers return ``(X, y)``, and its :class:`imblearn.pipeline.Pipeline`
+    (like its other callers of ``fit_resample``) unpacks exactly two values. A coreset returns
+    ``(X, y, {"sample_weight": w})``: there it fails with "too many values to unpack", and a
+    wrapper returning two values would silently fit the next steps on unweighted rows. Called
+    first thing in a coreset's ``fit_resample``, this raises a TypeError that says what to use
+    instead when the caller's code lives in the ``imblearn`` package.
+
+    The caller is the first frame above ``fit_resample`` (frames of methods named
+    ``fit_resample`` are skipped, so a subclass may extend it through ``super()``); only the
+    direct caller counts, so a coreset used inside code that imbalanced-learn calls (e.g. the
+    fit of :class:`~skcoreset.compose.CoresetClassifier` as the last step of an imblearn
+    pipeline) is not affected.
+
+    Parameters
+    ----------
+    resampler : object, default=None
+        The coreset, named in the message.
+
+    Raises
+    ------
+    TypeError
+        When the caller is imbalanced-learn.
+    """
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name == "fit_resample":
+        frame = frame.f_back
+    module = "" if frame is None else str(frame.f_globals.get("__name__", ""))
+    if module != "imblearn" and not module.startswith("imblearn."):
+        return
+    name = "a coreset" if resampler is None else type(resampler).__name__
+    raise TypeError(
+        f"{name}.fit_resample was called by imbalanced-learn ({module}), which expects (X, y) "
+        "back; a coreset returns (X, y, {'sample_weight': w}) and its weights would be lost. "
+        "Use skcoreset.pipeline.make_pipeline instead (it accepts imbalanced-learn samplers "
+        "before the coreset), or make CoresetClassifier(coreset, estimator) (CoresetRegressor "
+        "for a regressor) the last step of the imbalanced-learn pipeline."
+    )
 
 
 def weight_key(estimator):

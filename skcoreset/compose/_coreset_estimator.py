@@ -20,6 +20,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._logging import phase
 from .._sklearn_compat import HasMethods, _fit_context
 from ..models import BinaryLabels
 from ._base import (
@@ -45,6 +46,10 @@ def _estimator_has(attr):
     return check
 
 
+# The ArviZ groups indexed by observation.
+_OBSERVATION_GROUPS = ("log_likelihood", "observed_data", "constant_data", "posterior_predictive")
+
+
 # -- the meta-estimators ----------------------------------------------------------------------
 class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
     _parameter_constraints: dict = {
@@ -52,13 +57,17 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit"]), None],
         "random_state": ["random_state"],
         "store_coreset": ["boolean"],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, coreset=None, estimator=None, *, random_state=None, store_coreset=True):
+    def __init__(
+        self, coreset=None, estimator=None, *, random_state=None, store_coreset=True, verbose=0
+    ):
         self.coreset = coreset
         self.estimator = estimator
         self.random_state = random_state
         self.store_coreset = store_coreset
+        self.verbose = verbose
 
     # -- hooks --------------------------------------------------------------------------
     def _default_estimator(self):
@@ -119,7 +128,9 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             estimator.set_params(**random_state_params(estimator, rng))
         y = self._prepare_targets(y)
         model = declared_model(coreset) or infer_model(estimator)
-        X_m, y_m, w_m = resample(coreset, X, y, sample_weight, model)
+        size = getattr(coreset, "n_points", None)
+        with phase(self, f"coreset: {type(coreset).__name__} (n_points={size}, model={model})"):
+            X_m, y_m, w_m = resample(coreset, X, y, sample_weight, model)
 
         self.coreset_ = coreset
         self.sample_indices_ = np.asarray(coreset.sample_indices_, dtype=np.intp)
@@ -132,8 +143,15 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         if self.store_coreset:
             self.X_coreset_ = X_m
             self.y_coreset_ = y_m
+        n_rows = len(self.sample_weight_)
+        if n_rows == 0:
+            raise ValueError(
+                f"{type(coreset).__name__} kept no rows, so the estimator cannot be fitted; "
+                "check its parameters and the data's sample_weight (all negligible?)."
+            )
         self._check_coreset_targets(y_m)
-        estimator.fit(X_m, y_m, **{key: self.sample_weight_})
+        with phase(self, f"fit of {type(estimator).__name__} on {n_rows} weighted rows"):
+            estimator.fit(X_m, y_m, **{key: self.sample_weight_})
         self.estimator_ = estimator
         return self
 
@@ -213,6 +231,40 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             X, n_draws=n_draws, random_state=random_state
         )
 
+    @available_if(_estimator_has("to_inference_data"))
+    def to_inference_data(self, *, random_state=None):
+        """The estimator's ArviZ export of its fit on the coreset (skcoreset's Bayesian models).
+
+        The observations are the coreset rows with their weights (``obs_id``: their rows in
+        the training data, ``sample_indices_``); see
+        :meth:`skcoreset.linear_model.BayesianLogisticRegression.to_inference_data` for what
+        ``arviz.loo`` means on them. With ``store_coreset=True`` the rows are passed on, so a
+        coreset of any size works.
+
+        Parameters
+        ----------
+        random_state : int, RandomState instance or None, default=None
+            Seeds the posterior predictive replicates.
+
+        Returns
+        -------
+        arviz.InferenceData
+        """
+        check_is_fitted(self)
+        if self.store_coreset:
+            idata = self.estimator_.to_inference_data(
+                self.X_coreset_,
+                self.y_coreset_,
+                self.sample_weight_,
+                random_state=random_state,
+            )
+        else:
+            idata = self.estimator_.to_inference_data(random_state=random_state)
+        # obs_id: rows of the coreset -> rows of the training data
+        groups = [g for g in _OBSERVATION_GROUPS if g in idata.groups()]
+        obs_id = self.sample_indices_[idata.observed_data["obs_id"].values]
+        return idata.assign_coords(obs_id=obs_id, groups=groups)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         inner = get_tags(self._get_estimator())
@@ -249,6 +301,10 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
     store_coreset : bool, default=True
         Keep the selected rows as ``X_coreset_`` / ``y_coreset_`` (needed by
         :func:`skcoreset.metrics.posterior_fidelity_score`).
+    verbose : int, default=0
+        Print the two phases of ``fit`` (the coreset, the estimator's fit) with their
+        durations when positive; they are always logged to the ``skcoreset`` logger. The
+        inner estimators keep their own ``verbose``.
 
     Attributes
     ----------
@@ -294,6 +350,8 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
             y_arr = y_arr.ravel()
+        if y_arr.shape[:1] == (0,):
+            return y  # no rows: the coreset's validation of X says so
         check_classification_targets(y_arr)  # scikit-learn's message for continuous targets
         self.classes_ = BinaryLabels.fit(y_arr).classes
         return y
@@ -394,6 +452,10 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
         None leaves their own settings.
     store_coreset : bool, default=True
         Keep the selected rows as ``X_coreset_`` / ``y_coreset_``.
+    verbose : int, default=0
+        Print the two phases of ``fit`` (the coreset, the estimator's fit) with their
+        durations when positive; they are always logged to the ``skcoreset`` logger. The
+        inner estimators keep their own ``verbose``.
 
     Attributes
     ----------

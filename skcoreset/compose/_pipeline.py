@@ -16,8 +16,6 @@ A resampler is any step with a ``fit_resample(X, y, sample_weight=None)`` method
 ``(X_m, y_m, {"sample_weight": w_m})``: skcoreset's coreset estimators.
 """
 
-import warnings
-
 import numpy as np
 from sklearn import pipeline as _skpipeline
 from sklearn.base import is_classifier, is_regressor
@@ -26,6 +24,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .._sklearn_compat import _fit_context, _routing_enabled
+from .._warnings import warn
 from ._base import (
     declared_model,
     indexable,
@@ -37,6 +36,9 @@ from ._base import (
 )
 
 __all__ = ["Pipeline", "make_pipeline"]
+
+# Beyond this magnitude squares overflow float64 (sqrt of its largest value, ~1.3e154).
+_OVERFLOW_SCALE = float(np.sqrt(np.finfo(np.float64).max))
 
 
 def _final_estimator_has(attr):
@@ -98,7 +100,8 @@ class Pipeline(_skpipeline.Pipeline):
         The steps by name.
     sample_indices_ : ndarray
         Rows of the training data kept by the (last) coreset step, as indices of the rows
-        passed to ``fit`` (coreset of a coreset: composed).
+        passed to ``fit`` (composed through coresets and samplers that keep rows; unset
+        after a sampler that makes new rows, such as SMOTE).
     sample_weight_ : ndarray
         The weights the steps after the last coreset were fitted with.
     X_coreset_, y_coreset_ : array-like
@@ -123,6 +126,15 @@ class Pipeline(_skpipeline.Pipeline):
     such a step (its rows are no longer those of ``X``). With metadata routing enabled, the
     steps up to the first coreset receive what they request; the steps after it receive the
     coreset weights whether they request them or not.
+
+    **imbalanced-learn samplers** (anything whose ``fit_resample`` returns ``(X, y)``) may
+    come before a coreset, e.g. ``make_pipeline(StandardScaler(), SMOTE(), OMPCoreset(),
+    estimator)``: the coreset summarises the resampled rows. A sampler that keeps rows of its
+    input (``sample_indices_``, e.g. ``RandomUnderSampler``) passes the data's weights on
+    and ``sample_indices_`` composes through it; one that makes new rows (``SMOTE``) leaves
+    ``sample_indices_`` unset and cannot take ``sample_weight``. A coreset cannot be a step
+    of imbalanced-learn's own Pipeline (it would drop the weights); use this one, or
+    :class:`~skcoreset.compose.CoresetClassifier` as the last step of theirs.
 
     Examples
     --------
@@ -286,6 +298,8 @@ class Pipeline(_skpipeline.Pipeline):
                 head_params.update({f"{name}__{k}": v for k, v in step_params.items()})
         Xt = head.fit_transform(X, y, **head_params)
         self.steps[:first] = head.steps  # fitted clones when memory caches them
+        if _has_nonfinite(Xt):
+            _raise_for_nonfinite_output(head.steps, X, data_weight)
         return Xt
 
     def _fit_tail(self, Xt, yt, first, per_step, weight, n_rows):
@@ -300,7 +314,7 @@ class Pipeline(_skpipeline.Pipeline):
             step_params = dict(per_step[name])
             if is_resampler(step):
                 weight = self._coreset_weight(name, step_params, weight, idx == first)
-                Xt, yt, weight = self._fit_resampler(step, Xt, yt, weight, model)
+                Xt, yt, weight = self._fit_resampler(name, step, Xt, yt, weight, model)
                 indices = getattr(step, "sample_indices_", None)
                 rows = None if rows is None or indices is None else rows[indices]
             else:
@@ -365,20 +379,37 @@ class Pipeline(_skpipeline.Pipeline):
             step.fit(Xt, yt, **step_params)
             return Xt
         if weight is not None and not accepts:
-            warnings.warn(
+            warn(
                 f"Step {name!r} ({type(step).__name__}) does not accept sample_weight: it "
                 "is fitted on the coreset's rows without their weights. Place it before "
                 "the coreset to fit it on all rows.",
                 UserWarning,
-                stacklevel=4,
             )
         if hasattr(step, "fit_transform"):
-            return step.fit_transform(Xt, yt, **step_params)
-        return step.fit(Xt, yt, **step_params).transform(Xt)
+            out = step.fit_transform(Xt, yt, **step_params)
+        else:
+            out = step.fit(Xt, yt, **step_params).transform(Xt)
+        if _has_nonfinite(out):
+            _raise_for_nonfinite_output([(name, step)], Xt, weight)
+        return out
 
-    def _fit_resampler(self, step, Xt, yt, weight, model):
+    def _fit_resampler(self, name, step, Xt, yt, weight, model):
         """Fit one coreset step: its own model if it names one, else the final estimator's."""
-        Xr, yr, wr = resample(step, Xt, yt, weight, declared_model(step) or model)
+        model = declared_model(step) or model
+        Xr, yr, wr = resample(step, Xt, yt, weight, model)
+        if num_rows(Xr, default=1) == 0:
+            raise ValueError(
+                f"The coreset step {name!r} kept no rows, so the steps after it cannot be "
+                "fitted; check its parameters and the data's sample_weight (all negligible?)."
+            )
+        if model == "logistic" and yr is not None:
+            labels = np.unique(np.asarray(yr))
+            if labels.shape[0] < 2:
+                # Else the classifier after it reports "y has one class", although y has two.
+                raise ValueError(
+                    f"The coreset step {name!r} kept rows of one class only ({labels[:1]}); "
+                    "the classifier after it needs both classes: increase its n_points."
+                )
         self.X_coreset_, self.y_coreset_ = Xr, yr
         return Xr, yr, wr
 
@@ -553,6 +584,25 @@ class Pipeline(_skpipeline.Pipeline):
             self._transform_head(X), n_draws=n_draws, random_state=random_state
         )
 
+    @available_if(_final_estimator_has("to_inference_data"))
+    def to_inference_data(self, *, random_state=None):
+        """The final estimator's ArviZ export of its fit (skcoreset's Bayesian models).
+
+        Its observations are the rows the final step was fitted on: the coreset rows, in
+        the space of the final step's input, with the coreset weights.
+
+        Parameters
+        ----------
+        random_state : int, RandomState instance or None, default=None
+            Seeds the posterior predictive replicates.
+
+        Returns
+        -------
+        arviz.InferenceData
+        """
+        check_is_fitted(self)
+        return self.steps[-1][1].to_inference_data(random_state=random_state)
+
     def _transform_head(self, X):
         """X through every fitted transformer before the final step (coreset steps skipped)."""
         inference = self._inference_pipeline()
@@ -647,6 +697,66 @@ class Pipeline(_skpipeline.Pipeline):
             mapping.add(caller=method, callee=method)
         router.add(predict_part=predict_part, method_mapping=mapping)
         return router
+
+
+def _numeric_values(data):
+    """The numeric values of ``data`` as an array; None for data that cannot be read cheaply
+    (not NumPy, pandas, sparse or a list) or are not numeric."""
+    if hasattr(data, "tocsr"):
+        values = data.tocsr().data
+    elif hasattr(data, "select_dtypes"):
+        values = data.select_dtypes(include="number").to_numpy(dtype=np.float64)
+    elif isinstance(data, (np.ndarray, list, tuple)):
+        try:
+            values = np.asarray(data)
+        except ValueError:  # ragged lists
+            return None
+    else:
+        return None
+    return values if values.dtype.kind in "fc" else None
+
+
+def _has_nonfinite(data):
+    """Whether ``data`` are numeric and hold NaN or infinity."""
+    values = _numeric_values(data)
+    return values is not None and not np.all(np.isfinite(values))
+
+
+def _raise_for_nonfinite_output(fitted_steps, X, sample_weight=None):
+    """A step turned finite input into NaN or infinity: say which, and why (overflow of X's
+    values or of the weights it was fitted with).
+
+    Without this check the next step would report "X contains NaN", as if the data had
+    missing values. Input that already holds NaN or infinity is left to the steps' own checks.
+    """
+    values = _numeric_values(X)
+    if values is None or _has_nonfinite(X):
+        return
+    for name, step in fitted_steps:
+        if is_passthrough(step):
+            continue
+        X_next = step.transform(X)
+        if not _has_nonfinite(X_next):
+            X, values = X_next, _numeric_values(X_next)
+            continue
+        largest = float(np.max(np.abs(values), initial=0.0))
+        heaviest = 0.0 if sample_weight is None else float(np.max(sample_weight, initial=0.0))
+        where = f"Step {name!r} ({type(step).__name__}) turned finite input into NaN or infinity"
+        if heaviest > _OVERFLOW_SCALE:
+            raise ValueError(
+                f"{where}: its sample_weight has values too large for float64 arithmetic (up "
+                f"to {heaviest:.3g}; weighted sums overflow). Rescale the weights."
+            )
+        if largest > _OVERFLOW_SCALE:
+            raise ValueError(
+                f"{where}: its input has values too large for float64 arithmetic (up to "
+                f"{largest:.3g}; sums and squares overflow beyond about 1e154). Rescale X "
+                "before the pipeline, e.g. divide it by a power of ten."
+            )
+        raise ValueError(
+            f"{where} (largest input magnitude {largest:.3g}); check the step's parameters "
+            "and the data it gets."
+        )
 
 
 def make_pipeline(*steps, memory=None, verbose=False):

@@ -6,17 +6,19 @@ the coreset posterior exactly, and integer weights give the same posterior as du
 """
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.special
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import d2_tweedie_score
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._logging import phase, report
 from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
+from .._warnings import warn
 from ..models import BinaryLabels, get_model, laplace_approximation
 from ..sampler import NOISE_LOG_PRIOR, ess_bulk, sample_mala, split_rhat
 
@@ -28,6 +30,12 @@ ESS_THRESHOLD = 100
 # Predictions evaluate an (rows x draws) block of linear predictors at a time; this bounds it
 # to ~8 MB whatever the number of rows.
 _BLOCK_ELEMENTS = 1 << 20
+
+#: A fit keeps its rows (for :meth:`to_inference_data`) when it has at most this many rows
+#: with positive weight: every coreset, and small data sets; larger fits are not copied.
+MAX_STORED_ROWS = 10_000
+
+_LOG_2PI = np.log(2.0 * np.pi)
 
 
 class _BaseBayesianGLM(BaseEstimator):
@@ -49,6 +57,7 @@ class _BaseBayesianGLM(BaseEstimator):
         "preconditioner": [StrOptions({"laplace", "diag"}), None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -63,6 +72,7 @@ class _BaseBayesianGLM(BaseEstimator):
         preconditioner="laplace",
         random_state=None,
         progress=False,
+        verbose=0,
     ):
         self.prior_scale = prior_scale
         self.fit_intercept = fit_intercept
@@ -73,6 +83,7 @@ class _BaseBayesianGLM(BaseEstimator):
         self.preconditioner = preconditioner
         self.random_state = random_state
         self.progress = progress
+        self.verbose = verbose
 
     # -- hooks -------------------------------------------------------------------------
     def _noise_scale_param(self):
@@ -120,6 +131,7 @@ class _BaseBayesianGLM(BaseEstimator):
         rng = check_random_state(self.random_state)
         # Zero-weight rows do not enter the posterior: drop them so they cost nothing.
         keep = w > 0
+        rows = np.flatnonzero(keep)
         if not np.all(keep):
             X, y, w = X[keep], y[keep], w[keep]
             try:
@@ -133,7 +145,8 @@ class _BaseBayesianGLM(BaseEstimator):
                 f"non-zero weight to learn the noise scale; got {X.shape[0]} sample."
             )
         Xd = model.design(X)
-        lap = laplace_approximation(model, Xd, y, w, design=True)
+        with phase(self, f"Laplace fit ({X.shape[0]} rows, {Xd.shape[1]} parameters)"):
+            lap = laplace_approximation(model, Xd, y, w, design=True)
         mean, cov, chol = lap.mean, lap.cov, lap.chol
         if sample_noise:
             mean, cov, chol = _with_log_noise(mean, cov, chol, np.log(lap.model.noise), w.sum())
@@ -147,23 +160,37 @@ class _BaseBayesianGLM(BaseEstimator):
         # Each chain starts at a draw of the Laplace approximation: dispersed at the scale of
         # the posterior, so that R-hat can detect chains that do not mix.
         init = mean + rng.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
-        result = sample_mala(
-            model.code,
-            Xd,
-            y,
-            w,
-            init,
-            prior_scale=self.prior_scale,
-            noise_scale=model.noise,
-            sample_noise=sample_noise,
-            precond_chol=precond,
-            n_samples=self.n_samples,
-            n_warmup=self.n_warmup,
-            step_size=self.step_size,
-            random_state=rng,
-            progress=self.progress,
+        # sample_mala runs the warm-up and the kept steps in one call: one phase here.
+        mala = (
+            f"MALA: {self.n_chains} chains x ({self.n_warmup} warm-up + {self.n_samples} kept "
+            "steps)"
+        )
+        with phase(self, mala):
+            result = sample_mala(
+                model.code,
+                Xd,
+                y,
+                w,
+                init,
+                prior_scale=self.prior_scale,
+                noise_scale=model.noise,
+                sample_noise=sample_noise,
+                precond_chol=precond,
+                n_samples=self.n_samples,
+                n_warmup=self.n_warmup,
+                step_size=self.step_size,
+                random_state=rng,
+                progress=self.progress,
+            )
+        report(
+            self,
+            "step size %.3g (%s); acceptance rate of the kept steps per chain: %s",
+            result.step_size,
+            "adapted during warm-up" if self.step_size == "auto" else "fixed",
+            np.array2string(result.acceptance_rate, precision=3),
         )
         self._set_draws(result, X.shape[1], model, sample_noise)
+        self._keep_training_rows(X, y, w, rows)
         self._warn_convergence()
         return self
 
@@ -197,12 +224,12 @@ class _BaseBayesianGLM(BaseEstimator):
             problems.append(f"max R-hat = {max_rhat:.4g} > {RHAT_THRESHOLD}")
         if not min_ess >= ESS_THRESHOLD:
             problems.append(f"min bulk ESS = {min_ess:.4g} < {ESS_THRESHOLD}")
+        report(self, "max R-hat %.4g, min bulk ESS %.4g", max_rhat, min_ess)
         if problems:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: the MCMC chains may not have converged "
                 f"({'; '.join(problems)}). Increase n_samples and/or n_warmup.",
                 ConvergenceWarning,
-                stacklevel=3,
             )
 
     # -- posterior draws ---------------------------------------------------------------
@@ -226,14 +253,16 @@ class _BaseBayesianGLM(BaseEstimator):
             sl = slice(start, min(start + rows, X.shape[0]))
             yield sl, X[sl] @ coef.T + intercept
 
-    def _mean_response(self, X):
-        """Posterior mean of E[y | x] (probability of class 1, Poisson rate, or mean)."""
+    def _response_moments(self, X):
+        """Posterior mean and variance over the draws of E[y | x, theta] (the Poisson rate,
+        or the linear predictor), each of shape (n_rows,)."""
         model = self._model()
         coef, intercept, _ = self._pooled_draws()
-        out = np.empty(X.shape[0])
+        mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
         for sl, eta in self._eta_blocks(X, coef, intercept):
-            out[sl] = model.mean(eta).mean(axis=1)
-        return out
+            m = model.mean(eta)
+            mean[sl], var[sl] = m.mean(axis=1), m.var(axis=1)
+        return mean, var
 
     def _targets_for_density(self, y, n_rows):
         y = np.asarray(y)
@@ -305,12 +334,118 @@ class _BaseBayesianGLM(BaseEstimator):
         """Simulated targets in the caller's coding (class labels for the classifier)."""
         return draws
 
-    def to_inference_data(self):
-        """Export the posterior draws as an ArviZ ``InferenceData``.
+    def _keep_training_rows(self, X, y, w, rows):
+        """Keep the fitted rows for :meth:`to_inference_data` (small fits only) and, always,
+        what identifies them (their number and total weight)."""
+        self._training_summary = (X.shape[0], float(w.sum()))
+        if X.shape[0] <= MAX_STORED_ROWS:
+            # copies: the caller may change its arrays after fit
+            self._training_rows = (X.copy(), y.copy(), w.copy(), rows)
+        else:
+            self._training_rows = None
 
-        Variables ``coef`` (chain, draw, feature), ``intercept`` (if ``fit_intercept``) and
-        ``noise_scale`` (linear regression), and the per-chain acceptance rate under
-        ``sample_stats``.
+    def _training_data(self, X, y, sample_weight):
+        """``(X, coded y, w, row ids)`` of the fitted rows: kept at fit, or given again."""
+        if X is None and y is None and sample_weight is None:
+            if self._training_rows is None:
+                n_rows = self._training_summary[0]
+                raise ValueError(
+                    f"This fit had {n_rows} rows with positive weight, more than the "
+                    f"{MAX_STORED_ROWS} an estimator keeps; pass the training data again: "
+                    "to_inference_data(X, y, sample_weight)."
+                )
+            return self._training_rows
+        if X is None or y is None:
+            raise ValueError("Pass both X and y (the training data), or neither.")
+        X = self._check_X(X)
+        y = self._targets_for_density(y, X.shape[0])
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        rows = np.flatnonzero(w > 0)
+        X, y, w = X[rows], y[rows], w[rows]
+        n_rows, w_sum = self._training_summary
+        if X.shape[0] != n_rows or not np.isclose(w.sum(), w_sum, rtol=1e-9, atol=0.0):
+            raise ValueError(
+                f"X, y and sample_weight are not the data this estimator was fitted on: the "
+                f"fit had {n_rows} rows with positive weight (total weight {w_sum:.6g}); "
+                f"these have {X.shape[0]} (total weight {w.sum():.6g})."
+            )
+        return X, y, w, rows
+
+    def _log_prior(self):
+        """Log prior density of each pooled draw, normalised: shape (n_chains * n_samples,).
+
+        N(0, prior_scale^2) on every coefficient and the intercept; a sampled noise scale
+        adds the normal prior of ``log(noise_scale)`` (the sampled parameter).
+        """
+        coef, intercept, noise = self._pooled_draws()
+        s = float(self.prior_scale)
+        theta = coef if not self.fit_intercept else np.column_stack([coef, intercept])
+        lp = -0.5 * np.sum(theta**2, axis=1) / s**2 - theta.shape[1] * (np.log(s) + 0.5 * _LOG_2PI)
+        if self._samples_noise():
+            mu, sd = NOISE_LOG_PRIOR
+            z = (np.log(noise) - mu) / sd
+            lp = lp - 0.5 * z**2 - np.log(sd) - 0.5 * _LOG_2PI
+        return lp
+
+    def _samples_noise(self):
+        return self._model().has_noise and self._noise_scale_param() is None
+
+    def _pointwise_log_likelihood(self, X, y, w):
+        """``w_n log p(y_n | x_n, theta_j)`` for every pooled draw j: shape (J, n_rows)."""
+        model = self._model()
+        coef, intercept, noise = self._pooled_draws()
+        out = np.empty((coef.shape[0], X.shape[0]))
+        for sl, eta in self._eta_blocks(X, coef, intercept):
+            out[:, sl] = (w[sl, None] * model.log_density(y[sl, None], eta, noise_scale=noise)).T
+        return out
+
+    def _simulate_draws(self, X, rng):
+        """One replicate of the rows of X per pooled draw, in the model's coding: (J, n_rows)."""
+        model = self._model()
+        coef, intercept, noise = self._pooled_draws()
+        out = np.empty((coef.shape[0], X.shape[0]))
+        for sl, eta in self._eta_blocks(X, coef, intercept):
+            out[:, sl] = model.simulate(eta, rng, noise_scale=noise).T
+        return out
+
+    def to_inference_data(self, X=None, y=None, sample_weight=None, *, random_state=None):
+        """Export the fit as an ArviZ ``InferenceData``: posterior, sampler statistics,
+        pointwise log-likelihood, observed data and posterior predictive draws.
+
+        Groups (``n_obs`` is the number of fitted rows with positive weight):
+
+        * ``posterior``: ``coef`` (chain, draw, feature), ``intercept`` (if
+          ``fit_intercept``), ``noise_scale`` (linear regression);
+        * ``sample_stats``: ``lp``, the log posterior density of each draw (normalised prior
+          plus weighted log-likelihood; with a sampled noise scale, the density of
+          ``log(noise_scale)``, the sampled parameter); ``acceptance_rate`` and
+          ``step_size``, per chain and repeated over its draws (the sampler reports the
+          acceptance rate of each chain's kept steps, not of each step);
+        * ``log_likelihood``: ``y`` (chain, draw, obs_id), the weighted terms
+          ``w_n log p(y_n | x_n, theta)`` of the log posterior, so ``arviz.loo`` and
+          ``arviz.waic`` work;
+        * ``observed_data``: ``y`` (obs_id), in the model's coding (0/1 for the classifier,
+          1 meaning ``classes_[1]``);
+        * ``constant_data``: ``X`` (obs_id, feature) and ``sample_weight`` (obs_id);
+        * ``posterior_predictive``: ``y`` (chain, draw, obs_id), one replicate of the
+          observed rows per draw, in the same coding.
+
+        ``feature`` holds the feature names (``feature_names_in_``, else ``x0, x1, ...``);
+        ``obs_id`` the positions of the rows in the ``X`` given to ``fit``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            The training data, needed only when the fit had more than ``MAX_STORED_ROWS``
+            (10 000) rows with positive weight: smaller fits (every coreset) keep their
+            rows. They must be the rows ``fit`` got (checked by their number and total
+            weight): the log posterior in ``lp`` is theirs.
+        y : array-like of shape (n_samples,), default=None
+            The training targets, with ``X``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            The training weights, with ``X``.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the posterior predictive replicates.
 
         Returns
         -------
@@ -320,6 +455,22 @@ class _BaseBayesianGLM(BaseEstimator):
         ------
         ImportError
             If arviz is not installed.
+        ValueError
+            If the rows are needed and not given, or are not the training rows.
+
+        Notes
+        -----
+        **On a coreset fit** the observations are the M coreset rows and each pointwise
+        value is the *weighted* term ``w_n l_n``: ``arviz.loo`` and ``arviz.waic`` then
+        describe the weighted coreset (a pseudo-data set of M points with large weights),
+        not the full data. Their sum estimates the full data's in expectation, but leaving
+        out one heavily weighted coreset point removes many data points' worth of
+        likelihood, so expect large Pareto k values; for predictive accuracy on the full
+        data use :meth:`log_predictive_density` on held-out rows.
+
+        **Memory**: ``log_likelihood`` and ``posterior_predictive`` hold
+        ``n_chains * n_samples * n_obs`` floats each (4 chains x 1000 draws x 1000 rows:
+        32 MB each).
         """
         check_is_fitted(self)
         try:
@@ -328,6 +479,9 @@ class _BaseBayesianGLM(BaseEstimator):
             raise ImportError(
                 "to_inference_data needs arviz; install it with `pip install arviz`."
             ) from exc
+        X, y, w, rows = self._training_data(X, y, sample_weight)
+        rng = check_random_state(random_state)
+        C, S = self.coef_samples_.shape[:2]
         names = getattr(self, "feature_names_in_", None)
         if names is None:
             names = [f"x{k}" for k in range(self.n_features_in_)]
@@ -336,11 +490,24 @@ class _BaseBayesianGLM(BaseEstimator):
             posterior["intercept"] = self.intercept_samples_
         if hasattr(self, "noise_scale_samples_"):
             posterior["noise_scale"] = self.noise_scale_samples_
+        pointwise = self._pointwise_log_likelihood(X, y, w)
+        lp = self._log_prior() + pointwise.sum(axis=1)
+        sample_stats = {
+            "lp": lp.reshape(C, S),
+            "acceptance_rate": np.repeat(np.asarray(self.acceptance_rate_)[:, None], S, axis=1),
+            "step_size": np.full((C, S), float(self.step_size_)),
+        }
+        obs = ["obs_id"]
         return arviz.from_dict(
             posterior=posterior,
-            coords={"feature": list(names)},
-            dims={"coef": ["feature"]},
-            attrs={"estimator": type(self).__name__, "step_size": self.step_size_},
+            sample_stats=sample_stats,
+            log_likelihood={"y": pointwise.reshape(C, S, -1)},
+            observed_data={"y": y},
+            constant_data={"X": X, "sample_weight": w},
+            posterior_predictive={"y": self._simulate_draws(X, rng).reshape(C, S, -1)},
+            coords={"feature": list(names), "obs_id": rows},
+            dims={"coef": ["feature"], "y": obs, "X": obs + ["feature"], "sample_weight": obs},
+            attrs={"estimator": type(self).__name__},
         )
 
     def __sklearn_tags__(self):
@@ -394,6 +561,10 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         Seeds the chain initialisation and the sampler; fits are reproducible with an int.
     progress : bool, default=False
         Show a tqdm progress bar (needs the optional dependency tqdm).
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, MALA warm-up and sampling, convergence
+        diagnostics) with their durations when positive. They are always logged to the
+        ``skcoreset`` logger at INFO level.
 
     Attributes
     ----------
@@ -403,9 +574,10 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         Posterior draws of the coefficients.
     intercept_samples_ : ndarray of shape (n_chains, n_samples)
         Posterior draws of the intercept (zeros when ``fit_intercept=False``).
-    coef_ : ndarray of shape (n_features,)
-        Posterior mean of the coefficients.
-    intercept_ : float
+    coef_ : ndarray of shape (1, n_features)
+        Posterior mean of the coefficients (the shape of
+        :class:`~sklearn.linear_model.LogisticRegression`'s for two classes).
+    intercept_ : ndarray of shape (1,)
         Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
     acceptance_rate_ : ndarray of shape (n_chains,)
         Fraction of accepted proposals after warm-up.
@@ -461,6 +633,38 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
     def _decode(self, draws):
         return BinaryLabels(self.classes_).decode(draws)
 
+    def _set_draws(self, result, n_coef, model, sample_noise):
+        super()._set_draws(result, n_coef, model, sample_noise)
+        # LogisticRegression's shapes for a binary problem
+        self.coef_ = self.coef_.reshape(1, -1)
+        self.intercept_ = np.array([self.intercept_])
+
+    def predict_log_proba(self, X):
+        """Log posterior predictive class probabilities.
+
+        ``log p(y = c | x) = log((1/J) sum_j p(y = c | x, theta_j))`` over the J pooled draws,
+        by ``logsumexp``: finite where :meth:`predict_proba` rounds to 0 or 1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to predict.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, 2)
+            Columns follow ``classes_``.
+        """
+        X = self._check_X(X)
+        coef, intercept, _ = self._pooled_draws()
+        log_j = np.log(coef.shape[0])
+        out = np.empty((X.shape[0], 2))
+        for sl, eta in self._eta_blocks(X, coef, intercept):
+            # log sigmoid(eta) = -log(1 + exp(-eta)), and log(1 - sigmoid(eta)) likewise
+            out[sl, 1] = scipy.special.logsumexp(-np.logaddexp(0.0, -eta), axis=1) - log_j
+            out[sl, 0] = scipy.special.logsumexp(-np.logaddexp(0.0, eta), axis=1) - log_j
+        return out
+
     def predict_proba(self, X):
         """Posterior predictive class probabilities, averaged over all draws.
 
@@ -474,25 +678,28 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         proba : ndarray of shape (n_samples, 2)
             Columns follow ``classes_``.
         """
-        X = self._check_X(X)
-        p = self._mean_response(X)
-        return np.column_stack([1.0 - p, p])
+        return np.exp(self.predict_log_proba(X))
 
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
+    def decision_function(self, X):
+        """Log-odds of the posterior predictive probability of ``classes_[1]``.
+
+        As for :class:`~sklearn.linear_model.LogisticRegression`,
+        ``predict_proba(X)[:, 1] == expit(decision_function(X))`` and :meth:`predict` is
+        ``classes_[1]`` where it is positive. Averaging over the posterior makes it differ
+        slightly from the linear predictor at the posterior mean, ``X @ coef_.T +
+        intercept_`` (it is closer to 0 where the posterior is uncertain).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            The rows to predict.
+            The rows to score.
 
         Returns
         -------
-        log_proba : ndarray of shape (n_samples, 2)
-            Columns follow ``classes_``.
+        scores : ndarray of shape (n_samples,)
         """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+        log_proba = self.predict_log_proba(X)
+        return log_proba[:, 1] - log_proba[:, 0]
 
     def predict(self, X):
         """Most probable class under the posterior predictive.
@@ -507,8 +714,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         y_pred : ndarray of shape (n_samples,)
             Labels from ``classes_``.
         """
-        positive = self.predict_proba(X)[:, 1] > 0.5
-        return self._decode(positive)
+        return self._decode(self.decision_function(X) > 0)
 
     def _targets_for_density(self, y, n_rows):
         y = np.asarray(y)
@@ -553,6 +759,10 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
         Seeds the chain initialisation and the sampler; fits are reproducible with an int.
     progress : bool, default=False
         Show a tqdm progress bar (needs the optional dependency tqdm).
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, MALA warm-up and sampling, convergence
+        diagnostics) with their durations when positive. They are always logged to the
+        ``skcoreset`` logger at INFO level.
 
     Attributes
     ----------
@@ -595,8 +805,10 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
     1.01 or the smallest bulk ESS is below 100.
 
     The targets must be non-negative: counts, or rates with the exposure as
-    ``sample_weight``. :meth:`predict` returns the posterior mean of the rate
-    ``exp(x . coef + intercept)``; :meth:`score` is the R^2 of that mean.
+    ``sample_weight``: ``fit(X, y / exposure, sample_weight=exposure)`` has the posterior
+    of counts ``y`` with the offset ``log(exposure)``. :meth:`predict` returns the posterior
+    mean of the rate ``exp(x . coef + intercept)``; :meth:`score` is D^2, the fraction of
+    Poisson deviance it explains (as :class:`~sklearn.linear_model.PoissonRegressor`).
 
     Examples
     --------
@@ -612,20 +824,50 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
 
     __skcoreset_model__ = "poisson"
 
-    def predict(self, X):
+    def predict(self, X, return_std=False):
         """Posterior predictive mean: the rate ``exp(x . coef + intercept)`` averaged over draws.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             The rows to predict.
+        return_std : bool, default=False
+            Also return the standard deviation of the posterior predictive distribution of
+            a count, ``sqrt(E[rate] + Var[rate])`` over the posterior (Poisson noise plus the
+            uncertainty of the rate), as :class:`~sklearn.linear_model.BayesianRidge` returns
+            its predictive standard deviation.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
             Posterior mean rates.
+        y_std : ndarray of shape (n_samples,)
+            Posterior predictive standard deviations; only with ``return_std=True``.
         """
-        return self._mean_response(self._check_X(X))
+        mean, var = self._response_moments(self._check_X(X))
+        return (mean, np.sqrt(mean + var)) if return_std else mean
+
+    def score(self, X, y, sample_weight=None):
+        """D^2, the fraction of Poisson deviance explained, of :meth:`predict`.
+
+        ``1 - D(y, predict(X)) / D(y, mean(y))`` with the Poisson deviance ``D`` (weighted
+        by ``sample_weight``), as :class:`~sklearn.linear_model.PoissonRegressor` scores:
+        1 is perfect, 0 is the constant mean rate, and it can be negative.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to score.
+        y : array-like of shape (n_samples,)
+            Non-negative targets (counts or rates).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (the exposures, for rates).
+
+        Returns
+        -------
+        score : float
+        """
+        return float(d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=1))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -662,6 +904,10 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         Seeds the chain initialisation and the sampler; fits are reproducible with an int.
     progress : bool, default=False
         Show a tqdm progress bar (needs the optional dependency tqdm).
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, MALA warm-up and sampling, convergence
+        diagnostics) with their durations when positive. They are always logged to the
+        ``skcoreset`` logger at INFO level.
     noise_scale : float or None, default=None
         Standard deviation of the Gaussian noise. None samples it too, as the extra
         parameter ``log(noise_scale)`` with the weakly informative prior
@@ -747,6 +993,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         preconditioner="laplace",
         random_state=None,
         progress=False,
+        verbose=0,
     ):
         super().__init__(
             prior_scale=prior_scale,
@@ -758,24 +1005,36 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
             preconditioner=preconditioner,
             random_state=random_state,
             progress=progress,
+            verbose=verbose,
         )
         self.noise_scale = noise_scale
 
     def _noise_scale_param(self):
         return None if self.noise_scale is None else float(self.noise_scale)
 
-    def predict(self, X):
+    def predict(self, X, return_std=False):
         """Posterior predictive mean ``x . coef_ + intercept_``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             The rows to predict.
+        return_std : bool, default=False
+            Also return the standard deviation of the posterior predictive distribution,
+            ``sqrt(Var[x . coef + intercept] + E[noise_scale^2])`` over the posterior (the
+            uncertainty of the mean plus the noise), as
+            :class:`~sklearn.linear_model.BayesianRidge` does.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
             Posterior mean responses.
+        y_std : ndarray of shape (n_samples,)
+            Posterior predictive standard deviations; only with ``return_std=True``.
         """
         X = self._check_X(X)
-        return X @ self.coef_ + self.intercept_
+        y_pred = X @ self.coef_ + self.intercept_
+        if not return_std:
+            return y_pred
+        _, var = self._response_moments(X)
+        return y_pred, np.sqrt(var + np.mean(self.noise_scale_samples_**2))

@@ -2,14 +2,7 @@
 
 import numpy as np
 
-
-def _size_param(params):
-    keys = [k for k in params if k == "n_points" or k.endswith("__n_points")]
-    if len(keys) != 1:
-        raise ValueError(
-            f"Cannot tell which parameter is the coreset size among {sorted(params)}; pass param=."
-        )
-    return keys[0]
+from ._scorer import SmallestWithin, size_param
 
 
 def plot_coreset_size(grid_search, *, param=None, metrics=None, ax=None, logx=True):
@@ -29,7 +22,7 @@ def plot_coreset_size(grid_search, *, param=None, metrics=None, ax=None, logx=Tr
         'n_points'.
     metrics : list of str, default=None
         Scorer names to plot (the keys of a ``scoring`` dict, or 'score'); None: all of them,
-        the refit one first.
+        the refit one first (the metric of a :func:`smallest_within` rule).
     ax : matplotlib Axes, default=None
         Axes to draw on; None creates a figure.
     logx : bool, default=True
@@ -56,12 +49,13 @@ def plot_coreset_size(grid_search, *, param=None, metrics=None, ax=None, logx=Tr
     if results is None:
         raise ValueError("grid_search must be a fitted GridSearchCV (it has no cv_results_).")
     params = results["params"]
-    param = _size_param(params[0]) if param is None else param
+    param = size_param(params[0]) if param is None else param
     if f"param_{param}" not in results:
         raise ValueError(f"cv_results_ has no column param_{param}.")
     names = [k[len("mean_test_") :] for k in results if k.startswith("mean_test_")]
     if metrics is None:
         refit = getattr(grid_search, "refit", None)
+        refit = refit.metric if isinstance(refit, SmallestWithin) else refit
         metrics = sorted(names, key=lambda n: (n != refit, names.index(n)))
     else:
         missing = [m for m in metrics if m not in names]

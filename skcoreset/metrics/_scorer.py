@@ -1,4 +1,4 @@
-"""Scorers for model selection over the coreset size: posterior fidelity of a fitted coreset.
+"""Model selection over the coreset size: fidelity scorers, and a refit rule for the size.
 
 What a cross-validation split can measure
 -----------------------------------------
@@ -14,6 +14,8 @@ averages the fidelity over k training sets; combine it (``scoring={...}``) with 
 score on the validation fold (accuracy, R^2, log predictive density) to see both sides of the
 trade-off.
 """
+
+import numbers
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -179,3 +181,120 @@ def posterior_fidelity_score(estimator, X=None, y=None):
         <= 0; closer to 0 is better.
     """
     return -_coreset_kl(estimator, "forward")
+
+
+def size_param(params):
+    """The one key of a grid-search parameter dict that is a coreset size (``n_points``)."""
+    keys = [k for k in params if k == "n_points" or k.endswith("__n_points")]
+    if len(keys) != 1:
+        raise ValueError(
+            f"Cannot tell which parameter is the coreset size among {sorted(params)}; pass param=."
+        )
+    return keys[0]
+
+
+class SmallestWithin:
+    """The refit rule of :func:`smallest_within` (see there); a module-level class, so that a
+    search using it can be pickled.
+
+    Parameters
+    ----------
+    tolerance : float
+        Largest shortfall from the best mean score that is accepted.
+    metric : str, default=None
+        The scorer name (a key of the ``scoring`` dict); None for a single score.
+    param : str, default=None
+        The size parameter; None finds the one ending in ``n_points``.
+    """
+
+    def __init__(self, tolerance, metric=None, param=None):
+        if (
+            not isinstance(tolerance, numbers.Real)
+            or isinstance(tolerance, bool)
+            or not np.isfinite(tolerance)
+            or tolerance < 0
+        ):
+            raise ValueError(f"tolerance must be a finite non-negative number, got {tolerance!r}.")
+        self.tolerance = float(tolerance)
+        self.metric = metric
+        self.param = param
+
+    def _score_key(self, cv_results):
+        if self.metric is not None:
+            key = f"mean_test_{self.metric}"
+            if key not in cv_results:
+                raise ValueError(f"cv_results_ has no {key!r}; is {self.metric!r} a scorer name?")
+            return key
+        if "mean_test_score" in cv_results:
+            return "mean_test_score"
+        names = sorted(k[len("mean_test_") :] for k in cv_results if k.startswith("mean_test_"))
+        raise ValueError(f"The search has several scorers; pass metric= (one of {names}).")
+
+    def __call__(self, cv_results):
+        """The index (into ``cv_results['params']``) of the smallest good-enough candidate.
+
+        Parameters
+        ----------
+        cv_results : dict
+            A search's ``cv_results_``.
+
+        Returns
+        -------
+        best_index : int
+        """
+        scores = np.asarray(cv_results[self._score_key(cv_results)], dtype=np.float64)
+        params = cv_results["params"]
+        param = size_param(params[0]) if self.param is None else self.param
+        if any(param not in p for p in params):
+            raise ValueError(f"Not every candidate has the parameter {param!r}.")
+        sizes = np.array([p[param] for p in params], dtype=np.float64)
+        finite = np.isfinite(scores)
+        if not finite.any():
+            raise ValueError("No candidate has a finite mean score.")
+        good = np.flatnonzero(finite & (scores >= scores[finite].max() - self.tolerance))
+        # the smallest size; among equal sizes (other parameters vary) the best score
+        order = np.lexsort((-scores[good], sizes[good]))
+        return int(good[order[0]])
+
+    def __repr__(self):
+        return f"smallest_within({self.tolerance!r}, metric={self.metric!r}, param={self.param!r})"
+
+
+def smallest_within(tolerance, *, metric=None, param=None):
+    """A ``refit`` rule for ``GridSearchCV``: the smallest coreset within ``tolerance`` of the
+    best mean score.
+
+    A larger coreset rarely scores worse, so ``refit=True`` picks the largest size that wins
+    by noise. This rule takes every candidate whose mean cross-validated score is at least
+    ``best - tolerance`` and refits the one with the smallest coreset size (ties between
+    equal sizes, when other parameters vary, go to the better score).
+
+    Parameters
+    ----------
+    tolerance : float
+        Accepted shortfall from the best mean score, in the score's units (e.g. 0.005 for
+        half a point of accuracy). 0 keeps only the best score (the smallest size if
+        several tie).
+    metric : str, default=None
+        With several scorers (``scoring`` a dict), the one to compare (``refit`` uses its
+        name); None for a single score.
+    param : str, default=None
+        The size parameter (e.g. 'gigacoreset__n_points'); None finds the one ending in
+        'n_points'.
+
+    Returns
+    -------
+    refit : SmallestWithin
+        A callable ``refit(cv_results) -> index`` for ``GridSearchCV(refit=...)``; it can be
+        pickled. As with any callable ``refit``, the search has no ``best_score_``.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from skcoreset.metrics import smallest_within
+    >>> results = {"params": [{"coreset__n_points": m} for m in (10, 50, 200)],
+    ...            "mean_test_score": [0.80, 0.912, 0.915]}
+    >>> smallest_within(0.005)(results)  # 50 points is within 0.005 of the best
+    1
+    """
+    return SmallestWithin(tolerance, metric, param)

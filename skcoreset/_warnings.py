@@ -1,0 +1,34 @@
+"""Warnings that point at the caller's line, however many library frames lie between.
+
+A fixed ``stacklevel`` is right for one call path only: a Bayesian GLM's convergence warning
+is raised three frames below ``fit`` when the user calls ``fit``, and more when a pipeline,
+a meta-estimator or a grid search calls it. :func:`warn` walks up to the first frame outside
+skcoreset, scikit-learn, imbalanced-learn and joblib (which runs the fits of a
+cross-validation), so the warning names the user's file and line.
+"""
+
+import sys
+import warnings
+
+_LIBRARIES = ("skcoreset", "sklearn", "imblearn", "joblib")
+
+
+def _is_library(frame):
+    module = str(frame.f_globals.get("__name__", ""))
+    return any(module == name or module.startswith(name + ".") for name in _LIBRARIES)
+
+
+def caller_stacklevel():
+    """The ``stacklevel`` that makes a ``warnings.warn`` issued by the *calling* function
+    point at the first frame outside the libraries (the last frame if there is none)."""
+    frame = sys._getframe(1)  # the function that will call warnings.warn: stacklevel 1
+    level = 1
+    while frame.f_back is not None and _is_library(frame):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message, category=UserWarning):
+    """``warnings.warn(message, category)`` attributed to the caller's line."""
+    warnings.warn(message, category, stacklevel=caller_stacklevel())
