@@ -13,7 +13,7 @@ from skcoreset.linear_model import (
     BayesianLogisticRegression,
     BayesianPoissonRegression,
 )
-from skcoreset.models import get_model, laplace_approximation
+from skcoreset.models import default_prior_scale, get_model, laplace_approximation
 
 # Short chains keep the API tests fast; their R-hat / ESS warnings are expected there.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -117,7 +117,9 @@ def test_real_data_close_to_laplace(dataset, Est, request):
         est = Est(random_state=0).fit(X, y)  # default settings
     assert np.all(est.rhat_ < 1.01)
     assert np.all(np.abs(est.acceptance_rate_ - 0.574) < 0.1)
-    lap = laplace_approximation(get_model(Est.__skcoreset_model__), X, y)
+    lap = laplace_approximation(
+        get_model(Est.__skcoreset_model__, prior_scale=est.prior_scale_), X, y
+    )
     _, flat = _draws(est)
     # At N ~ 1e4 the posterior is nearly Gaussian: mean - MAP is O(1/N) in parameter units,
     # i.e. O(1/sqrt(N)) ~ 0.01 posterior sd; the Monte Carlo error of the mean is
@@ -469,3 +471,44 @@ def test_convergence_warning_points_at_the_callers_line():
         found = [r for r in records if issubclass(r.category, ConvergenceWarning)]
         assert found, name
         assert all(r.filename == __file__ for r in found), (name, [r.filename for r in found])
+
+
+# -- the default prior -------------------------------------------------------------------
+
+
+def test_auto_prior_is_the_coresets_rule():
+    X, y = _logistic_data(N=200)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(y))
+    est = BayesianLogisticRegression(**SMALL).fit(X, y, sample_weight=w)
+    expected = default_prior_scale(get_model("logistic"), X, y, w)
+    np.testing.assert_array_equal(est.prior_scale_, expected)
+    fixed = BayesianLogisticRegression(prior_scale=2.0, **SMALL).fit(X, y)
+    np.testing.assert_array_equal(fixed.prior_scale_, [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("x_unit, y_unit", [(1000.0, 1.0), (1.0, 1000.0), (0.01, 1e4)])
+def test_auto_prior_follows_the_units(x_unit, y_unit):
+    """Data in other units give the same posterior in those units (the default prior scales
+    with the data, the noise prior included); a fixed prior would shrink y * 1000 to nothing."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 2)) + [3.0, -1.0]
+    y = X @ [1.0, -0.5] + 2.0 + 0.8 * rng.standard_normal(300)
+    ref = BayesianLinearRegression(**SMALL).fit(X, y)
+    est = BayesianLinearRegression(**SMALL).fit(X * x_unit, y * y_unit)
+    np.testing.assert_allclose(est.prior_scale_[:2], ref.prior_scale_[:2] * y_unit / x_unit)
+
+    # The chains share their seed but not their rounding (the design's columns differ in
+    # scale by up to 1e6 here), so compare the posteriors: 4 x 200 draws, ESS >= ~200 per
+    # parameter, so the means of two runs differ by ~0.1 posterior sd; allow 0.4.
+    def draws(e, x_u, y_u):
+        return np.column_stack(
+            [
+                e.coef_samples_.reshape(-1, 2) * x_u / y_u,
+                e.intercept_samples_.ravel() / y_u,
+                e.noise_scale_samples_.ravel() / y_u,
+            ]
+        )
+
+    a, b = draws(ref, 1.0, 1.0), draws(est, x_unit, y_unit)
+    assert np.all(np.abs(a.mean(0) - b.mean(0)) < 0.4 * a.std(0)), (a.mean(0), b.mean(0))
+    assert np.all(np.abs(b.std(0) / a.std(0) - 1) < 0.25), b.std(0) / a.std(0)

@@ -207,11 +207,14 @@ def test_demo_quick(tmp_path):
         assert [r["size"] <= m for r, m in zip(rows, [8, 30])] == [True, True]
         assert all(r["kl"] >= 0 and r["shift"] >= 0 and r["seconds"] > 0 for r in rows)
     full = table["full data"][0]
-    # speed-up = full-data seconds / seconds (both printed rounded)
+    # speed-up = full-data seconds / seconds: seconds are printed to 0.005 and the speed-up
+    # to 0.05, so the printed speed-up lies within the ratio's range over those roundings
+    f = full["seconds"]
     for rows in table.values():
         for r in rows:
-            expected = full["seconds"] / r["seconds"]
-            assert r["speedup"] == pytest.approx(expected, rel=0.15, abs=0.06)
+            lo = (f - 0.005) / (r["seconds"] + 0.005) - 0.05
+            hi = (f + 0.005) / max(r["seconds"] - 0.005, 1e-9) + 0.05
+            assert lo <= r["speedup"] <= hi, (r, f)
     # the finding: at 30 points OMP's posterior is far closer than a uniform subsample's
     omp, uniform = table["OMP"][1], table["uniform"][1]
     assert omp["kl"] < uniform["kl"] / 10 and omp["shift"] < uniform["shift"] / 10

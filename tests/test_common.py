@@ -106,11 +106,16 @@ def test_pipeline_get_set_params_roundtrip():
 # check_sample_weight_equivalence_on_dense_data passes: with the same seed the sampler uses the
 # same random numbers, and integer weights give the duplicated rows' target up to rounding, so
 # these short chains agree. Longer chains may part ways on a rounding-close accept decision:
-# test_integer_weights_equal_duplicated_rows compares the posteriors statistically.
+# test_integer_weights_equal_duplicated_rows compares the posteriors statistically. The
+# Poisson model keeps a unit prior here: the checks' counts are barely explained by their
+# features, and under the wide default prior its predictions reach 1e20, where the last bits
+# of a rounding difference show at the checks' rtol of 1e-7.
 @parametrize_with_checks(
     [
         BayesianLogisticRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
-        BayesianPoissonRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
+        BayesianPoissonRegression(
+            prior_scale=1.0, n_samples=50, n_warmup=50, n_chains=2, random_state=0
+        ),
         BayesianLinearRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
     ],
 )

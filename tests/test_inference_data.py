@@ -44,11 +44,13 @@ def _oracle_pointwise(est, X, y, w):
     return w * ll
 
 
-def _oracle_log_prior(est):
+def _oracle_log_prior(est, y, w):
     theta = np.concatenate([est.coef_samples_, est.intercept_samples_[..., None]], axis=-1)
-    lp = scipy.stats.norm.logpdf(theta, 0.0, est.prior_scale).sum(-1)
+    lp = scipy.stats.norm.logpdf(theta, 0.0, est.prior_scale_).sum(-1)
     if isinstance(est, BayesianLinearRegression):
-        lp += scipy.stats.norm.logpdf(np.log(est.noise_scale_samples_), 0.0, 3.0)
+        # prior_scale='auto': log(noise_scale) ~ N(log sd(y), 3^2), sd weighted by w
+        centre = 0.5 * np.log(np.cov(y, aweights=w, bias=True))
+        lp += scipy.stats.norm.logpdf(np.log(est.noise_scale_samples_), centre, 3.0)
     return lp
 
 
@@ -81,7 +83,7 @@ def test_groups_shapes_and_values(Est):
     assert ll.shape == (3, 200, len(kept))
     np.testing.assert_allclose(ll, _oracle_pointwise(est, X[kept], y[kept], w[kept]), rtol=1e-10)
     # lp: normalised prior plus the weighted log-likelihood
-    expected_lp = _oracle_log_prior(est) + ll.sum(-1)
+    expected_lp = _oracle_log_prior(est, y[kept], w[kept]) + ll.sum(-1)
     np.testing.assert_allclose(idata.sample_stats["lp"].values, expected_lp, rtol=1e-10)
     # per-chain sampler statistics, repeated over the draws
     acc = idata.sample_stats["acceptance_rate"].values

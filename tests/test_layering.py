@@ -2,7 +2,7 @@
 
 Layers, lowest first (a module may import its own layer and those below, never above):
 
-0. private utilities: ``_progress``, ``_logging``, ``_sklearn_compat``
+0. private utilities: ``_progress``, ``_logging``, ``_warnings``, ``_sklearn_compat``
 1. data and models: ``datasets``, ``models``
 2. what works on projected vectors or on a model: ``projection``, ``hilbert``, ``sampler``,
    ``metrics``
@@ -24,6 +24,7 @@ PACKAGE = pathlib.Path(__file__).parents[1] / "skcoreset"
 LAYERS = {
     "_progress": 0,
     "_logging": 0,
+    "_warnings": 0,
     "_sklearn_compat": 0,
     "datasets": 1,
     "models": 1,

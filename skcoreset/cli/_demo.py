@@ -318,6 +318,8 @@ def _notes(noise_kl, noise_shift, n_test, n_params):
 
 
 def _speed(ratio):
+    if 0.95 <= ratio < 1.05:
+        return "about as fast as"
     return f"{ratio:.1f}x faster than" if ratio >= 1 else f"{1 / ratio:.1f}x slower than"
 
 

@@ -58,6 +58,7 @@ from ._blocks import (
     n_rows,
     read_block,
 )
+from ._caller import check_resample_caller
 from ._dask import is_dask_collection
 from ._merge_reduce import FINAL, LEAF, MergeTree, Node, NodeSeeds
 
@@ -141,6 +142,7 @@ class BaseCoreset(BaseEstimator):
         params : dict
             ``{"sample_weight": sample_weight_}``, to pass to the next estimator's ``fit``.
         """
+        check_resample_caller(self)
         self._fit(X, y, sample_weight)
         return self._selected(X, y)
 

@@ -1,11 +1,15 @@
 """Bayesian generalised linear models sampled by preconditioned MALA.
 
-The posterior is ``N(theta | 0, prior_scale^2 I) * prod_n p(y_n | x_n, theta)^{w_n}``: sample
-weights are exponents of the likelihood terms, so a weighted coreset ``(X_m, y_m, w_m)`` gives
-the coreset posterior exactly, and integer weights give the same posterior as duplicated rows.
+The posterior is ``N(theta | 0, diag(prior_scale^2)) * prod_n p(y_n | x_n, theta)^{w_n}``:
+sample weights are exponents of the likelihood terms, so a weighted coreset ``(X_m, y_m, w_m)``
+gives the coreset posterior exactly, and integer weights give the same posterior as duplicated
+rows. The default prior follows the scale of the data
+(:func:`~skcoreset.models.default_prior_scale`), as the coresets' does, so a coreset and the
+model it feeds target the same posterior.
 """
 
 import numbers
+from dataclasses import replace
 
 import numpy as np
 import scipy.special
@@ -20,6 +24,7 @@ from .._logging import phase, report
 from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from .._warnings import warn
 from ..models import BinaryLabels, get_model, laplace_approximation
+from ..models._prior import Moments, prior_from_moments
 from ..sampler import NOISE_LOG_PRIOR, ess_bulk, sample_mala, split_rhat
 
 # Convergence thresholds behind the ConvergenceWarning (Vehtari et al. 2021 recommend
@@ -48,7 +53,7 @@ class _BaseBayesianGLM(BaseEstimator):
     __skcoreset_model__ = None
 
     _parameter_constraints: dict = {
-        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "n_samples": [Interval(numbers.Integral, 4, None, closed="left")],
         "n_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -63,7 +68,7 @@ class _BaseBayesianGLM(BaseEstimator):
     def __init__(
         self,
         *,
-        prior_scale=1.0,
+        prior_scale="auto",
         fit_intercept=True,
         n_samples=1000,
         n_warmup=500,
@@ -93,7 +98,7 @@ class _BaseBayesianGLM(BaseEstimator):
         """The model object, from the parameters."""
         return get_model(
             self.__skcoreset_model__,
-            prior_scale=self.prior_scale,
+            prior_scale=1.0 if self.prior_scale == "auto" else self.prior_scale,
             fit_intercept=self.fit_intercept,
             noise_scale=noise_scale,
         )
@@ -144,12 +149,16 @@ class _BaseBayesianGLM(BaseEstimator):
                 f"{type(self).__name__} with noise_scale=None needs at least 2 samples with "
                 f"non-zero weight to learn the noise scale; got {X.shape[0]} sample."
             )
+        self._set_prior(model, X, y, w)
+        model = replace(model, prior_scale=self.prior_scale_)
         Xd = model.design(X)
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {Xd.shape[1]} parameters)"):
             lap = laplace_approximation(model, Xd, y, w, design=True)
         mean, cov, chol = lap.mean, lap.cov, lap.chol
         if sample_noise:
-            mean, cov, chol = _with_log_noise(mean, cov, chol, np.log(lap.model.noise), w.sum())
+            mean, cov, chol = _with_log_noise(
+                mean, cov, chol, np.log(lap.model.noise), w.sum(), self._noise_log_prior
+            )
 
         if self.preconditioner == "laplace":
             precond = chol
@@ -172,9 +181,10 @@ class _BaseBayesianGLM(BaseEstimator):
                 y,
                 w,
                 init,
-                prior_scale=self.prior_scale,
+                prior_scale=self.prior_scale_,
                 noise_scale=model.noise,
                 sample_noise=sample_noise,
+                noise_log_prior=self._noise_log_prior,
                 precond_chol=precond,
                 n_samples=self.n_samples,
                 n_warmup=self.n_warmup,
@@ -193,6 +203,24 @@ class _BaseBayesianGLM(BaseEstimator):
         self._keep_training_rows(X, y, w, rows)
         self._warn_convergence()
         return self
+
+    def _set_prior(self, model, X, y, w):
+        """``prior_scale_`` (one per parameter) and the prior of a sampled log noise scale.
+
+        With ``prior_scale='auto'`` both follow the scale of the data: the coefficients get
+        :func:`~skcoreset.models.default_prior_scale`, and ``log(noise_scale)`` is centred on
+        ``log sd(y)`` (so targets in the thousands need no rescaling).
+        """
+        n_params = X.shape[1] + int(self.fit_intercept)
+        if self.prior_scale == "auto":
+            moments = Moments.of(X, y, w)  # weighted as duplicated rows would be
+            self.prior_scale_ = prior_from_moments(model, moments)
+            y_sd = moments.mean_and_sd()[3]
+            centre = np.log(y_sd) if y_sd > 0 else NOISE_LOG_PRIOR[0]
+        else:
+            self.prior_scale_ = np.full(n_params, float(self.prior_scale))
+            centre = NOISE_LOG_PRIOR[0]
+        self._noise_log_prior = (float(centre), NOISE_LOG_PRIOR[1])
 
     def _set_draws(self, result, n_coef, model, sample_noise):
         """The fitted attributes from the sampler's draws."""
@@ -374,15 +402,15 @@ class _BaseBayesianGLM(BaseEstimator):
     def _log_prior(self):
         """Log prior density of each pooled draw, normalised: shape (n_chains * n_samples,).
 
-        N(0, prior_scale^2) on every coefficient and the intercept; a sampled noise scale
+        N(0, prior_scale_^2) on each coefficient and the intercept; a sampled noise scale
         adds the normal prior of ``log(noise_scale)`` (the sampled parameter).
         """
         coef, intercept, noise = self._pooled_draws()
-        s = float(self.prior_scale)
+        s = self.prior_scale_
         theta = coef if not self.fit_intercept else np.column_stack([coef, intercept])
-        lp = -0.5 * np.sum(theta**2, axis=1) / s**2 - theta.shape[1] * (np.log(s) + 0.5 * _LOG_2PI)
+        lp = -0.5 * np.sum((theta / s) ** 2, axis=1) - np.sum(np.log(s)) - s.size * 0.5 * _LOG_2PI
         if self._samples_noise():
-            mu, sd = NOISE_LOG_PRIOR
+            mu, sd = self._noise_log_prior
             z = (np.log(noise) - mu) / sd
             lp = lp - 0.5 * z**2 - np.log(sd) - 0.5 * _LOG_2PI
         return lp
@@ -516,13 +544,13 @@ class _BaseBayesianGLM(BaseEstimator):
         return tags
 
 
-def _with_log_noise(mean, cov, chol, log_noise, w_sum):
+def _with_log_noise(mean, cov, chol, log_noise, w_sum, noise_log_prior):
     """Extend a Laplace fit of the coefficients by ``log sigma``, the sampled noise scale.
 
     At the mode the Fisher information of s = log sigma is 2 W (W = total weight), plus the
     prior precision, and s is (nearly) uncorrelated with the coefficients.
     """
-    _, s_sd = NOISE_LOG_PRIOR
+    _, s_sd = noise_log_prior
     var_s = 1.0 / (2.0 * w_sum + 1.0 / s_sd**2)
     P = mean.shape[0]
     cov_full = np.zeros((P + 1, P + 1))
@@ -539,9 +567,12 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
 
     Parameters
     ----------
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2) prior on every coefficient and on the
-        intercept.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
+        number is used for all of them. 'auto' follows the scale of the data, one standard
+        deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
+        the coresets use by default.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
     n_samples : int, default=1000
@@ -579,6 +610,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         :class:`~sklearn.linear_model.LogisticRegression`'s for two classes).
     intercept_ : ndarray of shape (1,)
         Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
+    prior_scale_ : ndarray of shape (n_features + fit_intercept,)
+        Prior standard deviation of each coefficient, then of the intercept (if fitted).
     acceptance_rate_ : ndarray of shape (n_chains,)
         Fraction of accepted proposals after warm-up.
     step_size_ : float
@@ -601,7 +634,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
 
     Notes
     -----
-    The posterior is ``N(theta | 0, prior_scale^2 I) prod_n p(y_n | x_n, theta)^{w_n}``:
+    The posterior is ``N(theta | 0, diag(prior_scale_^2)) prod_n p(y_n | x_n, theta)^{w_n}``:
     ``sample_weight`` multiplies each log-likelihood term, which is how a Bayesian coreset is
     used. Rows with zero weight are dropped before sampling. The sampler is the
     Metropolis-adjusted Langevin algorithm preconditioned by the Laplace covariance, with
@@ -737,9 +770,12 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
 
     Parameters
     ----------
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2) prior on every coefficient and on the
-        intercept.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
+        number is used for all of them. 'auto' follows the scale of the data, one standard
+        deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
+        the coresets use by default.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
     n_samples : int, default=1000
@@ -774,6 +810,8 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
         Posterior mean of the coefficients.
     intercept_ : float
         Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
+    prior_scale_ : ndarray of shape (n_features + fit_intercept,)
+        Prior standard deviation of each coefficient, then of the intercept (if fitted).
     acceptance_rate_ : ndarray of shape (n_chains,)
         Fraction of accepted proposals after warm-up.
     step_size_ : float
@@ -796,7 +834,7 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
 
     Notes
     -----
-    The posterior is ``N(theta | 0, prior_scale^2 I) prod_n p(y_n | x_n, theta)^{w_n}``:
+    The posterior is ``N(theta | 0, diag(prior_scale_^2)) prod_n p(y_n | x_n, theta)^{w_n}``:
     ``sample_weight`` multiplies each log-likelihood term, which is how a Bayesian coreset is
     used. Rows with zero weight are dropped before sampling. The sampler is the
     Metropolis-adjusted Langevin algorithm preconditioned by the Laplace covariance, with
@@ -882,9 +920,12 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
 
     Parameters
     ----------
-    prior_scale : float, default=1.0
-        Standard deviation of the N(0, prior_scale^2) prior on every coefficient and on the
-        intercept.
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
+        number is used for all of them. 'auto' follows the scale of the data, one standard
+        deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
+        the coresets use by default.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
     n_samples : int, default=1000
@@ -911,8 +952,9 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
     noise_scale : float or None, default=None
         Standard deviation of the Gaussian noise. None samples it too, as the extra
         parameter ``log(noise_scale)`` with the weakly informative prior
-        ``log(noise_scale) ~ N(0, 3^2)`` (95% prior mass on roughly [0.003, 360], so it
-        suits targets on a scale from about 1e-2 to 1e2; rescale ``y`` otherwise).
+        ``N(log sd(y), 3^2)`` (95% prior mass within a factor of 360 of the targets' standard
+        deviation); with a numeric ``prior_scale`` the prior is ``N(0, 3^2)``, which suits
+        targets on a scale from about 1e-2 to 1e2.
 
     Attributes
     ----------
@@ -924,6 +966,8 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         Posterior mean of the coefficients.
     intercept_ : float
         Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
+    prior_scale_ : ndarray of shape (n_features + fit_intercept,)
+        Prior standard deviation of each coefficient, then of the intercept (if fitted).
     acceptance_rate_ : ndarray of shape (n_chains,)
         Fraction of accepted proposals after warm-up.
     step_size_ : float
@@ -950,7 +994,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
 
     Notes
     -----
-    The posterior is ``N(theta | 0, prior_scale^2 I) prod_n p(y_n | x_n, theta)^{w_n}``:
+    The posterior is ``N(theta | 0, diag(prior_scale_^2)) prod_n p(y_n | x_n, theta)^{w_n}``:
     ``sample_weight`` multiplies each log-likelihood term, which is how a Bayesian coreset is
     used. Rows with zero weight are dropped before sampling. The sampler is the
     Metropolis-adjusted Langevin algorithm preconditioned by the Laplace covariance, with
@@ -983,7 +1027,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
     def __init__(
         self,
         *,
-        prior_scale=1.0,
+        prior_scale="auto",
         fit_intercept=True,
         noise_scale=None,
         n_samples=1000,

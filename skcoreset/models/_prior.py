@@ -33,15 +33,16 @@ def default_prior_scale(model, X, y, sample_weight=None):
     Returns
     -------
     prior_scale : ndarray of shape (n_features,) or (n_features + 1,)
-        One standard deviation per coefficient, then the intercept's (if fitted).
+        One standard deviation per coefficient, then the intercept's (if fitted), to four
+        significant digits.
 
     Examples
     --------
     >>> import numpy as np
     >>> from skcoreset.models import default_prior_scale, get_model
     >>> X = np.array([[0.0, 100.0], [2.0, 300.0], [4.0, 200.0]])
-    >>> default_prior_scale(get_model("logistic"), X, np.array([0.0, 1.0, 1.0])).round(3)
-    array([ 1.531,  0.031, 19.186])
+    >>> default_prior_scale(get_model("logistic"), X, np.array([0.0, 1.0, 1.0]))
+    array([ 1.531  ,  0.03062, 19.19   ])
     """
     return prior_from_moments(model, Moments.of(X, y, sample_weight))
 
@@ -128,7 +129,15 @@ def prior_from_moments(model, moments):
     else:
         s_y, level = 1.0, 0.0
     coef = COEF_SCALE * s_y / sd
-    if not model.fit_intercept:
-        return coef
-    intercept = INTERCEPT_SCALE * s_y + abs(level) + float(coef @ np.abs(mean))
-    return np.append(coef, intercept)
+    if model.fit_intercept:
+        coef = np.append(coef, INTERCEPT_SCALE * s_y + abs(level) + float(coef @ np.abs(mean)))
+    # Four significant digits: a weakly informative scale needs no more, and rounding makes
+    # it exactly the same whatever the order of the rows and the blocks they came in (sums
+    # in another order differ in the last bits, which an MCMC chain would amplify).
+    return _round_significant(coef, 4)
+
+
+def _round_significant(x, digits):
+    exponent = np.floor(np.log10(np.abs(x)))
+    scale = 10.0 ** (digits - 1 - exponent)
+    return np.round(x * scale) / scale
