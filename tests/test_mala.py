@@ -297,7 +297,7 @@ def _run_driver(run, problem, adapt, n_steps=60, n_calls=2, seed=14):
 
 
 def _parallel_driver(
-    kind,
+    code,
     sample_noise,
     theta,
     logp,
@@ -317,7 +317,7 @@ def _parallel_driver(
 ):
     assert not adapt  # the threaded driver only runs the fixed-step phase
     return K.mala_run_parallel(
-        kind,
+        code,
         sample_noise,
         theta,
         logp,
@@ -395,11 +395,11 @@ def test_same_chains_as_batched_numpy_mala(name):
     """The NumPy MALA of the benchmark consumes the same random numbers: same chains, up to
     rounding, through warm-up (dual averaging) and the kept draws; same accept decisions."""
     X, y, w = _glm_problem(name, 20)
-    kind = {"logistic": GK.LOGISTIC, "poisson": GK.POISSON, "gaussian": GK.GAUSSIAN}[name]
+    code = {"logistic": GK.LOGISTIC, "poisson": GK.POISSON, "gaussian": GK.GAUSSIAN}[name]
     init = 0.1 * np.random.default_rng(21).standard_normal((3, 4))
     L = np.linalg.cholesky(np.linalg.inv(X.T @ (w[:, None] * X) + np.eye(4)))
     kw = {"precond_chol": L, "n_samples": 250, "n_warmup": 150}
-    res = sample_mala(kind, X, y, w, init, noise_scale=SIGMA, random_state=22, **kw)
+    res = sample_mala(code, X, y, w, init, noise_scale=SIGMA, random_state=22, **kw)
     draws, acc, eps = mala_chains(name, X, y, w, init, noise=SIGMA, seed=22, **kw)
     assert res.step_size == pytest.approx(eps, rel=1e-6)
     np.testing.assert_array_equal(res.acceptance_rate, acc)
@@ -429,26 +429,26 @@ def test_batched_numpy_mala_recovers_gaussian_posterior():
     assert abs(acc.mean() - 0.574) < 0.1
 
 
-@pytest.mark.parametrize("kind", [GK.LOGISTIC, GK.POISSON, GK.GAUSSIAN])
-def test_chain_kernel_matches_oracle_and_is_batch_independent(kind):
+@pytest.mark.parametrize("code", [GK.LOGISTIC, GK.POISSON, GK.GAUSSIAN])
+def test_chain_kernel_matches_oracle_and_is_batch_independent(code):
     """weighted_loglik_grad_chains: each chain against the NumPy formulas (|eta| up to ~5000
     for the logistic model), several row blocks; a chain alone gives the bits it gives in a
     batch."""
-    name = {GK.LOGISTIC: "logistic", GK.POISSON: "poisson", GK.GAUSSIAN: "gaussian"}[kind]
+    name = {GK.LOGISTIC: "logistic", GK.POISSON: "poisson", GK.GAUSSIAN: "gaussian"}[code]
     N, D, C = 2 * GK.CHAIN_BLOCK + 37, 7, 5
     X, y, w = _glm_problem(name, 30, N=N, D=D)
     rng = np.random.default_rng(31)
     thetas = np.column_stack([0.5 * rng.standard_normal((C, D)), rng.standard_normal(C)])
-    if kind == GK.LOGISTIC:
+    if code == GK.LOGISTIC:
         thetas[0, :D] = 3000.0 * np.sign(rng.standard_normal(D))  # |eta| in the thousands
     noise = rng.uniform(0.3, 2.0, C)
-    offset = GK.weighted_offset(kind, y, w)
+    offset = GK.weighted_offset(code, y, w)
     Xt = np.ascontiguousarray(X.T)
 
     def run(th, sig):
         ll, grad = np.empty(len(th)), np.full((len(th), D + 1), 7.0)
         GK.weighted_loglik_grad_chains(
-            kind, th, Xt, y, w, offset, sig, ll, grad, np.empty((2, len(th), GK.CHAIN_BLOCK))
+            code, th, Xt, y, w, offset, sig, ll, grad, np.empty((2, len(th), GK.CHAIN_BLOCK))
         )
         return ll, grad
 

@@ -32,7 +32,7 @@ _CONTRACT = {"contract"}
 
 
 @njit(cache=True, inline="always")
-def loglik_terms(kind, eta, y, inv_var):
+def loglik_terms(code, eta, y, inv_var):
     """``(l - l0, dl/deta)`` at linear predictor ``eta``: the two formulas of each model.
 
     ``l0`` is the part of the log-likelihood that does not depend on ``eta``
@@ -40,11 +40,11 @@ def loglik_terms(kind, eta, y, inv_var):
     calls and vectorise; ``inv_var`` is the Gaussian ``1 / noise^2`` (ignored otherwise). The
     logistic pair shares one exponential.
     """
-    if kind == LOGISTIC:
+    if code == LOGISTIC:
         # y in {0, 1}: y * eta - log(1 + e^eta), and y - sigmoid(eta)
         sp, p = softplus_sigmoid(eta)
         return y * eta - sp, y - p
-    elif kind == POISSON:
+    elif code == POISSON:
         mu = fast_exp(eta)
         return y * eta - mu, y - mu
     else:
@@ -53,41 +53,41 @@ def loglik_terms(kind, eta, y, inv_var):
 
 
 @njit(cache=True, inline="always")
-def loglik_offset(kind, y, noise):
+def loglik_offset(code, y, noise):
     """``l0``, the part of the log-likelihood free of ``eta``: ``-log(y!)`` (Poisson), the
     Gaussian normalisation, 0 (logistic)."""
-    if kind == POISSON:
+    if code == POISSON:
         return -math.lgamma(y + 1.0)
-    elif kind == GAUSSIAN:
+    elif code == GAUSSIAN:
         return -math.log(noise) - 0.5 * _LOG_2PI
     return 0.0
 
 
 @njit(cache=True, inline="always")
-def loglik(kind, eta, y, noise):
+def loglik(code, eta, y, noise):
     """Per-datum log-likelihood at linear predictor ``eta``.
 
     ``noise`` is the Gaussian noise scale (ignored by the other models). The Poisson constant
     ``-log(y!)`` is included so that values are true log-probabilities.
     """
-    return loglik_terms(kind, eta, y, np.divide(1.0, noise * noise))[0] + loglik_offset(
-        kind, y, noise
+    return loglik_terms(code, eta, y, np.divide(1.0, noise * noise))[0] + loglik_offset(
+        code, y, noise
     )
 
 
 @njit(cache=True, inline="always")
-def dloglik(kind, eta, y, noise):
+def dloglik(code, eta, y, noise):
     """Derivative of the per-datum log-likelihood in ``eta``."""
-    return loglik_terms(kind, eta, y, np.divide(1.0, noise * noise))[1]
+    return loglik_terms(code, eta, y, np.divide(1.0, noise * noise))[1]
 
 
 @njit(cache=True, inline="always")
-def curv(kind, eta, y, noise):
+def curv(code, eta, y, noise):
     """Minus the second derivative of the log-likelihood in ``eta`` (>= 0)."""
-    if kind == LOGISTIC:
+    if code == LOGISTIC:
         p = sigmoid(eta)
         return p * (1.0 - p)
-    elif kind == POISSON:
+    elif code == POISSON:
         return fast_exp(eta)
     else:
         return np.divide(1.0, noise * noise)
@@ -98,7 +98,7 @@ _ROW_CHUNK = 256
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def loglik_matrix(kind, X, thetas_t, y, noise, scale, center, out):
+def loglik_matrix(code, X, thetas_t, y, noise, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
     ``thetas_t`` is (P, J): the product ``x_i . theta_j`` is accumulated into a J-buffer per
@@ -115,20 +115,20 @@ def loglik_matrix(kind, X, thetas_t, y, noise, scale, center, out):
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
-            loglik_inplace(kind, buf, yi, inv_var)
+            loglik_inplace(code, buf, yi, inv_var)
             # the offset is constant along the row: added once, after the centring
-            shift = sum_reassoc(buf) / J if center else -loglik_offset(kind, yi, noise)
+            shift = sum_reassoc(buf) / J if center else -loglik_offset(code, yi, noise)
             for j in range(J):
                 out[i, j] = scale * (buf[j] - shift)
 
 
 @njit(cache=True, inline="always")
-def loglik_inplace(kind, buf, y, inv_var):
+def loglik_inplace(code, buf, y, inv_var):
     """buf[j] <- l(buf[j]) - l0 for one datum, one loop per model so that each vectorises."""
-    if kind == LOGISTIC:
+    if code == LOGISTIC:
         for j in range(buf.shape[0]):
             buf[j] = loglik_terms(LOGISTIC, buf[j], y, inv_var)[0]
-    elif kind == POISSON:
+    elif code == POISSON:
         for j in range(buf.shape[0]):
             buf[j] = loglik_terms(POISSON, buf[j], y, inv_var)[0]
     else:
@@ -137,12 +137,12 @@ def loglik_inplace(kind, buf, y, inv_var):
 
 
 @njit(cache=True, inline="always")
-def dloglik_inplace(kind, buf, y, inv_var):
+def dloglik_inplace(code, buf, y, inv_var):
     """buf[j] <- dl/deta at buf[j] for one datum, one loop per model so that each vectorises."""
-    if kind == LOGISTIC:
+    if code == LOGISTIC:
         for j in range(buf.shape[0]):
             buf[j] = loglik_terms(LOGISTIC, buf[j], y, inv_var)[1]
-    elif kind == POISSON:
+    elif code == POISSON:
         for j in range(buf.shape[0]):
             buf[j] = loglik_terms(POISSON, buf[j], y, inv_var)[1]
     else:
@@ -204,25 +204,25 @@ def linear_predictors(X, thetas_t, i, buf):
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def loglik_vector(kind, eta, y, noise):
+def loglik_vector(code, eta, y, noise):
     """Per-datum log-likelihoods for one parameter (``eta`` of length n)."""
     out = np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
-        out[i] = loglik(kind, eta[i], y[i], noise)
+        out[i] = loglik(code, eta[i], y[i], noise)
     return out
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def dloglik_vector(kind, eta, y, noise):
+def dloglik_vector(code, eta, y, noise):
     """Derivatives in ``eta`` for one parameter (per-datum gradient = this times ``x_n``)."""
     out = np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
-        out[i] = dloglik(kind, eta[i], y[i], noise)
+        out[i] = dloglik(code, eta[i], y[i], noise)
     return out
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def weighted_loglik_grad(kind, theta, X, y, w, noise, grad):
+def weighted_loglik_grad(code, theta, X, y, w, noise, grad):
     """Weighted log-likelihood ``sum_n w_n l_n(theta)``; its gradient is written to ``grad``.
 
     One pass over ``X`` and no allocation: the inner loop of Newton's method, O(n D). (MALA
@@ -239,8 +239,8 @@ def weighted_loglik_grad(kind, theta, X, y, w, noise, grad):
             eta += X[i, k] * theta[k]
         wi = w[i]
         yi = y[i]
-        lv, dv = loglik_terms(kind, eta, yi, inv_var)
-        total += wi * (lv + loglik_offset(kind, yi, noise))
+        lv, dv = loglik_terms(code, eta, yi, inv_var)
+        total += wi * (lv + loglik_offset(code, yi, noise))
         g = wi * dv
         for k in range(d):
             grad[k] += g * X[i, k]
@@ -253,7 +253,7 @@ CHAIN_BLOCK = 256
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def weighted_loglik_grad_chains(kind, thetas, Xt, y, w, offset, noise, ll, grad, work):
+def weighted_loglik_grad_chains(code, thetas, Xt, y, w, offset, noise, ll, grad, work):
     """Weighted log-likelihoods and gradients of C parameter vectors in one pass over the data.
 
     ``ll[c] = sum_n w_n l_n(theta_c)`` and ``grad[c, :D] = sum_n w_n l_n'(theta_c) x_n`` for
@@ -268,7 +268,7 @@ def weighted_loglik_grad_chains(kind, thetas, Xt, y, w, offset, noise, ll, grad,
 
     Parameters
     ----------
-    kind : int
+    code : int
     thetas : ndarray (C, P), P >= D
     Xt : ndarray (D, N)
         The transposed design, C-contiguous (rows of ``Xt`` are contiguous over the data).
@@ -320,7 +320,7 @@ def weighted_loglik_grad_chains(kind, thetas, Xt, y, w, offset, noise, ll, grad,
         wb = w[i0:i1]
         for c in range(C):
             v = val[c, :nb]
-            _weighted_terms(kind, eta[c, :nb], v, yb, wb, np.divide(1.0, noise[c] * noise[c]))
+            _weighted_terms(code, eta[c, :nb], v, yb, wb, np.divide(1.0, noise[c] * noise[c]))
             ll[c] += sum_reassoc(v)
         for k in range(0, D - 3, 4):
             x0, x1, x2, x3 = Xt[k, i0:i1], Xt[k + 1, i0:i1], Xt[k + 2, i0:i1], Xt[k + 3, i0:i1]
@@ -334,24 +334,24 @@ def weighted_loglik_grad_chains(kind, thetas, Xt, y, w, offset, noise, ll, grad,
             x0 = Xt[k, i0:i1]
             for c in range(C):
                 grad[c, k] += dot_reassoc(x0, eta[c, :nb])
-    W = sum_reassoc(w) if kind == GAUSSIAN else 0.0
+    W = sum_reassoc(w) if code == GAUSSIAN else 0.0
     for c in range(C):
-        if kind == GAUSSIAN:
+        if code == GAUSSIAN:
             ll[c] += W * loglik_offset(GAUSSIAN, 0.0, noise[c])
         else:
             ll[c] += offset
 
 
 @njit(cache=True, inline="always")
-def _weighted_terms(kind, e, v, y, w, inv_var):
+def _weighted_terms(code, e, v, y, w, inv_var):
     """At eta = e[r]: v[r] <- w[r] (l - l0) and e[r] <- w[r] dl/deta; one loop per model, so
     that each vectorises."""
-    if kind == LOGISTIC:
+    if code == LOGISTIC:
         for r in range(e.shape[0]):
             lv, dv = loglik_terms(LOGISTIC, e[r], y[r], inv_var)
             v[r] = w[r] * lv
             e[r] = w[r] * dv
-    elif kind == POISSON:
+    elif code == POISSON:
         for r in range(e.shape[0]):
             lv, dv = loglik_terms(POISSON, e[r], y[r], inv_var)
             v[r] = w[r] * lv
@@ -364,19 +364,19 @@ def _weighted_terms(kind, e, v, y, w, inv_var):
 
 
 @njit(cache=True)
-def weighted_offset(kind, y, w):
+def weighted_offset(code, y, w):
     """``sum_n w_n l0_n``: the part of the weighted log-likelihood that no parameter changes
     (0 for the logistic model; for the Gaussian it depends on the noise, see
     :func:`weighted_loglik_grad_chains`)."""
     total = 0.0
-    if kind == POISSON:
+    if code == POISSON:
         for i in range(y.shape[0]):
             total += w[i] * loglik_offset(POISSON, y[i], 1.0)
     return total
 
 
 @njit(cache=True)
-def weighted_hessian(kind, theta, X, y, w, noise):
+def weighted_hessian(code, theta, X, y, w, noise):
     """``sum_n w_n curv_n x_n x_n^T``: the Hessian of the negative weighted log-likelihood."""
     n, d = X.shape
     H = np.zeros((d, d))
@@ -384,7 +384,7 @@ def weighted_hessian(kind, theta, X, y, w, noise):
         eta = 0.0
         for k in range(d):
             eta += X[i, k] * theta[k]
-        c = w[i] * curv(kind, eta, y[i], noise)
+        c = w[i] * curv(code, eta, y[i], noise)
         for a in range(d):
             ca = c * X[i, a]
             for b in range(a + 1):

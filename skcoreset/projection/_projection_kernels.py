@@ -16,7 +16,7 @@ from ..models._glm_kernels import (
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def fisher_features(kind, X, thetas_t, y, noise, coords, scale, out):
+def fisher_features(code, X, thetas_t, y, noise, coords, scale, out):
     """out[i, j] = scale * d l_i / d theta_{coords[j]} at theta_j, with no (N, J) temporary.
 
     The derivative is applied to the row's J linear predictors in place, in a loop of its own
@@ -30,13 +30,13 @@ def fisher_features(kind, X, thetas_t, y, noise, coords, scale, out):
         buf = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
-            dloglik_inplace(kind, buf, y[i], inv_var)
+            dloglik_inplace(code, buf, y[i], inv_var)
             for j in range(J):
                 out[i, j] = scale * buf[j] * X[i, coords[j]]
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def feature_stats(kind, fisher, X, thetas_t, y, w, noise, coords, scale, nchunks, colsums, norms):
+def feature_stats(code, fisher, X, thetas_t, y, w, noise, coords, scale, nchunks, colsums, norms):
     """Column sums and row norms of the weighted features, without storing them.
 
     The features of row i are those of ``loglik_matrix`` (centred, times ``scale``) or of
@@ -54,11 +54,11 @@ def feature_stats(kind, fisher, X, thetas_t, y, w, noise, coords, scale, nchunks
             linear_predictors(X, thetas_t, i, buf)
             wi = w[i]
             if fisher:
-                dloglik_inplace(kind, buf, y[i], inv_var)
+                dloglik_inplace(code, buf, y[i], inv_var)
                 for j in range(J):
                     buf[j] = (scale * buf[j] * X[i, coords[j]]) * wi
             else:
-                loglik_inplace(kind, buf, y[i], inv_var)
+                loglik_inplace(code, buf, y[i], inv_var)
                 shift = sum_reassoc(buf) / J
                 for j in range(J):
                     buf[j] = (scale * (buf[j] - shift)) * wi

@@ -61,7 +61,7 @@ def default_step_size(n_params):
 
 
 def sample_mala(
-    kind,
+    code,
     X,
     y,
     sample_weight,
@@ -82,13 +82,14 @@ def sample_mala(
     """Run preconditioned MALA chains on a weighted GLM posterior.
 
     The target is ``log N(theta | 0, diag(prior_scale^2)) + sum_n w_n l_n(theta)`` with the
-    per-datum log-likelihood ``l_n`` of the GLM ``kind`` (``skcoreset.models._glm_kernels``
-    codes). With ``sample_noise`` (Gaussian only) the last parameter is ``log sigma`` with
-    prior ``N(noise_log_prior[0], noise_log_prior[1]^2)``.
+    per-datum log-likelihood ``l_n`` of the GLM whose likelihood code is ``code`` (a model's
+    ``code``: LOGISTIC, POISSON or GAUSSIAN of ``skcoreset.models._glm_kernels``). With
+    ``sample_noise`` (Gaussian only) the last parameter is ``log sigma`` with prior
+    ``N(noise_log_prior[0], noise_log_prior[1]^2)``.
 
     Parameters
     ----------
-    kind : int
+    code : int
         Likelihood code (LOGISTIC, POISSON or GAUSSIAN).
     X : ndarray of shape (N, D)
         Design matrix (intercept column included if any).
@@ -154,7 +155,7 @@ def sample_mala(
     n_samples, n_warmup = int(n_samples), int(n_warmup)
     rng = check_random_state(random_state)
 
-    kind = int(kind)
+    code = int(code)
     sample_noise = bool(sample_noise)
     # one prior standard deviation per coefficient (a scalar applies to all of them)
     prior_scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (X.shape[1],))
@@ -168,7 +169,7 @@ def sample_mala(
     logp = np.empty(C)
     grad = np.empty((C, P))
     bad = K.mala_init(
-        kind, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec, logp, grad
+        code, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec, logp, grad
     )
     if bad:
         raise ValueError(
@@ -199,7 +200,7 @@ def sample_mala(
         uniforms = rng.random_sample((C, n))
         if threaded and not adapting:
             K.mala_run_parallel(
-                kind,
+                code,
                 sample_noise,
                 theta,
                 logp,
@@ -222,7 +223,7 @@ def sample_mala(
             )
         else:
             K.mala_run(
-                kind,
+                code,
                 sample_noise,
                 theta,
                 logp,

@@ -51,15 +51,15 @@ DA_SIZE = 6
 
 
 @njit(cache=True)
-def _data(kind, X, y, w):
+def _data(code, X, y, w):
     """What every evaluation needs and no parameter changes: the transposed design (its rows
     contiguous over the data, for the vectorised loops), sum(w) and the weighted offset."""
-    return np.ascontiguousarray(X.T), sum_reassoc(w), weighted_offset(kind, y, w)
+    return np.ascontiguousarray(X.T), sum_reassoc(w), weighted_offset(code, y, w)
 
 
 @njit(cache=True)
 def log_target_chains(
-    kind,
+    code,
     sample_noise,
     thetas,
     Xt,
@@ -88,7 +88,7 @@ def log_target_chains(
     for c in range(C):
         sigma[c] = math.exp(thetas[c, D]) if sample_noise else noise
     weighted_loglik_grad_chains(
-        GAUSSIAN if sample_noise else kind, thetas, Xt, y, w, offset, sigma, lp, grad, work
+        GAUSSIAN if sample_noise else code, thetas, Xt, y, w, offset, sigma, lp, grad, work
     )
     for c in range(C):
         th = thetas[c]
@@ -142,16 +142,16 @@ def _add_tril_product(LT, v, out):
 
 
 @njit(cache=True)
-def mala_init(kind, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec, logp, grad):
+def mala_init(code, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec, logp, grad):
     """Evaluate log density and gradient at the starting points ``theta`` (chains x P).
 
     Writes ``logp`` (chains,) and ``grad`` (chains x P). Returns the number of chains whose
     start is not finite (the caller should treat that as an error).
     """
     C = theta.shape[0]
-    Xt, w_sum, offset = _data(kind, X, y, w)
+    Xt, w_sum, offset = _data(code, X, y, w)
     log_target_chains(
-        kind,
+        code,
         sample_noise,
         theta,
         Xt,
@@ -192,7 +192,7 @@ def _dual_average(da, mean_accept):
 
 @njit(cache=True)
 def _advance(
-    kind,
+    code,
     sample_noise,
     c0,
     c1,
@@ -258,7 +258,7 @@ def _advance(
                 pr[b] = th[b]
             _add_tril_product(LT, up, pr)
         log_target_chains(
-            kind,
+            code,
             sample_noise,
             prop,
             Xt,
@@ -318,7 +318,7 @@ def _advance(
 
 @njit(cache=True)
 def mala_run(
-    kind,
+    code,
     sample_noise,
     theta,
     logp,
@@ -375,9 +375,9 @@ def mala_run(
     eps : float
         The step size used by the last step.
     """
-    Xt, w_sum, w_offset = _data(kind, X, y, w)
+    Xt, w_sum, w_offset = _data(code, X, y, w)
     return _advance(
-        kind,
+        code,
         sample_noise,
         0,
         theta.shape[0],
@@ -408,7 +408,7 @@ def mala_run(
 
 @njit(cache=True, parallel=True)
 def mala_run_parallel(
-    kind,
+    code,
     sample_noise,
     theta,
     logp,
@@ -438,11 +438,11 @@ def mala_run_parallel(
     dwarfs the ~10 us cost of a parallel region.
     """
     C = theta.shape[0]
-    Xt, w_sum, w_offset = _data(kind, X, y, w)
+    Xt, w_sum, w_offset = _data(code, X, y, w)
     da = np.zeros(DA_SIZE)  # unused: no adaptation here
     for c in prange(C):
         _advance(
-            kind,
+            code,
             sample_noise,
             c,
             c + 1,

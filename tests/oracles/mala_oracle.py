@@ -9,29 +9,29 @@ import numpy as np
 import scipy.linalg
 
 
-def glm_log_posterior(kind, X, y, w, prior_scale, noise=1.0):
+def glm_log_posterior(name, X, y, w, prior_scale, noise=1.0):
     """Return ``f(theta) -> (log posterior, gradient)`` for a weighted GLM, in NumPy.
 
-    ``kind``: 'logistic', 'poisson' or 'gaussian' (with fixed noise scale ``noise``).
+    ``name``: 'logistic', 'poisson' or 'gaussian' (with fixed noise scale ``noise``).
     """
     prec = 1.0 / prior_scale**2
 
     def f(theta):
         eta = X @ theta
-        if kind == "logistic":
+        if name == "logistic":
             ll = y * eta - np.logaddexp(0.0, eta)
             d = y - 1.0 / (1.0 + np.exp(-eta))
-        elif kind == "poisson":
+        elif name == "poisson":
             with np.errstate(over="ignore"):
                 mu = np.exp(eta)
             ll = y * eta - mu
             d = y - mu
-        elif kind == "gaussian":
+        elif name == "gaussian":
             r = y - eta
             ll = -0.5 * (r / noise) ** 2
             d = r / noise**2
         else:
-            raise ValueError(kind)
+            raise ValueError(name)
         return w @ ll - 0.5 * prec * theta @ theta, X.T @ (w * d) - prec * theta
 
     return f
@@ -99,7 +99,7 @@ def mala_oracle(
 
 
 def mala_chains(
-    kind,
+    name,
     X,
     y,
     w,
@@ -125,7 +125,7 @@ def mala_chains(
     (C, n, P) normals, then (C, n) uniforms, from ``RandomState(seed)``), so with the same seed
     both produce the same chains up to rounding.
 
-    ``kind``: 'logistic', 'poisson' or 'gaussian' (fixed noise scale ``noise``).
+    ``name``: 'logistic', 'poisson' or 'gaussian' (fixed noise scale ``noise``).
 
     Returns
     -------
@@ -145,9 +145,9 @@ def mala_chains(
     rng = np.random.RandomState(seed)
     ycol, wcol, ymh = y[:, None], w[:, None], y[:, None] - 0.5
     eta, t1, t2 = np.empty((N, C)), np.empty((N, C)), np.empty((N, C))
-    if kind == "poisson":
+    if name == "poisson":
         const = -w @ scipy.special.gammaln(y + 1.0)
-    elif kind == "gaussian":
+    elif name == "gaussian":
         const = -w.sum() * (np.log(noise) + 0.5 * np.log(2 * np.pi))
     else:
         const = 0.0
@@ -155,7 +155,7 @@ def mala_chains(
     def log_post(th):
         """Log posterior and gradient of every row of ``th`` (C, P)."""
         np.matmul(X, th.T, out=eta)
-        if kind == "logistic":
+        if name == "logistic":
             # softplus(eta) = max(eta, 0) + log1p(e), sigmoid(eta) = 1/2 + sign(eta) (r - 1/2)
             # with e = exp(-|eta|), r = 1 / (1 + e)
             np.abs(eta, out=t1)
@@ -170,7 +170,7 @@ def mala_chains(
             np.add(t2, np.maximum(eta, 0.0), out=t2)  # softplus(eta)
             np.multiply(eta, ycol, out=eta)
             np.subtract(eta, t2, out=eta)  # l = y eta - softplus(eta)
-        elif kind == "poisson":
+        elif name == "poisson":
             np.exp(eta, out=t2)
             np.subtract(ycol, t2, out=t1)
             np.multiply(eta, ycol, out=eta)
