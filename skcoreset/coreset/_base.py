@@ -284,13 +284,13 @@ class BaseCoreset(BaseEstimator):
         coded, labels = self._encode_targets(y, model, s, inferred)
         rng = check_random_state(self.random_state)
         stream = {"model": model, "labels": labels, "n_seen": n_rows(X), "calls": 1}
-        positive = np.flatnonzero(s > 0)
         self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
         size = self._target_size
-        if size is not None and size >= positive.shape[0]:
+        if size is not None and size >= np.count_nonzero(s):
             X_all = read_block(X, 0, n_rows(X), estimator=self)
             data = InMemoryData(X_all, coded, s, n_rows(X), self)
             stream["model"] = model = self._with_prior(model, data)
+            positive = np.flatnonzero(s)
             indices, weights = self._keep_all_rows(X_all, coded, s, model, rng, positive)
             rows = X_all[indices]
             stream["context"] = None
@@ -379,6 +379,9 @@ class BaseCoreset(BaseEstimator):
         validate_data(self, X, reset=reset, skip_check_array=True)
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
+        if sample_weight is None:
+            # unit weights as a read-only view of one number: no N-vector to hold
+            return X, y, np.broadcast_to(np.float64(1.0), (len(y),))
         s = _check_sample_weight(
             sample_weight, np.empty((len(y), 0)), dtype=np.float64, ensure_non_negative=True
         )
@@ -492,7 +495,7 @@ class BaseCoreset(BaseEstimator):
             else:
                 coded = model.encode_targets(y)
             positive = sample_weight > 0
-            if not np.all(positive):
+            if not positive.all():
                 try:
                     model.encode_targets(coded[positive])
                 except ValueError as exc:
