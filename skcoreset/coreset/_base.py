@@ -252,9 +252,9 @@ class BaseCoreset(BaseEstimator):
 
         Returns
         -------
-        X_coreset : ndarray of shape (n_points_, n_features)
+        X_coreset : ndarray of shape (``n_points_``, n_features)
             The selected rows (float64).
-        y_coreset : ndarray of shape (n_points_,)
+        y_coreset : ndarray of shape (``n_points_``,)
             Their targets, in the caller's coding.
         params : dict
             ``{"sample_weight": sample_weight_}``.

@@ -863,7 +863,7 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
     __skcoreset_model__ = "poisson"
 
     def predict(self, X, return_std=False):
-        """Posterior predictive mean: the rate ``exp(x . coef + intercept)`` averaged over draws.
+        """Posterior predictive mean: the rate ``exp(x @ coef_ + intercept_)`` averaged over draws.
 
         Parameters
         ----------
@@ -1057,7 +1057,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         return None if self.noise_scale is None else float(self.noise_scale)
 
     def predict(self, X, return_std=False):
-        """Posterior predictive mean ``x . coef_ + intercept_``.
+        """Posterior predictive mean ``x @ coef_ + intercept_``.
 
         Parameters
         ----------

@@ -16,6 +16,7 @@ from sklearn.utils import check_consistent_length, check_random_state
 from ..models._glm_kernels import loglik_matrix
 from ._projection_kernels import feature_stats, fisher_features
 
+#: The feature maps ``project`` accepts (see doc/algorithms.md, section 1).
 PROJECTIONS = ("loglik", "fisher")
 
 
