@@ -50,16 +50,18 @@ if _env_flag("SKCORESET_DOC_INTERSPHINX"):
 
 
 def documented_elsewhere(name, obj):
-    """Whether a class member is scikit-learn's, so its documentation is scikit-learn's.
+    """Whether a class member is defined outside skcoreset, so documented elsewhere.
 
-    Methods inherited from scikit-learn (``get_params``, ``score``, ``set_output``, ...) and the
-    generated metadata-routing ``set_*_request`` methods are left out of the API pages (and out
-    of the docstring validation in ``tests/test_docs.py``, which reads this function).
+    Methods inherited from scikit-learn (``get_params``, ``score``, ``set_output``, ...) or
+    Python (an exception's ``with_traceback``) and scikit-learn's generated metadata-routing
+    ``set_*_request`` methods are left out of the API pages (and out of the docstring
+    validation in ``tests/test_docs.py``, which reads this function).
     """
     if name.startswith("set_") and name.endswith("_request"):
         return True
-    module = getattr(obj, "__module__", None) or ""
-    return module == "sklearn" or module.startswith("sklearn.")
+    # a property's home is its getter's module
+    module = getattr(getattr(obj, "fget", obj), "__module__", None) or ""
+    return not (module == "skcoreset" or module.startswith("skcoreset."))
 
 
 def _skip_member(app, what, name, obj, skip, options):
