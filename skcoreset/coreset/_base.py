@@ -71,7 +71,20 @@ BLOCK_BYTES = 128 * 2**20
 
 
 class CoresetSizeWarning(UserWarning):
-    """More points were asked for than the data has: the coreset is the whole data set."""
+    """More points were asked for than the data has: the coreset is the whole data set.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skcoreset.coreset import CoresetSizeWarning, UniformCoreset
+    >>> X, y = np.random.default_rng(0).standard_normal((20, 2)), np.arange(20) % 2
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     coreset = UniformCoreset(n_points=50, projection=None).fit(X, y)
+    >>> [w.category.__name__ for w in caught], coreset.n_points_
+    (['CoresetSizeWarning'], 20)
+    """
 
 
 class BaseCoreset(BaseEstimator):
@@ -87,6 +100,20 @@ class BaseCoreset(BaseEstimator):
     A subclass whose model is fixed declares it with the class attribute
     ``__skcoreset_model__`` (e.g. ``'logistic'``); otherwise its ``model`` parameter names it,
     'auto' letting the targets (or a composition's final estimator) decide.
+
+    Examples
+    --------
+    Every coreset estimator shares this interface:
+
+    >>> from skcoreset.coreset import BaseCoreset, UniformCoreset
+    >>> from skcoreset.datasets import make_logistic_regression
+    >>> X, y = make_logistic_regression(n_samples=200, random_state=0)
+    >>> coreset = UniformCoreset(n_points=20, projection=None, random_state=0)
+    >>> isinstance(coreset, BaseCoreset)
+    True
+    >>> X_m, y_m, params = coreset.fit_resample(X, y)
+    >>> X_m.shape, float(params["sample_weight"].sum())
+    ((20, 10), 200.0)
     """
 
     _parameter_constraints: dict = {
@@ -252,9 +279,9 @@ class BaseCoreset(BaseEstimator):
 
         Returns
         -------
-        X_coreset : ndarray of shape (n_points_, n_features)
+        X_coreset : ndarray of shape (``n_points_``, n_features)
             The selected rows (float64).
-        y_coreset : ndarray of shape (n_points_,)
+        y_coreset : ndarray of shape (``n_points_``,)
             Their targets, in the caller's coding.
         params : dict
             ``{"sample_weight": sample_weight_}``.

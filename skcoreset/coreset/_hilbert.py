@@ -312,9 +312,9 @@ class UniformCoreset(_HilbertCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (only with a
@@ -455,9 +455,9 @@ class ImportanceCoreset(_HilbertCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the distinct selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -554,9 +554,9 @@ class FrankWolfeCoreset(_HilbertCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -700,9 +700,9 @@ class GIGACoreset(FrankWolfeCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -810,9 +810,9 @@ class IHTCoreset(_HilbertCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -963,9 +963,9 @@ class OMPCoreset(_HilbertCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the

@@ -88,17 +88,28 @@ def frank_wolfe(
         The vector y to approximate (default: the sum of the rows).
     random_state : ignored
         Accepted for a uniform signature; the algorithm is deterministic.
-    progress : bool, default=False
-        Show a tqdm progress bar of the support size (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('size_reached', 'converged' when the
         line search gives gamma = 0, i.e. no vertex improves on w, 'numerical_limit',
         'max_iter', 'zero_target'), ``error`` (relative Hilbert error), ``n_support``.
+    progress : bool, default=False
+        Show a tqdm progress bar of the support size (needs the optional tqdm).
 
     Returns
     -------
     w : ndarray of shape (N,), float64
+        The weights, nonzero on the coreset.
     info : dict, only if ``return_info``
+        The run's details (see ``return_info``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.hilbert import frank_wolfe
+    >>> vectors = np.random.default_rng(0).standard_normal((200, 8))
+    >>> w, info = frank_wolfe(vectors, 20, return_info=True)
+    >>> int(np.count_nonzero(w)) <= 20, info["error"] < 1
+    (True, True)
     """
     V, M, sigma, y = validate(vectors, n_points, target)
     max_iter = check_max_iter(max_iter, default_max_iter(M))
@@ -201,18 +212,29 @@ def giga(
         The vector y to approximate (default: the sum of the rows).
     random_state : ignored
         Accepted for a uniform signature; the algorithm is deterministic.
-    progress : bool, default=False
-        Show a tqdm progress bar of the support size (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('size_reached', 'numerical_limit'
         (||d_t|| < tol), 'no_ascent' (the step-3 rule: no geodesic ascent possible toward the
         chosen point), 'max_iter', 'zero_target'), ``error`` (relative Hilbert error),
         ``n_support``.
+    progress : bool, default=False
+        Show a tqdm progress bar of the support size (needs the optional tqdm).
 
     Returns
     -------
     w : ndarray of shape (N,), float64
+        The weights, nonzero on the coreset.
     info : dict, only if ``return_info``
+        The run's details (see ``return_info``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.hilbert import giga
+    >>> vectors = np.random.default_rng(0).standard_normal((200, 8))
+    >>> w, info = giga(vectors, 20, return_info=True)
+    >>> int(np.count_nonzero(w)) <= 20, info["error"] < 1
+    (True, True)
     """
     V, M, sigma, y = validate(vectors, n_points, target)
     max_iter = check_max_iter(max_iter, default_max_iter(M))

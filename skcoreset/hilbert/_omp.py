@@ -168,17 +168,28 @@ def omp(
         The vector y to approximate (default: the sum of the rows).
     random_state : ignored
         Accepted for a uniform signature; the algorithm is deterministic.
-    progress : bool, default=False
-        Show a tqdm progress bar of the support size (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('size_reached', 'converged' (no
         positive correlation left: w is the NNLS optimum over all points), 'numerical_limit',
         'max_iter', 'zero_target'), ``error`` (relative Hilbert error), ``n_support``.
+    progress : bool, default=False
+        Show a tqdm progress bar of the support size (needs the optional tqdm).
 
     Returns
     -------
     w : ndarray of shape (N,), float64
+        The weights, nonzero on the coreset.
     info : dict, only if ``return_info``
+        The run's details (see ``return_info``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.hilbert import omp
+    >>> vectors = np.random.default_rng(0).standard_normal((200, 8))
+    >>> w, info = omp(vectors, 20, return_info=True)
+    >>> int(np.count_nonzero(w)) <= 20, info["error"] < 1
+    (True, True)
     """
     V, M, sigma, y = validate(vectors, n_points, target)
     max_iter = check_max_iter(max_iter, default_max_iter(M))

@@ -14,7 +14,9 @@ from ._glm import GLM, with_noise
 class LaplaceApproximation:
     """Gaussian approximation N(mean, cov) of a posterior.
 
-    Attributes
+    Made by :func:`laplace_approximation` and :func:`laplace_from_blocks`.
+
+    Parameters
     ----------
     mean : ndarray of shape (P,)
         The MAP estimate.
@@ -24,8 +26,18 @@ class LaplaceApproximation:
         Lower Cholesky factor of ``cov``.
     model : GLM
         The model, with its Gaussian noise scale resolved.
-    n_iter : int
+    n_iter : int, default=0
         Optimiser iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import LaplaceApproximation, get_model
+    >>> lap = LaplaceApproximation(
+    ...     mean=np.zeros(2), cov=np.eye(2), chol=np.eye(2), model=get_model("logistic")
+    ... )
+    >>> lap.sample(5, random_state=0).shape
+    (5, 2)
     """
 
     mean: np.ndarray
@@ -35,7 +47,20 @@ class LaplaceApproximation:
     n_iter: int = 0
 
     def sample(self, n_draws, random_state=None):
-        """Draw ``n_draws`` parameter vectors, shape (n_draws, P)."""
+        """Draw parameter vectors from N(mean, cov).
+
+        Parameters
+        ----------
+        n_draws : int
+            How many draws.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draws.
+
+        Returns
+        -------
+        thetas : ndarray of shape (n_draws, P)
+            One draw per row.
+        """
         rng = check_random_state(random_state)
         z = rng.standard_normal((n_draws, self.mean.shape[0]))
         return self.mean + z @ self.chol.T
@@ -169,6 +194,23 @@ def laplace_from_blocks(model, blocks, *, theta0=None, method="newton", tol=1e-1
     Returns
     -------
     LaplaceApproximation
+        The MAP and the inverse Hessian there.
+
+    See Also
+    --------
+    laplace_approximation : The same fit on data in memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import get_model, laplace_from_blocks
+    >>> rng = np.random.default_rng(0)
+    >>> model = get_model("logistic")
+    >>> Xd = model.design(rng.standard_normal((200, 2)))
+    >>> y = (rng.random(200) < 0.5).astype(float)
+    >>> blocks = lambda: [(Xd[:100], y[:100], np.ones(100)), (Xd[100:], y[100:], np.ones(100))]
+    >>> laplace_from_blocks(model, blocks).mean.shape
+    (3,)
     """
     if model.has_noise and model.noise_scale is None:
         model = with_noise(model, model.estimate_noise_blocks(blocks))
@@ -222,7 +264,8 @@ def laplace_approximation(
         negative log posterior: relative, because rounding alone leaves ~1e-16 abs(f));
         L-BFGS uses it as its gradient tolerance.
     max_iter : int, default=100
-    random_state : int, RandomState or None
+        Optimiser iterations.
+    random_state : int, RandomState instance or None, default=None
         Seeds the subsample.
     design : bool, default=False
         Whether ``X`` already is the design matrix (intercept column included).
@@ -230,6 +273,18 @@ def laplace_approximation(
     Returns
     -------
     LaplaceApproximation
+        The MAP and the inverse Hessian there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import get_model, laplace_approximation
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((500, 2))
+    >>> y = (rng.random(500) < 1 / (1 + np.exp(-X @ [2.0, -1.0]))).astype(float)
+    >>> lap = laplace_approximation(get_model("logistic"), X, y)
+    >>> lap.mean.shape, lap.cov.shape
+    ((3,), (3, 3))
     """
     Xd = np.ascontiguousarray(X, dtype=np.float64) if design else model.design(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
