@@ -249,6 +249,8 @@ class SensitivityCoreset(BaseCoreset):
     __skcoreset_model__ = "logistic"
 
     _parameter_constraints: dict = {
+        **{k: v for k, v in BaseCoreset._parameter_constraints.items() if k != "model"},
+        # None: the size follows from (epsilon, delta)
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "radius": [Interval(Real, 0, None, closed="left"), None],
@@ -258,12 +260,6 @@ class SensitivityCoreset(BaseCoreset):
         "kmeans_subsample": [Interval(Integral, 1, None, closed="left"), None],
         "epsilon": [Interval(Real, 0, None, closed="neither"), None],
         "delta": [Interval(Real, 0, 1, closed="neither"), None],
-        "prior_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "fit_intercept": ["boolean"],
-        "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "progress": ["boolean"],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(
