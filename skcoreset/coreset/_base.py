@@ -335,7 +335,7 @@ class BaseCoreset(BaseEstimator):
             "%s of %d rows (%d with positive weight) in %d block(s), %s model",
             type(self).__name__,
             n_rows(X),
-            positive.shape[0],
+            np.count_nonzero(s),
             len(bounds),
             model.name,
         )
