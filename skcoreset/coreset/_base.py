@@ -21,6 +21,7 @@ The public methods validate; the hooks receive validated float64 rows, targets c
 model and positive weights.
 """
 
+import logging
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
@@ -35,6 +36,7 @@ from sklearn.utils import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._logging import phase, report
 from .._progress import ProgressBar
 from .._sklearn_compat import (
     Interval,
@@ -124,6 +126,7 @@ class BaseCoreset(BaseEstimator):
         "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "progress": ["boolean"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def fit(self, X, y, sample_weight=None):
@@ -327,6 +330,15 @@ class BaseCoreset(BaseEstimator):
         bounds = block_bounds(n_rows(X), self._block_rows(X))
         self._single_block = len(bounds) == 1
         self._n_rows = n_rows(X)
+        report(
+            self,
+            "%s of %d rows (%d with positive weight) in %d block(s), %s model",
+            type(self).__name__,
+            n_rows(X),
+            np.count_nonzero(s),
+            len(bounds),
+            model.name,
+        )
         data = InMemoryData(X, coded, s, self._block_rows(X), self)
         stream["model"] = model = self._with_prior(model, data)
         stream["context"] = self._begin(data, model, rng)
@@ -341,6 +353,7 @@ class BaseCoreset(BaseEstimator):
                     tree.push(node, reduce)
                 bar.update()
         self._set_result(self._final(stream), stream)
+        report(self, "coreset of %d points", len(self.sample_indices_))
         return self
 
     def _fit_dask(self, X, y, sample_weight, model):
@@ -414,6 +427,10 @@ class BaseCoreset(BaseEstimator):
         )
         return X, y, s
 
+    def _block_level(self):
+        """The logging level of a phase repeated per block: INFO for one block, else DEBUG."""
+        return logging.INFO if getattr(self, "_single_block", True) else logging.DEBUG
+
     def _show_core_progress(self):
         """An algorithm shows its own progress bar only when it is the whole construction."""
         return self.progress and getattr(self, "_single_block", True)
@@ -459,7 +476,9 @@ class BaseCoreset(BaseEstimator):
         context, seeds = stream["context"], stream["seeds"]
 
         def reduce(node, key):
-            return self._reduce(node, context, seeds(key))
+            # one per merge of two coresets of the tree: DEBUG, as there are many
+            with phase(self, f"merge: reduction of {len(node)} rows", logging.DEBUG):
+                return self._reduce(node, context, seeds(key))
 
         return reduce
 

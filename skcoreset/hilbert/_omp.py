@@ -18,6 +18,7 @@ from ._common import (
     check_nonneg_float,
     default_max_iter,
     finish,
+    greedy_setup,
     kernel_threads,
     validate,
 )
@@ -202,12 +203,7 @@ def omp(
 def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
     """Core of :func:`omp` on validated input: ``(w, n_iter, stop_reason)``."""
     N, J = V.shape
-    if max_iter is None:
-        max_iter = default_max_iter(M)
-    ynorm = np.linalg.norm(y)
-    inv_sigma = np.zeros(N)
-    pos = sigma > 0
-    inv_sigma[pos] = 1.0 / sigma[pos]
+    max_iter, ynorm, inv_sigma, pos = greedy_setup(M, sigma, y, max_iter)
     if ynorm == 0 or not pos.any():
         return np.zeros(N), 0, "zero_target"
     nch = _kernels.n_chunks(N)

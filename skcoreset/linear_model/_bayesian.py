@@ -293,11 +293,16 @@ class _BaseBayesianGLM(BaseEstimator):
         return mean, var
 
     def _targets_for_density(self, y, n_rows):
+        """The targets of held-out rows, checked against X and coded as at fit time."""
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n_rows:
             raise ValueError(
                 f"y must be 1-D with {n_rows} entries (one per row of X); got shape {y.shape}."
             )
+        return self._code_fitted(y)
+
+    def _code_fitted(self, y):
+        """``y`` in the fitted model's coding."""
         return self._model().encode_targets(y)
 
     def log_predictive_density(self, X, y):
@@ -759,12 +764,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         """
         return self._decode(self.decision_function(X) > 0)
 
-    def _targets_for_density(self, y, n_rows):
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != n_rows:
-            raise ValueError(
-                f"y must be 1-D with {n_rows} entries (one per row of X); got shape {y.shape}."
-            )
+    def _code_fitted(self, y):
         return BinaryLabels(self.classes_).encode(y)
 
     def __sklearn_tags__(self):

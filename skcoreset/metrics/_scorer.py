@@ -20,8 +20,8 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..models import BinaryLabels, laplace_approximation
-from ._fidelity import _DIRECTIONS, _kl_direction
+from ..models import BinaryLabels
+from ._fidelity import _DIRECTIONS, _kl_direction, coreset_fit
 
 _MEASURES = ("kl", "hilbert_error")
 
@@ -78,7 +78,7 @@ def _coreset_kl(estimator, direction):
     else:
         y = model.encode_targets(y_m)
     Xd = model.design(np.asarray(X_m, dtype=np.float64))
-    core = laplace_approximation(model, Xd, y, np.asarray(w_m, dtype=np.float64), design=True)
+    core = coreset_fit(model, Xd, y, np.asarray(w_m, dtype=np.float64))
     return _kl_direction(core, full, direction)
 
 
