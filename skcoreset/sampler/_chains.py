@@ -1,0 +1,129 @@
+"""MALA chains that persist between calls, on a target whose weights change between calls.
+
+The KL coreset methods move the weights of the coreset posterior after every few MALA steps;
+:func:`~skcoreset.sampler._mala.sample_mala` would warm up, adapt and copy its inputs again on
+every call. :class:`MALAChains` keeps the chains' state (positions, step size, preconditioner)
+and advances them a few steps at a time through the same compiled kernels, so a call costs its
+steps only: no warm-up, no recompilation, no Laplace fit.
+"""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from . import _mala_kernels as K
+from ._mala import TARGET_ACCEPT, default_step_size
+
+# log step-size change per unit of acceptance gap in :meth:`MALAChains.tune`.
+_TUNE_RATE = 0.5
+
+
+class MALAChains:
+    """Preconditioned MALA chains on ``log pi_0(theta) + sum_m w_m l_m(theta)``.
+
+    Parameters
+    ----------
+    code : int
+        Likelihood code of the GLM kernels.
+    init : ndarray of shape (n_chains, P)
+        Starting points (copied).
+    prior_scale : float or ndarray of shape (P,)
+        Prior standard deviations of the coefficients.
+    noise : float
+        Gaussian noise scale (ignored by the other likelihoods).
+    precond_chol : ndarray of shape (P, P)
+        Lower Cholesky factor of the preconditioner.
+    random_state : RandomState
+        Source of the proposals' normals and the acceptance uniforms.
+    """
+
+    def __init__(self, code, init, prior_scale, noise, precond_chol, random_state):
+        self.code = int(code)
+        self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
+        C, P = self.theta.shape
+        scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (P,))
+        self.prior_prec = np.ascontiguousarray(1.0 / scale**2)
+        self.noise = float(noise)
+        self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
+        self.eps = default_step_size(P)
+        self.rng = check_random_state(random_state)
+        self.logp = np.empty(C)
+        self.grad = np.empty((C, P))
+        self._da = np.zeros(K.DA_SIZE)
+        self._rows = None
+
+    @property
+    def n_chains(self):
+        return self.theta.shape[0]
+
+    def set_target(self, X, y, w):
+        """The coreset rows (design matrix), their targets and weights; re-evaluates the
+        chains' log densities and gradients at the new target."""
+        self._rows = (
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.ascontiguousarray(y, dtype=np.float64),
+            np.ascontiguousarray(w, dtype=np.float64),
+        )
+        bad = K.mala_init(
+            self.code, False, self.theta, *self._rows, *self._fixed(), self.logp, self.grad
+        )
+        if bad:
+            raise FloatingPointError(
+                f"The coreset log posterior is not finite at {bad} of the {self.n_chains} chains."
+            )
+
+    def _fixed(self):
+        return self.prior_prec, self.noise, 0.0, 1.0
+
+    def advance(self, n_steps, store=False):
+        """Advance every chain ``n_steps`` steps at the current step size.
+
+        Returns the states after each step, shape (n_chains, n_steps, P), when ``store``,
+        and the acceptance rate of the steps per chain.
+        """
+        C, P = self.theta.shape
+        normals = self.rng.standard_normal((C, n_steps, P))
+        uniforms = self.rng.random_sample((C, n_steps))
+        draws = np.empty((C, n_steps if store else 0, P))
+        accept = np.zeros(C, dtype=np.int64)
+        K.mala_run(
+            self.code,
+            False,
+            self.theta,
+            self.logp,
+            self.grad,
+            *self._rows,
+            *self._fixed(),
+            self.L,
+            self.eps,
+            False,
+            self._da,
+            normals,
+            uniforms,
+            draws,
+            0,
+            store,
+            accept,
+        )
+        return draws, accept / max(n_steps, 1)
+
+    def tune(self, acceptance, rate=_TUNE_RATE):
+        """Move the step size toward the optimal acceptance 0.574 (training phases only: a
+        step size that follows the chain's history does not leave the target invariant)."""
+        gap = float(np.mean(acceptance)) - TARGET_ACCEPT
+        self.eps *= float(np.exp(rate * gap))
+
+    def set_preconditioner(self, draws):
+        """The preconditioner from the covariance of draws (n, P), when it is well defined."""
+        draws = np.asarray(draws).reshape(-1, self.theta.shape[1])
+        P = draws.shape[1]
+        if draws.shape[0] < 2 * P:
+            return
+        cov = np.cov(draws, rowvar=False).reshape(P, P)
+        cov[np.diag_indices(P)] += 1e-10 * max(np.trace(cov) / P, 1e-300)
+        try:
+            L = np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
+            return
+        if np.all(np.isfinite(L)):
+            # the step size was tuned to the old scale: the whitened scale is what it sees
+            self.L = np.ascontiguousarray(L)
