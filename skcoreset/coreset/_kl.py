@@ -72,6 +72,17 @@ def newton_direction(grad, centred, tau):
     return scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
 
 
+def newton_step(w, grad, centred, step_size, tau, max_step):
+    """``max(w - step_size H^-1 grad, 0)``, the move scaled down to an L1 length of at most
+    ``max_step``: far from the optimum (e.g. from draws of the prior) the quadratic model of
+    the KL divergence is poor and a full step can multiply the total weight."""
+    delta = -step_size * newton_direction(grad, centred, tau)
+    length = np.abs(delta).sum()
+    if max_step is not None and length > max_step:
+        delta *= max_step / length
+    return np.maximum(w + delta, 0.0)
+
+
 class _Budget:
     """The time limit of a construction (None: no limit)."""
 
@@ -108,13 +119,15 @@ def quasi_newton(
     step_size=1.0,
     tau=0.1,
     tol=0.05,
+    max_step=None,
     max_seconds=None,
     progress=False,
 ):
     """Quasi-Newton coreset weights on a fixed support (Naik, Rousseau & Campbell 2022).
 
     ``w <- max(w - step_size H^-1 grad, 0)`` with ``H`` the sample covariance of the
-    coreset log-likelihoods plus a ridge.
+    coreset log-likelihoods plus a ridge (:func:`newton_step`; ``max_step`` bounds the L1
+    length of a move).
 
     Returns
     -------
@@ -126,10 +139,11 @@ def quasi_newton(
     budget, settled = _Budget(max_seconds), _Settled(tol)
     reason, n_iter = "max_iter", 0
     with ProgressBar(max_iter, progress, "quasi-Newton", "step") as bar:
-        for n_iter in range(1, max_iter + 1):
+        for it in range(1, max_iter + 1):
+            n_iter = it
             thetas = problem.draws(idx, w, n_draws)
             grad, centred = kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
-            w = np.maximum(w - step_size * newton_direction(grad, centred, tau), 0.0)
+            w = newton_step(w, grad, centred, step_size, tau, max_step)
             bar.update()
             if settled(float(np.linalg.norm(grad))):
                 reason = "converged"
@@ -150,6 +164,7 @@ def sparse_vi(
     n_steps=10,
     step_size=0.5,
     tau=0.1,
+    max_step=None,
     max_seconds=None,
     progress=False,
 ):
@@ -200,7 +215,7 @@ def sparse_vi(
             for _ in range(n_steps):
                 thetas = problem.draws(idx, w, n_draws)
                 grad, centred = kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
-                w = np.maximum(w - step_size * newton_direction(grad, centred, tau), 0.0)
+                w = newton_step(w, grad, centred, step_size, tau, max_step)
                 n_iter += 1
             if budget.spent():
                 reason = "max_seconds"

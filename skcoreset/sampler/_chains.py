@@ -112,6 +112,12 @@ class MALAChains:
         gap = float(np.mean(acceptance)) - TARGET_ACCEPT
         self.eps *= float(np.exp(rate * gap))
 
+    def reset(self, init, precond_chol):
+        """New starting points (n_chains, P) and preconditioner factor; call
+        :meth:`set_target` next."""
+        self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
+        self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
+
     def set_preconditioner(self, draws):
         """The preconditioner from the covariance of draws (n, P), when it is well defined."""
         draws = np.asarray(draws).reshape(-1, self.theta.shape[1])
