@@ -161,7 +161,8 @@ def sparse_vi(
     *,
     n_draws=200,
     n_rounds=50,
-    n_steps=10,
+    n_steps=2,
+    n_polish=20,
     step_size=0.5,
     tau=0.1,
     max_step=None,
@@ -173,7 +174,8 @@ def sparse_vi(
     Each round adds the candidates whose log-likelihoods are most correlated, under pi_w,
     with the residual ``r - g . w`` (``ceil(n_points / n_rounds)`` of them), then takes
     ``n_steps`` projected stochastic steps on the weights of the support, each preconditioned
-    by the sample covariance of the support's log-likelihoods.
+    by the sample covariance of the support's log-likelihoods; at the end, at most
+    ``n_polish`` more steps until the gradient norm settles.
 
     Returns
     -------
@@ -220,6 +222,22 @@ def sparse_vi(
             if budget.spent():
                 reason = "max_seconds"
                 break
+    if reason == "size_reached" and n_polish > 0:
+        # the last points had only ``n_steps`` steps: quasi-Newton steps until the gradient
+        # settles, as :func:`quasi_newton` on the final support
+        remaining = None if budget.deadline is None else budget.deadline - time.perf_counter()
+        w, polished, _ = quasi_newton(
+            problem,
+            idx,
+            w,
+            n_draws=n_draws,
+            max_iter=n_polish,
+            step_size=step_size,
+            tau=tau,
+            max_step=max_step,
+            max_seconds=None if remaining is None else max(remaining, 0.0),
+        )
+        n_iter += polished
     return idx, w, n_iter, reason
 
 
