@@ -117,19 +117,3 @@ class MALAChains:
         :meth:`set_target` next."""
         self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
         self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
-
-    def set_preconditioner(self, draws):
-        """The preconditioner from the covariance of draws (n, P), when it is well defined."""
-        draws = np.asarray(draws).reshape(-1, self.theta.shape[1])
-        P = draws.shape[1]
-        if draws.shape[0] < 2 * P:
-            return
-        cov = np.cov(draws, rowvar=False).reshape(P, P)
-        cov[np.diag_indices(P)] += 1e-10 * max(np.trace(cov) / P, 1e-300)
-        try:
-            L = np.linalg.cholesky(cov)
-        except np.linalg.LinAlgError:
-            return
-        if np.all(np.isfinite(L)):
-            # the step size was tuned to the old scale: the whitened scale is what it sees
-            self.L = np.ascontiguousarray(L)
