@@ -94,12 +94,18 @@ class _GLMProblem:
         steps, and it follows pi_w as the weights move, however far (from the prior's width
         to the full posterior's) they take it."""
         Xd, y = self.Xd[idx], self.y[idx]
-        fit = laplace_from_blocks(
-            self.model, lambda: [(Xd, y, w)], theta0=self._mode, tol=1e-8, max_iter=50
-        )
-        self._mode = fit.mean
-        z = self.rng.standard_normal((self.chains.n_chains, fit.mean.shape[0]))
-        self.chains.reset(fit.mean + z @ fit.chol.T, fit.chol)
+        try:
+            fit = laplace_from_blocks(
+                self.model, lambda: [(Xd, y, w)], theta0=self._mode, tol=1e-8, max_iter=50
+            )
+        except ValueError:
+            # a numerically singular Hessian (e.g. Poisson weights far too large for a step):
+            # the chains go on from where they are, with their preconditioner
+            fit = None
+        if fit is not None:
+            self._mode = fit.mean
+            z = self.rng.standard_normal((self.chains.n_chains, fit.mean.shape[0]))
+            self.chains.reset(fit.mean + z @ fit.chol.T, fit.chol)
         self.chains.set_target(Xd, y, w)
 
     def transition(self, idx, w):
