@@ -62,10 +62,10 @@ def run_trial(x, M, seed):
         out[name] = (keep, w[keep], time.perf_counter() - t)
     w0 = np.full(idx.shape[0], N / idx.shape[0])
     t = time.perf_counter()
-    sv_idx, sv_w, _, _ = _kl.sparse_vi(G.GaussianProblem(x, seed), N, M, max_step=0.5 * N)
+    sv_idx, sv_w, _, _ = _kl.sparse_vi(G.GaussianProblem(x, seed), N, M, max_step=N / M)
     out["SparseVI"] = (sv_idx, sv_w, time.perf_counter() - t)
     t = time.perf_counter()
-    w, _, _ = _kl.quasi_newton(G.GaussianProblem(x, seed + 1), idx, w0, max_step=0.5 * N)
+    w, _, _ = _kl.quasi_newton(G.GaussianProblem(x, seed + 1), idx, w0, max_step=N / M)
     out["QNC"] = (idx, w, time.perf_counter() - t)
     t = time.perf_counter()
     w, _, _ = _kl.coreset_mcmc(

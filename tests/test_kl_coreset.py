@@ -44,15 +44,20 @@ def test_kl_gradient_needs_two_draws():
         _kl.kl_gradient(np.ones((1, 3)), np.ones(1), np.ones(3))
 
 
-def test_newton_step_is_bounded_and_non_negative():
+def test_newton_step_is_capped_and_non_negative():
     rng = np.random.default_rng(1)
     centred = rng.standard_normal((50, 4))
     w = np.array([1.0, 0.0, 2.0, 0.5])
-    grad = np.array([100.0, 50.0, -30.0, 10.0])
-    new = _kl.newton_step(w, grad, centred, 1.0, 0.1, max_step=0.5)
+    grad = np.array([-100.0, -50.0, 30.0, -10.0])
+    new = _kl.newton_step(w, grad, centred, 1.0, 0.1, max_step=0.25)
+    free = np.maximum(w - _kl.newton_direction(grad, centred, 0.1), 0.0)
     assert np.all(new >= 0)
-    # clipping at zero only shortens the move
-    assert np.abs(new - w).sum() <= 0.5 + 1e-12
+    # a weight at most doubles, or a zero weight grows to max_step at most
+    assert np.all(new - w <= np.maximum(w, 0.25) + 1e-12)
+    # and where the uncapped step grows a weight past that cap, the cap binds
+    capped = free - w > np.maximum(w, 0.25)
+    assert np.any(capped)
+    np.testing.assert_allclose(new[capped], (w + np.maximum(w, 0.25))[capped])
 
 
 # Reduced scale of the IHT paper's Gaussian problem (d = 200, N = 600 in benchmarks/).
@@ -71,12 +76,12 @@ def test_cores_beat_uniform_on_gaussian(gaussian_data, M):
     idx = np.sort(np.random.default_rng(M).choice(N_SMALL, M, replace=False))
     w0 = np.full(M, N_SMALL / M)
     uniform = G.reverse_kl(x[idx], w0, x)
-    w, _, _ = _kl.quasi_newton(G.GaussianProblem(x, 2), idx, w0, max_step=0.5 * N_SMALL)
+    w, _, _ = _kl.quasi_newton(G.GaussianProblem(x, 2), idx, w0, max_step=N_SMALL / M)
     assert G.reverse_kl(x[idx], w, x) < uniform
     w, _, _ = _kl.coreset_mcmc(G.GaussianProblem(x, 3), idx, w0, n_train=1000, learning_rate=0.1)
     assert G.reverse_kl(x[idx], w, x) < uniform
     sv_idx, sv_w, _, _ = _kl.sparse_vi(
-        G.GaussianProblem(x, 4), N_SMALL, M, n_draws=200, max_step=0.5 * N_SMALL
+        G.GaussianProblem(x, 4), N_SMALL, M, n_draws=200, max_step=N_SMALL / M
     )
     assert sv_idx.shape[0] <= M
     assert G.reverse_kl(x[sv_idx], sv_w, x) < uniform

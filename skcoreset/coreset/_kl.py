@@ -73,13 +73,14 @@ def newton_direction(grad, centred, tau):
 
 
 def newton_step(w, grad, centred, step_size, tau, max_step):
-    """``max(w - step_size H^-1 grad, 0)``, the move scaled down to an L1 length of at most
-    ``max_step``: far from the optimum (e.g. from draws of the prior) the quadratic model of
-    the KL divergence is poor and a full step can multiply the total weight."""
+    """``max(w - step_size H^-1 grad, 0)`` with each weight's increase capped at
+    ``max(w_m, max_step)``: at most doubling a weight, or bringing a new (zero) weight to
+    ``max_step`` (e.g. the uniform weight W / M). Far from the optimum the quadratic model of
+    the KL divergence is poor, and on Poisson data one uncapped step from the draws of a wide
+    coreset posterior put 8 300 of the 17 379 units of weight on one point."""
     delta = -step_size * newton_direction(grad, centred, tau)
-    length = np.abs(delta).sum()
-    if max_step is not None and length > max_step:
-        delta *= max_step / length
+    if max_step is not None:
+        delta = np.minimum(delta, np.maximum(w, max_step))
     return np.maximum(w + delta, 0.0)
 
 
@@ -126,8 +127,8 @@ def quasi_newton(
     """Quasi-Newton coreset weights on a fixed support (Naik, Rousseau & Campbell 2022).
 
     ``w <- max(w - step_size H^-1 grad, 0)`` with ``H`` the sample covariance of the
-    coreset log-likelihoods plus a ridge (:func:`newton_step`; ``max_step`` bounds the L1
-    length of a move).
+    coreset log-likelihoods plus a ridge (:func:`newton_step`; ``max_step`` caps the
+    increase of a weight).
 
     Returns
     -------
