@@ -9,8 +9,8 @@ seconds / (iterations x one pass), in float64 and float32 storage.
 
 Usage::
 
-    python benchmarks/bench_hilbert.py --sizes-n 100000 1000000 --out bench_hilbert.json
-    python benchmarks/bench_hilbert.py --quick
+    python -m benchmarks.bench_hilbert --sizes-n 100000 1000000 --out bench_hilbert.json
+    python -m benchmarks.bench_hilbert --quick
 """
 
 import argparse
@@ -18,19 +18,13 @@ import json
 import os
 import pathlib
 import platform
-import sys
 import time
 
 import numba
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from oracles import hilbert_oracles as O  # noqa: E402
-
-from skcoreset import hilbert  # noqa: E402
+from skcoreset import hilbert
+from tests.oracles import hilbert_oracles as O
 
 D = 50
 

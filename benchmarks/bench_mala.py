@@ -26,16 +26,15 @@ estimates has twice the variance of one: sd(diff) = 2 x sd(full estimate)).
 
 Usage::
 
-    python benchmarks/bench_mala.py --out benchmarks/results/bench_mala.json
-    python benchmarks/bench_mala.py --quick
-    python benchmarks/bench_mala.py --pipeline
+    python -m benchmarks.bench_mala --out benchmarks/results/bench_mala.json
+    python -m benchmarks.bench_mala --quick
+    python -m benchmarks.bench_mala --pipeline
 """
 
 import argparse
 import json
 import pathlib
 import platform
-import sys
 import time
 import warnings
 
@@ -43,15 +42,10 @@ import numba
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from oracles.mala_oracle import mala_chains  # noqa: E402
-
-from skcoreset.linear_model import BayesianLogisticRegression  # noqa: E402
-from skcoreset.models import get_model, laplace_approximation  # noqa: E402
-from skcoreset.sampler import sample_mala  # noqa: E402
+from skcoreset.linear_model import BayesianLogisticRegression
+from skcoreset.models import get_model, laplace_approximation
+from skcoreset.sampler import sample_mala
+from tests.oracles.mala_oracle import mala_chains
 
 
 def logistic_data(N, D, seed):

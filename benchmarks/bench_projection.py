@@ -11,7 +11,7 @@ flops) plus one softplus per entry. We time, in one run:
 and report the peak resident memory of each, since the (N, J) matrix is the largest
 allocation of a coreset fit. Usage::
 
-    python benchmarks/bench_projection.py --n 100000 1000000 --out results/projection.json
+    python -m benchmarks.bench_projection --n 100000 1000000 --out results/projection.json
 """
 
 import argparse
@@ -25,10 +25,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHILD = r"""
 import sys, time, json, resource
 import numpy as np
-sys.path.insert(0, {tests!r})
 from skcoreset.models import get_model, laplace_approximation
 from skcoreset.projection import project
-from oracles import models_oracle as oracle
+from tests.oracles import models_oracle as oracle
 N, D, J, what, kind, repeat = {N}, {D}, {J}, {what!r}, {kind!r}, {repeat}
 rng = np.random.default_rng(0)
 X = rng.standard_normal((N, D))
@@ -67,9 +66,7 @@ print(json.dumps({{"seconds": seconds, "extra_peak_mb": (peak - base) / 1024,
 
 
 def run_child(N, D, J, what, kind, repeat):
-    code = CHILD.format(
-        tests=str(ROOT / "tests"), N=N, D=D, J=J, what=what, kind=kind, repeat=repeat
-    )
+    code = CHILD.format(N=N, D=D, J=J, what=what, kind=kind, repeat=repeat)
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     if res.returncode != 0:
         return {"error": res.stderr.strip().splitlines()[-1]}

@@ -27,6 +27,7 @@ Usage (from the repository root)::
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -261,7 +262,13 @@ def spawn(kind, N, n_points):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 3_000_000, 10_000_000])
-    p.add_argument("--n-points", type=int, default=100, help="coreset size (default fit: 100)")
+    p.add_argument(
+        "--n-points",
+        type=int,
+        default=100,
+        help="coreset size of the in-memory, uniform and single-shot fits (default 100, the "
+        "size of the issue's measurements; the estimators' own default is n_points='auto')",
+    )
     p.add_argument(
         "--memory-points",
         type=int,
@@ -299,7 +306,8 @@ def main():
         meta = {
             "machine": platform.platform(),
             "python": platform.python_version(),
-            "cpus": __import__("os").cpu_count(),
+            "cpus": os.cpu_count(),
+            "load_average_at_end": os.getloadavg(),
         }
         with open(args.out, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

@@ -14,31 +14,27 @@
 
 Usage::
 
-    python benchmarks/bench_sensitivity.py --out bench_sensitivity.json
-    python benchmarks/bench_sensitivity.py --quick
+    python -m benchmarks.bench_sensitivity --out bench_sensitivity.json
+    python -m benchmarks.bench_sensitivity --quick
 """
 
 import argparse
 import json
 import pathlib
 import platform
-import sys
 import time
 import warnings
 
 import numpy as np
 
+from skcoreset.coreset import GIGACoreset, OMPCoreset, UniformCoreset
+from skcoreset.coreset import _sensitivity_kernels as K
+from skcoreset.coreset._sensitivity import SensitivityCoreset
+from skcoreset.linear_model import BayesianLogisticRegression
+from skcoreset.models import get_model, laplace_approximation
+from tests.oracles import sensitivity_oracle as O
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from oracles import sensitivity_oracle as O  # noqa: E402
-
-from skcoreset.coreset import GIGACoreset, OMPCoreset, UniformCoreset  # noqa: E402
-from skcoreset.coreset import _sensitivity_kernels as K  # noqa: E402
-from skcoreset.coreset._sensitivity import SensitivityCoreset  # noqa: E402
-from skcoreset.linear_model import BayesianLogisticRegression  # noqa: E402
-from skcoreset.models import get_model, laplace_approximation  # noqa: E402
 
 
 def timed(f, *args, repeat=1, **kw):

@@ -115,3 +115,35 @@ def test_bad_chunk_and_ambiguous_targets(data):
             OMPCoreset(20).fit(
                 da.from_array(X, chunks=(3000, 4)), da.from_array(np.arange(N) % 5, chunks=3000)
             )
+
+
+@pytest.mark.parametrize("store", ["zarr", "hdf5"])
+def test_arrays_on_disk_are_read_chunk_by_chunk(data, store, tmp_path):
+    """A Zarr- or HDF5-backed dask array gives the coreset of the same array in memory."""
+    X, y, Xd, yd = data
+    if store == "zarr":
+        pytest.importorskip("zarr")
+        da.to_zarr(Xd, str(tmp_path / "X.zarr"))
+        da.to_zarr(yd, str(tmp_path / "y.zarr"))
+        X_disk, y_disk = (
+            da.from_zarr(str(tmp_path / "X.zarr")),
+            da.from_zarr(str(tmp_path / "y.zarr")),
+        )
+        f = None
+    else:
+        h5py = pytest.importorskip("h5py")
+        f = h5py.File(tmp_path / "data.h5", "w")
+        f.create_dataset("X", data=X, chunks=(3000, 4))
+        f.create_dataset("y", data=y, chunks=(3000,))
+        X_disk = da.from_array(f["X"], chunks=(3000, 4))
+        y_disk = da.from_array(f["y"], chunks=3000)
+    try:
+        with dask.config.set(scheduler="synchronous"):
+            a = ESTIMATORS[0]().fit(X_disk, y_disk)
+            b = ESTIMATORS[0]().fit(Xd, yd)
+    finally:
+        if f is not None:
+            f.close()
+    assert isinstance(X_disk, da.Array) and X_disk.chunks == Xd.chunks
+    np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
+    np.testing.assert_allclose(a.sample_weight_, b.sample_weight_, rtol=1e-12)

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime, minimize
 
-from skcoreset.models import BinaryLabels, get_model, laplace_approximation, model_from_targets
+from skcoreset.models import (
+    BinaryLabels,
+    SeparationWarning,
+    get_model,
+    laplace_approximation,
+    model_from_targets,
+)
 
 from .oracles import models_oracle as oracle
 
@@ -136,7 +142,8 @@ def test_gaussian_noise_is_estimated():
 def test_laplace_on_separable_data_is_finite():
     X = np.r_[np.full((30, 2), 2.0), np.full((30, 2), -2.0)]
     y = np.r_[np.ones(30), np.zeros(30)]
-    lap = laplace_approximation(get_model("logistic", prior_scale=1.0), X, y)
+    with pytest.warns(SeparationWarning, match="linearly separable"):
+        lap = laplace_approximation(get_model("logistic", prior_scale=1.0), X, y)
     assert np.all(np.isfinite(lap.mean)) and np.all(np.isfinite(lap.cov))
     # the prior bounds the MAP: ||theta||^2 / 2 <= the data term at theta = 0
     assert lap.mean @ lap.mean / 2 <= 60 * np.log(2)

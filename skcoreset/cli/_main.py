@@ -209,7 +209,19 @@ def _build_parser(commands):
 
 
 def make_parser():
-    """The parser of the ``skcoreset`` command and its subcommands."""
+    """Build the parser of the ``skcoreset`` command and its subcommands.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        The parser; each subcommand sets ``run``, the function that carries it out.
+
+    Examples
+    --------
+    >>> from skcoreset.cli import make_parser
+    >>> make_parser().parse_args(["demo"]).command
+    'demo'
+    """
     parser = _Parser(
         prog="skcoreset",
         description=_DESCRIPTION,
@@ -240,6 +252,15 @@ def main(argv=None):
     -------
     status : int
         0 on success, 1 for a user error (data, files), 2 for a bad command line.
+
+    Examples
+    --------
+    A user error is one line on standard error and the status 1:
+
+    >>> from skcoreset.cli import main
+    >>> main(["build", "no_such_file.npz", "--model", "logistic", "--algorithm", "giga",
+    ...       "--n-points", "10", "-o", "out.npz"])
+    1
     """
     parser = make_parser()
     args = parser.parse_args(argv)

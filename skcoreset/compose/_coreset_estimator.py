@@ -166,12 +166,14 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict (every row, not only the coreset's).
         **params : dict
             Passed to the estimator's ``predict``.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The estimator's predictions.
         """
         check_is_fitted(self)
         return self.estimator_.predict(X, **params)
@@ -183,12 +185,16 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict (every row, not only the coreset's).
         y : array-like of shape (n_samples,)
+            Their targets.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in the score.
 
         Returns
         -------
         score : float
+            The estimator's score.
         """
         check_is_fitted(self)
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
@@ -203,28 +209,35 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict (every row, not only the coreset's).
         y : array-like of shape (n_samples,)
+            Their targets.
 
         Returns
         -------
         lpd : float
+            The mean log posterior predictive density.
         """
         check_is_fitted(self)
         return self.estimator_.log_predictive_density(X, y)
 
     @available_if(_estimator_has("sample_posterior_predictive"))
     def sample_posterior_predictive(self, X, n_draws=100, random_state=None):
-        """Draws of the posterior predictive at the rows of ``X`` (delegated to the estimator).
+        """Draw from the posterior predictive at the rows of ``X`` (delegated to the estimator).
 
         Parameters
         ----------
         X : array-like of shape (n_rows, n_features)
+            Rows to predict (every row, not only the coreset's).
         n_draws : int, default=100
+            Number of replicates.
         random_state : int, RandomState instance or None, default=None
+            Seeds the choice of posterior draws and the simulated targets.
 
         Returns
         -------
         y_draws : ndarray of shape (n_draws, n_rows)
+            One replicate of the targets per row.
         """
         check_is_fitted(self)
         return self.estimator_.sample_posterior_predictive(
@@ -249,6 +262,7 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         arviz.InferenceData
+            The posterior and the groups the estimator exports.
         """
         check_is_fitted(self)
         if self.store_coreset:
@@ -334,11 +348,12 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
     >>> from skcoreset.compose import CoresetClassifier
     >>> from skcoreset.coreset import UniformCoreset
     >>> from skcoreset.datasets import make_logistic_regression
-    >>> X, y = make_logistic_regression(n_samples=500, random_state=0)[:2]  # doctest: +SKIP
-    >>> clf = CoresetClassifier(UniformCoreset(50, projection=None), LogisticRegression(),
-    ...                         random_state=0).fit(X, y)  # doctest: +SKIP
-    >>> clf.sample_indices_.shape  # doctest: +SKIP
-    (50,)
+    >>> X, y = make_logistic_regression(n_samples=500, random_state=0)
+    >>> clf = CoresetClassifier(
+    ...     UniformCoreset(50, projection=None), LogisticRegression(), random_state=0
+    ... ).fit(X, y)
+    >>> clf.sample_indices_.shape, clf.predict(X).shape
+    ((50,), (500,))
     """
 
     def _default_estimator(self):
@@ -376,6 +391,7 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict (every row, not only the coreset's).
         **params : dict
             Passed to the estimator.
 
@@ -394,12 +410,14 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict (every row, not only the coreset's).
         **params : dict
             Passed to the estimator.
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, 2)
+            Columns follow ``classes_``.
         """
         check_is_fitted(self)
         return self.estimator_.predict_log_proba(X, **params)
@@ -411,12 +429,14 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict (every row, not only the coreset's).
         **params : dict
             Passed to the estimator.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            The estimator's decision function (positive favours ``classes_[1]``).
         """
         check_is_fitted(self)
         return self.estimator_.decision_function(X, **params)
@@ -471,6 +491,19 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from skcoreset.compose import CoresetRegressor
+    >>> from skcoreset.coreset import UniformCoreset
+    >>> from skcoreset.datasets import make_linear_regression
+    >>> X, y = make_linear_regression(n_samples=500, random_state=0)
+    >>> reg = CoresetRegressor(
+    ...     UniformCoreset(50, projection=None), LinearRegression(), random_state=0
+    ... ).fit(X, y)
+    >>> reg.sample_indices_.shape, float(reg.sample_weight_.sum())
+    ((50,), 500.0)
     """
 
     def _default_estimator(self):

@@ -420,13 +420,16 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         y : iterable, default=None
+            Targets, as the steps take them.
         **params : dict
             As for :meth:`fit`.
 
         Returns
         -------
         Xt : array-like of shape (n_samples, n_transformed_features)
+            The transformed rows.
         """
         return self.fit(X, y, **params).transform(X)
 
@@ -437,13 +440,16 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         y : iterable, default=None
+            Targets, as the steps take them.
         **params : dict
             As for :meth:`fit`.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The final estimator's predictions.
         """
         return self.fit(X, y, **params).predict(X)
 
@@ -457,12 +463,14 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         **params : dict
             Passed as by :meth:`sklearn.pipeline.Pipeline.predict`.
 
         Returns
         -------
         y_pred : ndarray
+            The final estimator's predictions.
         """
         check_is_fitted(self)
         return self._inference_pipeline().predict(X, **params)
@@ -474,11 +482,14 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         **params : dict
+            Passed to the final estimator's method.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            The final estimator's class probabilities.
         """
         check_is_fitted(self)
         return self._inference_pipeline().predict_proba(X, **params)
@@ -490,11 +501,14 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         **params : dict
+            Passed to the final estimator's method.
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
+            The final estimator's log class probabilities.
         """
         check_is_fitted(self)
         return self._inference_pipeline().predict_log_proba(X, **params)
@@ -506,11 +520,14 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         **params : dict
+            Passed to the final estimator's method.
 
         Returns
         -------
         scores : ndarray
+            The final estimator's decision function.
         """
         check_is_fitted(self)
         return self._inference_pipeline().decision_function(X, **params)
@@ -522,10 +539,12 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
 
         Returns
         -------
         y_score : ndarray of shape (n_samples,)
+            The final estimator's ``score_samples``.
         """
         check_is_fitted(self)
         return self._inference_pipeline().score_samples(X)
@@ -537,14 +556,18 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         y : iterable, default=None
+            Targets, as the steps take them.
         sample_weight : array-like, default=None
             Passed to the final estimator's ``score``.
         **params : dict
+            Passed to the final estimator's method.
 
         Returns
         -------
         score : float
+            The final estimator's score.
         """
         check_is_fitted(self)
         return self._inference_pipeline().score(X, y, sample_weight=sample_weight, **params)
@@ -556,11 +579,14 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         y : iterable
+            Targets, as the steps take them.
 
         Returns
         -------
         lpd : float
+            The mean log posterior predictive density.
         """
         check_is_fitted(self)
         return self.steps[-1][1].log_predictive_density(self._transform_head(X), y)
@@ -572,12 +598,16 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         n_draws : int, default=100
+            Number of replicates.
         random_state : int, RandomState instance or None, default=None
+            Seeds the choice of posterior draws and the simulated targets.
 
         Returns
         -------
         y_draws : ndarray of shape (n_draws, n_rows)
+            One replicate of the targets per row.
         """
         check_is_fitted(self)
         return self.steps[-1][1].sample_posterior_predictive(
@@ -599,6 +629,7 @@ class Pipeline(_skpipeline.Pipeline):
         Returns
         -------
         arviz.InferenceData
+            The posterior and the groups the final estimator exports.
         """
         check_is_fitted(self)
         return self.steps[-1][1].to_inference_data(random_state=random_state)
@@ -617,11 +648,14 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : iterable
+            Data, as the first step takes it.
         **params : dict
+            Passed to the final estimator's method.
 
         Returns
         -------
         Xt : array-like of shape (n_samples, n_transformed_features)
+            The transformed rows.
         """
         return self._inference_pipeline().transform(X, **params)
 
@@ -632,11 +666,14 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_transformed_features)
+            Data, as the first step takes it.
         **params : dict
+            Passed to the final estimator's method.
 
         Returns
         -------
         X_original : array-like of shape (n_samples, n_features)
+            The rows in the space of the first step's input.
         """
         return self._inference_pipeline().inverse_transform(X, **params)
 
@@ -646,10 +683,12 @@ class Pipeline(_skpipeline.Pipeline):
         Parameters
         ----------
         input_features : array-like of str or None, default=None
+            Input feature names, as for :meth:`sklearn.pipeline.Pipeline.get_feature_names_out`.
 
         Returns
         -------
         feature_names_out : ndarray of str objects
+            The names of the features the last transformer outputs.
         """
         return self._inference_pipeline().get_feature_names_out(input_features)
 
@@ -669,6 +708,7 @@ class Pipeline(_skpipeline.Pipeline):
         Returns
         -------
         routing : MetadataRouter
+            The routing of the metadata to the steps (the coreset steps included).
         """
         positions = self._resampler_positions()
         if not positions:
@@ -778,6 +818,17 @@ def make_pipeline(*steps, memory=None, verbose=False):
     Returns
     -------
     p : Pipeline
+        The pipeline of the given steps.
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skcoreset.coreset import UniformCoreset
+    >>> from skcoreset.linear_model import BayesianLogisticRegression
+    >>> from skcoreset.pipeline import make_pipeline
+    >>> pipe = make_pipeline(StandardScaler(), UniformCoreset(), BayesianLogisticRegression())
+    >>> [name for name, _ in pipe.steps]
+    ['standardscaler', 'uniformcoreset', 'bayesianlogisticregression']
     """
     named = _skpipeline.make_pipeline(*steps).steps  # scikit-learn's naming rule
     return Pipeline(named, memory=memory, verbose=verbose)

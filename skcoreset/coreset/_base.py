@@ -21,6 +21,7 @@ The public methods validate; the hooks receive validated float64 rows, targets c
 model and positive weights.
 """
 
+import logging
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
@@ -35,6 +36,7 @@ from sklearn.utils import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._logging import phase, report
 from .._progress import ProgressBar
 from .._sklearn_compat import (
     Interval,
@@ -71,7 +73,20 @@ BLOCK_BYTES = 128 * 2**20
 
 
 class CoresetSizeWarning(UserWarning):
-    """More points were asked for than the data has: the coreset is the whole data set."""
+    """More points were asked for than the data has: the coreset is the whole data set.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skcoreset.coreset import CoresetSizeWarning, UniformCoreset
+    >>> X, y = np.random.default_rng(0).standard_normal((20, 2)), np.arange(20) % 2
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     coreset = UniformCoreset(n_points=50, projection=None).fit(X, y)
+    >>> [w.category.__name__ for w in caught], coreset.n_points_
+    (['CoresetSizeWarning'], 20)
+    """
 
 
 class BaseCoreset(BaseEstimator):
@@ -87,6 +102,20 @@ class BaseCoreset(BaseEstimator):
     A subclass whose model is fixed declares it with the class attribute
     ``__skcoreset_model__`` (e.g. ``'logistic'``); otherwise its ``model`` parameter names it,
     'auto' letting the targets (or a composition's final estimator) decide.
+
+    Examples
+    --------
+    Every coreset estimator shares this interface:
+
+    >>> from skcoreset.coreset import BaseCoreset, UniformCoreset
+    >>> from skcoreset.datasets import make_logistic_regression
+    >>> X, y = make_logistic_regression(n_samples=200, random_state=0)
+    >>> coreset = UniformCoreset(n_points=20, projection=None, random_state=0)
+    >>> isinstance(coreset, BaseCoreset)
+    True
+    >>> X_m, y_m, params = coreset.fit_resample(X, y)
+    >>> X_m.shape, float(params["sample_weight"].sum())
+    ((20, 10), 200.0)
     """
 
     _parameter_constraints: dict = {
@@ -97,6 +126,7 @@ class BaseCoreset(BaseEstimator):
         "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "progress": ["boolean"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def fit(self, X, y, sample_weight=None):
@@ -252,9 +282,9 @@ class BaseCoreset(BaseEstimator):
 
         Returns
         -------
-        X_coreset : ndarray of shape (n_points_, n_features)
+        X_coreset : ndarray of shape (``n_points_``, n_features)
             The selected rows (float64).
-        y_coreset : ndarray of shape (n_points_,)
+        y_coreset : ndarray of shape (``n_points_``,)
             Their targets, in the caller's coding.
         params : dict
             ``{"sample_weight": sample_weight_}``.
@@ -284,13 +314,13 @@ class BaseCoreset(BaseEstimator):
         coded, labels = self._encode_targets(y, model, s, inferred)
         rng = check_random_state(self.random_state)
         stream = {"model": model, "labels": labels, "n_seen": n_rows(X), "calls": 1}
-        positive = np.flatnonzero(s > 0)
         self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
         size = self._target_size
-        if size is not None and size >= positive.shape[0]:
+        if size is not None and size >= np.count_nonzero(s):
             X_all = read_block(X, 0, n_rows(X), estimator=self)
             data = InMemoryData(X_all, coded, s, n_rows(X), self)
             stream["model"] = model = self._with_prior(model, data)
+            positive = np.flatnonzero(s)
             indices, weights = self._keep_all_rows(X_all, coded, s, model, rng, positive)
             rows = X_all[indices]
             stream["context"] = None
@@ -300,6 +330,15 @@ class BaseCoreset(BaseEstimator):
         bounds = block_bounds(n_rows(X), self._block_rows(X))
         self._single_block = len(bounds) == 1
         self._n_rows = n_rows(X)
+        report(
+            self,
+            "%s of %d rows (%d with positive weight) in %d block(s), %s model",
+            type(self).__name__,
+            n_rows(X),
+            np.count_nonzero(s),
+            len(bounds),
+            model.name,
+        )
         data = InMemoryData(X, coded, s, self._block_rows(X), self)
         stream["model"] = model = self._with_prior(model, data)
         stream["context"] = self._begin(data, model, rng)
@@ -314,6 +353,7 @@ class BaseCoreset(BaseEstimator):
                     tree.push(node, reduce)
                 bar.update()
         self._set_result(self._final(stream), stream)
+        report(self, "coreset of %d points", len(self.sample_indices_))
         return self
 
     def _fit_dask(self, X, y, sample_weight, model):
@@ -379,10 +419,17 @@ class BaseCoreset(BaseEstimator):
         validate_data(self, X, reset=reset, skip_check_array=True)
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
+        if sample_weight is None:
+            # unit weights as a read-only view of one number: no N-vector to hold
+            return X, y, np.broadcast_to(np.float64(1.0), (len(y),))
         s = _check_sample_weight(
             sample_weight, np.empty((len(y), 0)), dtype=np.float64, ensure_non_negative=True
         )
         return X, y, s
+
+    def _block_level(self):
+        """The logging level of a phase repeated per block: INFO for one block, else DEBUG."""
+        return logging.INFO if getattr(self, "_single_block", True) else logging.DEBUG
 
     def _show_core_progress(self):
         """An algorithm shows its own progress bar only when it is the whole construction."""
@@ -429,7 +476,9 @@ class BaseCoreset(BaseEstimator):
         context, seeds = stream["context"], stream["seeds"]
 
         def reduce(node, key):
-            return self._reduce(node, context, seeds(key))
+            # one per merge of two coresets of the tree: DEBUG, as there are many
+            with phase(self, f"merge: reduction of {len(node)} rows", logging.DEBUG):
+                return self._reduce(node, context, seeds(key))
 
         return reduce
 
@@ -492,7 +541,7 @@ class BaseCoreset(BaseEstimator):
             else:
                 coded = model.encode_targets(y)
             positive = sample_weight > 0
-            if not np.all(positive):
+            if not positive.all():
                 try:
                     model.encode_targets(coded[positive])
                 except ValueError as exc:

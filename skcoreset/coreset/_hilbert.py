@@ -5,11 +5,13 @@ projection) and a subclass names the private core of one :mod:`skcoreset.hilbert
 and its options in ``_select``.
 """
 
+import logging
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 
+from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
 from ..hilbert._common import relative_error, row_norms_and_sum
 from ..hilbert._greedy import _frank_wolfe, _giga
@@ -65,6 +67,7 @@ class _HilbertCoreset(BaseCoreset):
         block_size="auto",
         progress=False,
         random_state=None,
+        verbose=0,
     ):
         self.n_points = n_points
         self.model = model
@@ -77,12 +80,14 @@ class _HilbertCoreset(BaseCoreset):
         self.block_size = block_size
         self.progress = progress
         self.random_state = random_state
+        self.verbose = verbose
 
     # -- the hooks of the block construction ------------------------------------------------
     def _begin(self, data, model, random_state):
         """The Laplace fit (on a uniform subsample of the rows, or all of them) and the J
         parameter draws every block is projected with."""
-        self.laplace_ = self._laplace(data, model, random_state)
+        with phase(self, f"Laplace fit ({model.name} model)"):
+            self.laplace_ = self._laplace(data, model, random_state)
         n_params = self.laplace_.mean.shape[0]
         dim = self.n_projections - (self.projection == "loglik")  # centring removes one
         if dim < n_params:
@@ -161,7 +166,9 @@ class _HilbertCoreset(BaseCoreset):
         """The node's exact projected sum; with candidate pools, also its sampling keys."""
         if projection is _NO_PROJECTION:
             return node
-        total, norms = projection.summarize(projection.model.design(node.X), node.y, node.weights)
+        with phase(self, f"projection pass over {len(node)} rows", self._block_level()):
+            Xd = projection.model.design(node.X)
+            total, norms = projection.summarize(Xd, node.y, node.weights)
         if node.summary is None:
             node.summary = total
         if self._pool_size() is not None:
@@ -191,14 +198,23 @@ class _HilbertCoreset(BaseCoreset):
     def _finalize(self, node, projection, random_state):
         if self._pool_size() is None or len(node) <= self._target_size:
             return node
-        return self._select_coreset(node, projection, random_state)
+        # the final selection is a phase of the whole fit, however many blocks came before
+        return self._select_coreset(node, projection, random_state, logging.INFO)
 
-    def _select_coreset(self, node, projection, random_state):
+    def _select_coreset(self, node, projection, random_state, level=None):
         """The algorithm on the node's rows, aiming at the exact summary of its data."""
-        V = self._vectors(node, projection)
+        level = self._block_level() if level is None else level
+        if projection is _NO_PROJECTION:
+            what = f"weights of {len(node)} rows"
+        else:
+            what = f"projection of {len(node)} rows onto {projection.n_projections} features"
+        with phase(self, what, level):
+            V = self._vectors(node, projection)
         sigma, rowsum = row_norms_and_sum(V)
         target = rowsum if node.summary is None else node.summary
-        w, n_iter, reason = self._select(V, sigma, target, random_state)
+        name = f"selection: {type(self).__name__} of {self._target_size} among {len(node)} rows"
+        with phase(self, name, level):
+            w, n_iter, reason = self._select(V, sigma, target, random_state)
         idx = np.flatnonzero(w)
         info = {"n_iter": int(n_iter), "stop_reason": reason}
         if self.projection is not None:
@@ -309,12 +325,17 @@ class UniformCoreset(_HilbertCoreset):
         Accepted for a uniform interface; uniform sampling is instantaneous.
     random_state : int, RandomState instance or None, default=None
         Seeds the projection and the draws.
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, projection, selection) with their
+        durations when positive; 2 also prints the phases of every block and merge of a
+        large fit. They are always logged to the ``skcoreset`` logger (INFO, and DEBUG for
+        the per-block phases).
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (only with a
@@ -367,6 +388,7 @@ class UniformCoreset(_HilbertCoreset):
         replace=False,
         progress=False,
         random_state=None,
+        verbose=0,
     ):
         super().__init__(
             n_points,
@@ -380,6 +402,7 @@ class UniformCoreset(_HilbertCoreset):
             block_size=block_size,
             progress=progress,
             random_state=random_state,
+            verbose=verbose,
         )
         self.replace = replace
 
@@ -452,12 +475,17 @@ class ImportanceCoreset(_HilbertCoreset):
         Accepted for a uniform interface; the draw is instantaneous.
     random_state : int, RandomState instance or None, default=None
         Seeds the projection and the draws.
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, projection, selection) with their
+        durations when positive; 2 also prints the phases of every block and merge of a
+        large fit. They are always logged to the ``skcoreset`` logger (INFO, and DEBUG for
+        the per-block phases).
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the distinct selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -551,12 +579,17 @@ class FrankWolfeCoreset(_HilbertCoreset):
         Show a tqdm progress bar of the construction (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
         Seeds the projection.
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, projection, selection) with their
+        durations when positive; 2 also prints the phases of every block and merge of a
+        large fit. They are always logged to the ``skcoreset`` logger (INFO, and DEBUG for
+        the per-block phases).
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -611,6 +644,7 @@ class FrankWolfeCoreset(_HilbertCoreset):
         max_iter=None,
         progress=False,
         random_state=None,
+        verbose=0,
     ):
         super().__init__(
             n_points,
@@ -624,6 +658,7 @@ class FrankWolfeCoreset(_HilbertCoreset):
             block_size=block_size,
             progress=progress,
             random_state=random_state,
+            verbose=verbose,
         )
         self.n_candidates = n_candidates
         self.max_iter = max_iter
@@ -697,12 +732,17 @@ class GIGACoreset(FrankWolfeCoreset):
         Show a tqdm progress bar of the construction (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
         Seeds the projection.
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, projection, selection) with their
+        durations when positive; 2 also prints the phases of every block and merge of a
+        large fit. They are always logged to the ``skcoreset`` logger (INFO, and DEBUG for
+        the per-block phases).
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -807,12 +847,17 @@ class IHTCoreset(_HilbertCoreset):
         Show a tqdm progress bar of the iterations (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
         Seeds the projection and the stochastic variant's batches.
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, projection, selection) with their
+        durations when positive; 2 also prints the phases of every block and merge of a
+        large fit. They are always logged to the ``skcoreset`` logger (INFO, and DEBUG for
+        the per-block phases).
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -871,6 +916,7 @@ class IHTCoreset(_HilbertCoreset):
         batch_fraction=None,
         progress=False,
         random_state=None,
+        verbose=0,
     ):
         super().__init__(
             n_points,
@@ -884,6 +930,7 @@ class IHTCoreset(_HilbertCoreset):
             block_size=block_size,
             progress=progress,
             random_state=random_state,
+            verbose=verbose,
         )
         self.n_candidates = n_candidates
         self.debias = debias
@@ -960,12 +1007,17 @@ class OMPCoreset(_HilbertCoreset):
         Show a tqdm progress bar of the construction (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
         Seeds the projection.
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, projection, selection) with their
+        durations when positive; 2 also prints the phases of every block and merge of a
+        large fit. They are always logged to the ``skcoreset`` logger (INFO, and DEBUG for
+        the per-block phases).
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
         Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
@@ -1018,6 +1070,7 @@ class OMPCoreset(_HilbertCoreset):
         n_candidates="auto",
         progress=False,
         random_state=None,
+        verbose=0,
     ):
         super().__init__(
             n_points,
@@ -1031,6 +1084,7 @@ class OMPCoreset(_HilbertCoreset):
             block_size=block_size,
             progress=progress,
             random_state=random_state,
+            verbose=verbose,
         )
         self.n_candidates = n_candidates
 

@@ -44,6 +44,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
+from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
 from ..models import laplace_approximation
 from . import _sensitivity_kernels as K
@@ -175,6 +176,11 @@ class SensitivityCoreset(BaseCoreset):
         Show a tqdm progress bar of the blocks (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means subsample and initialisation, the Laplace subsample and the draws.
+    verbose : int, default=0
+        Print the phases of the fit (k-means, Laplace fit, sensitivity bounds, draws) with
+        their durations when positive; 2 also prints the phases of every block and merge of a
+        large fit. They are always logged to the ``skcoreset`` logger (INFO, and DEBUG for the
+        per-block phases).
 
     Attributes
     ----------
@@ -243,6 +249,8 @@ class SensitivityCoreset(BaseCoreset):
     __skcoreset_model__ = "logistic"
 
     _parameter_constraints: dict = {
+        **{k: v for k, v in BaseCoreset._parameter_constraints.items() if k != "model"},
+        # None: the size follows from (epsilon, delta)
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "radius": [Interval(Real, 0, None, closed="left"), None],
@@ -252,11 +260,6 @@ class SensitivityCoreset(BaseCoreset):
         "kmeans_subsample": [Interval(Integral, 1, None, closed="left"), None],
         "epsilon": [Interval(Real, 0, None, closed="neither"), None],
         "delta": [Interval(Real, 0, 1, closed="neither"), None],
-        "prior_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "fit_intercept": ["boolean"],
-        "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "progress": ["boolean"],
-        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -276,6 +279,7 @@ class SensitivityCoreset(BaseCoreset):
         block_size="auto",
         progress=False,
         random_state=None,
+        verbose=0,
     ):
         self.n_points = n_points
         self.n_clusters = n_clusters
@@ -291,6 +295,7 @@ class SensitivityCoreset(BaseCoreset):
         self.block_size = block_size
         self.progress = progress
         self.random_state = random_state
+        self.verbose = verbose
 
     def _check_params(self):
         # n_points=None sizes the coreset by the (epsilon, delta) bound instead.
@@ -329,11 +334,14 @@ class SensitivityCoreset(BaseCoreset):
             )
         # Z_n = y_n x_n with y in {-1, +1}; design() may return X itself, so never scale in place.
         Z = np.ascontiguousarray(model.design(X) * (2.0 * y - 1.0)[:, None])
-        km, sub, labels = self._cluster(Z, s, positive, random_state)
+        level = self._block_level()
+        with phase(self, f"k-means: {self.n_clusters} clusters of {len(positive)} rows", level):
+            km, sub, labels = self._cluster(Z, s, positive, random_state)
         W, means = K.cluster_stats(Z, s, labels, km.n_clusters)
         radius = self._radius(km, Z, s, sub)
         theta0 = self._center(X, y, s, model, random_state, Z.shape[1])
-        m = K.sensitivity_bound(Z, s, labels, W, means, theta0, radius, bool(self.exact))
+        with phase(self, f"sensitivity bounds of {len(positive)} rows", level):
+            m = K.sensitivity_bound(Z, s, labels, W, means, theta0, radius, bool(self.exact))
         if not np.all(np.isfinite(m)):
             raise ValueError(
                 "The sensitivity bounds are not finite (the distances between "
@@ -399,7 +407,8 @@ class SensitivityCoreset(BaseCoreset):
         if self.center != "laplace":
             return np.zeros(n_params)
         sub_la = _LAPLACE_SUBSAMPLE if X.shape[0] > _LAPLACE_SUBSAMPLE else None
-        approx = laplace_approximation(model, X, y, s, subsample=sub_la, random_state=rng)
+        with phase(self, "Laplace fit (the centre of the bound)", self._block_level()):
+            approx = laplace_approximation(model, X, y, s, subsample=sub_la, random_state=rng)
         return np.ascontiguousarray(approx.mean, dtype=np.float64)
 
     def _n_draws(self, mbar, n_params, n_pos):

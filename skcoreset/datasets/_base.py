@@ -29,7 +29,8 @@ def load_phishing(*, return_X_y=False, as_frame=False):
         ``data`` (11055, 10), ``target`` (11055,) in {0, 1}, ``feature_names``,
         ``n_train`` (rows of the papers' training split), ``DESCR``, ``frame`` when
         ``as_frame``.
-    (X, y) : tuple, if ``return_X_y``.
+    (X, y) : tuple
+        The features and the labels, if ``return_X_y``.
 
     Examples
     --------

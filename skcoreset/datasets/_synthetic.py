@@ -24,25 +24,40 @@ def make_logistic_regression(
     return_coef=False,
     random_state=None,
 ):
-    """Binary data from a logistic regression: y ~ Bernoulli(sigmoid(X coef + intercept)).
+    """Draw binary data from a logistic regression, y ~ Bernoulli(sigmoid(X @ coef + intercept)).
 
     Parameters
     ----------
-    n_samples, n_features : int
+    n_samples : int, default=1000
+        Number of rows.
+    n_features : int, default=10
+        Number of features (the intercept excluded).
     coef : array-like of shape (n_features,), default=None
         True coefficients; by default standard normal scaled by 1/sqrt(n_features).
     intercept : float, default=0.0
+        True intercept.
     feature_scale : float, default=1.0
         Standard deviation of the Gaussian features.
     return_coef : bool, default=False
         Also return the true coefficients.
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState instance or None, default=None
+        Seeds the features, the coefficients and the targets.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,), labels in {0, 1}
-    coef : ndarray of shape (n_features,), only if ``return_coef``
+        The features.
+    y : ndarray of shape (n_samples,)
+        Labels in {0, 1} (int64).
+    coef : ndarray of shape (n_features,)
+        The true coefficients; only if ``return_coef``.
+
+    Examples
+    --------
+    >>> from skcoreset.datasets import make_logistic_regression
+    >>> X, y = make_logistic_regression(n_samples=100, n_features=3, random_state=0)
+    >>> X.shape, y.shape
+    ((100, 3), (100,))
     """
     rng = check_random_state(random_state)
     X, coef, eta = _design(n_samples, n_features, coef, intercept, feature_scale, rng)
@@ -60,9 +75,40 @@ def make_poisson_regression(
     return_coef=False,
     random_state=None,
 ):
-    """Count data from a Poisson regression with log link: y ~ Poisson(exp(X coef + intercept)).
+    """Draw count data from a Poisson regression, y ~ Poisson(exp(X @ coef + intercept)).
 
-    Parameters are those of :func:`make_logistic_regression`; counts are int64.
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Number of rows.
+    n_features : int, default=10
+        Number of features (the intercept excluded).
+    coef : array-like of shape (n_features,), default=None
+        True coefficients; by default standard normal scaled by 1/sqrt(n_features).
+    intercept : float, default=1.0
+        True intercept.
+    feature_scale : float, default=0.5
+        Standard deviation of the Gaussian features.
+    return_coef : bool, default=False
+        Also return the true coefficients.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the features, the coefficients and the targets.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        The features.
+    y : ndarray of shape (n_samples,)
+        Counts (int64).
+    coef : ndarray of shape (n_features,)
+        The true coefficients; only if ``return_coef``.
+
+    Examples
+    --------
+    >>> from skcoreset.datasets import make_poisson_regression
+    >>> X, y = make_poisson_regression(n_samples=100, n_features=3, random_state=0)
+    >>> X.shape, y.shape
+    ((100, 3), (100,))
     """
     rng = check_random_state(random_state)
     X, coef, eta = _design(n_samples, n_features, coef, intercept, feature_scale, rng)
@@ -81,9 +127,44 @@ def make_linear_regression(
     return_coef=False,
     random_state=None,
 ):
-    """Real data from a Gaussian-linear model: y = X coef + intercept + noise_scale * N(0, 1).
+    """Draw real data from a Gaussian-linear model, y = X @ coef + intercept + noise.
 
-    Parameters are those of :func:`make_logistic_regression`, plus ``noise_scale``.
+    The noise is ``noise_scale * N(0, 1)``, independent across rows.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Number of rows.
+    n_features : int, default=10
+        Number of features (the intercept excluded).
+    coef : array-like of shape (n_features,), default=None
+        True coefficients; by default standard normal scaled by 1/sqrt(n_features).
+    intercept : float, default=0.0
+        True intercept.
+    noise_scale : float, default=1.0
+        Standard deviation of the noise.
+    feature_scale : float, default=1.0
+        Standard deviation of the Gaussian features.
+    return_coef : bool, default=False
+        Also return the true coefficients.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the features, the coefficients and the targets.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        The features.
+    y : ndarray of shape (n_samples,)
+        Real targets (float64).
+    coef : ndarray of shape (n_features,)
+        The true coefficients; only if ``return_coef``.
+
+    Examples
+    --------
+    >>> from skcoreset.datasets import make_linear_regression
+    >>> X, y = make_linear_regression(n_samples=100, n_features=3, random_state=0)
+    >>> X.shape, y.shape
+    ((100, 3), (100,))
     """
     rng = check_random_state(random_state)
     X, coef, eta = _design(n_samples, n_features, coef, intercept, feature_scale, rng)

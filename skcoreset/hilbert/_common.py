@@ -68,6 +68,21 @@ def check_nonneg_float(value, name):
     return value
 
 
+def greedy_setup(M, sigma, y, max_iter):
+    """What the greedy cores start from: ``(max_iter, ||y||, inv_sigma, positive)``.
+
+    ``max_iter`` None becomes the default for M; ``inv_sigma`` is 1 / sigma_n where
+    ``positive`` (sigma_n > 0) and 0 elsewhere: rows of norm zero carry no information and
+    are never selected.
+    """
+    if max_iter is None:
+        max_iter = default_max_iter(M)
+    positive = sigma > 0
+    inv_sigma = np.zeros(sigma.shape[0])
+    inv_sigma[positive] = 1.0 / sigma[positive]
+    return max_iter, np.linalg.norm(y), inv_sigma, positive
+
+
 def row_norms_and_sum(V):
     """sigma_n = ||v_n|| and y = sum_n v_n in one pass; a ValueError if V is not finite."""
     sigma, ysum = _kernels.norms_and_sum(V, _kernels.n_chunks(V.shape[0]))

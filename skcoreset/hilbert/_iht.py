@@ -61,14 +61,14 @@ def iht(
     vectors : array-like of shape (N, J)
         Rows are the vectors v_n (float64 or float32 storage; never modified).
     n_points : int
-        k, the maximum number of nonzero weights, 1 <= k <= N.
+        The maximum number k of nonzero weights, 1 <= k <= N.
     debias : bool, default=False
         ``False``: A-IHT.  ``True``: A-IHT II (an extra projected gradient step on the
         support after each thresholding).
     max_iter : int, default=300
         Maximum number of iterations.
     step_scale : float, default=0.5
-        c in mu = c ||d_S||^2 / ||Phi_S d_S||^2; c = 1 is the exact line search, the
+        The c in mu = c ||d_S||^2 / ||Phi_S d_S||^2; c = 1 is the exact line search, the
         authors' code uses 1/2.
     tol : float, default=1e-5
         Stop ('converged') when ||w_{t+1} - w_t|| < tol ||w_{t+1}||.
@@ -83,12 +83,12 @@ def iht(
         The vector y to approximate (default: the sum of the rows).
     random_state : int, RandomState instance or None
         Only used by the stochastic variant.
-    progress : bool, default=False
-        Show a tqdm progress bar of the iterations (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('converged', 'max_iter',
         'zero_target'), ``error`` (relative Hilbert error of the returned w),
         ``n_support``, ``objective`` (||y - Phi w||^2).
+    progress : bool, default=False
+        Show a tqdm progress bar of the iterations (needs the optional tqdm).
 
     Returns
     -------
@@ -96,6 +96,16 @@ def iht(
         The iterate with the smallest objective seen (A-IHT is not monotone); it is the last
         iterate unless the iteration oscillated.
     info : dict, only if ``return_info``
+        The run's details (see ``return_info``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.hilbert import iht
+    >>> vectors = np.random.default_rng(0).standard_normal((200, 8))
+    >>> w, info = iht(vectors, 20, return_info=True)
+    >>> int(np.count_nonzero(w)) <= 20, info["error"] < 1
+    (True, True)
     """
     V, k, sigma, y = validate(vectors, n_points, target)
     max_iter = check_max_iter(max_iter, 300)

@@ -73,6 +73,22 @@ def matvec_rows(V, rows, x, out):
         out[i] = acc
 
 
+@njit(cache=True, inline="always")
+def _best_of_chunks(best_val, best_idx):
+    """``(index, value)`` of the best of the per-chunk bests (index -1 when none has one).
+
+    The chunks cover the rows in order and a later chunk must be strictly better, so ties go
+    to the first index, as in a serial scan.
+    """
+    bv = -np.inf
+    bi = -1
+    for c in range(best_val.shape[0]):
+        if best_idx[c] >= 0 and (bi < 0 or best_val[c] > bv):
+            bv = best_val[c]
+            bi = best_idx[c]
+    return bi, bv
+
+
 @njit(cache=True, parallel=True, fastmath=_FM)
 def argmax_scaled_dot(V, scale, x, nchunks):
     """argmax_n scale[n] * <v_n, x> over rows with scale[n] != 0 (first index on ties).
@@ -102,13 +118,7 @@ def argmax_scaled_dot(V, scale, x, nchunks):
                 bi = n
         best_val[c] = bv
         best_idx[c] = bi
-    bv = -np.inf
-    bi = -1
-    for c in range(nchunks):
-        if best_idx[c] >= 0 and (bi < 0 or best_val[c] > bv):
-            bv = best_val[c]
-            bi = best_idx[c]
-    return bi, bv
+    return _best_of_chunks(best_val, best_idx)
 
 
 @njit(cache=True, inline="always")
@@ -203,10 +213,4 @@ def giga_select(V, inv_sigma, d, lw, dnorm, nchunks):
             n += 1
         best_val[c] = bv
         best_idx[c] = bi
-    bv = -np.inf
-    bi = -1
-    for c in range(nchunks):
-        if best_idx[c] >= 0 and (bi < 0 or best_val[c] > bv):
-            bv = best_val[c]
-            bi = best_idx[c]
-    return bi, bv
+    return _best_of_chunks(best_val, best_idx)

@@ -18,6 +18,7 @@ from ._common import (
     check_nonneg_float,
     default_max_iter,
     finish,
+    greedy_setup,
     kernel_threads,
     validate,
 )
@@ -168,17 +169,28 @@ def omp(
         The vector y to approximate (default: the sum of the rows).
     random_state : ignored
         Accepted for a uniform signature; the algorithm is deterministic.
-    progress : bool, default=False
-        Show a tqdm progress bar of the support size (needs the optional tqdm).
     return_info : bool, default=False
         Also return a dict: ``n_iter``, ``stop_reason`` ('size_reached', 'converged' (no
         positive correlation left: w is the NNLS optimum over all points), 'numerical_limit',
         'max_iter', 'zero_target'), ``error`` (relative Hilbert error), ``n_support``.
+    progress : bool, default=False
+        Show a tqdm progress bar of the support size (needs the optional tqdm).
 
     Returns
     -------
     w : ndarray of shape (N,), float64
+        The weights, nonzero on the coreset.
     info : dict, only if ``return_info``
+        The run's details (see ``return_info``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.hilbert import omp
+    >>> vectors = np.random.default_rng(0).standard_normal((200, 8))
+    >>> w, info = omp(vectors, 20, return_info=True)
+    >>> int(np.count_nonzero(w)) <= 20, info["error"] < 1
+    (True, True)
     """
     V, M, sigma, y = validate(vectors, n_points, target)
     max_iter = check_max_iter(max_iter, default_max_iter(M))
@@ -191,12 +203,7 @@ def omp(
 def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
     """Core of :func:`omp` on validated input: ``(w, n_iter, stop_reason)``."""
     N, J = V.shape
-    if max_iter is None:
-        max_iter = default_max_iter(M)
-    ynorm = np.linalg.norm(y)
-    inv_sigma = np.zeros(N)
-    pos = sigma > 0
-    inv_sigma[pos] = 1.0 / sigma[pos]
+    max_iter, ynorm, inv_sigma, pos = greedy_setup(M, sigma, y, max_iter)
     if ynorm == 0 or not pos.any():
         return np.zeros(N), 0, "zero_target"
     nch = _kernels.n_chunks(N)

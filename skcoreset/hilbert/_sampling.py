@@ -32,7 +32,18 @@ def uniform(vectors, n_points, *, replace=False, random_state=None, target=None,
     Returns
     -------
     w : ndarray of shape (N,), float64
+        The weights, nonzero on the coreset.
     info : dict, only if ``return_info``
+        The run's details (see ``return_info``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.hilbert import uniform
+    >>> vectors = np.random.default_rng(0).standard_normal((200, 8))
+    >>> w, info = uniform(vectors, 20, random_state=0, return_info=True)
+    >>> int(np.count_nonzero(w)), float(w.sum())
+    (20, 200.0)
     """
     V, M, sigma, y = validate(vectors, n_points, target)
     w, n_iter, reason = _uniform(V, M, sigma, y, replace=replace, random_state=random_state)
@@ -105,7 +116,18 @@ def importance(
     Returns
     -------
     w : ndarray of shape (N,), float64
+        The weights, nonzero on the coreset.
     info : dict, only if ``return_info``
+        The run's details (see ``return_info``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.hilbert import importance
+    >>> vectors = np.random.default_rng(0).standard_normal((200, 8))
+    >>> w, info = importance(vectors, 20, random_state=0, return_info=True)
+    >>> int(np.count_nonzero(w)) <= 20, info["stop_reason"]
+    (True, 'size_reached')
     """
     V, M, sigma, y = validate(vectors, n_points, target)
     w, n_iter, reason = _importance(V, M, sigma, y, replace=replace, random_state=random_state)

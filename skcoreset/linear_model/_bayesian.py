@@ -293,11 +293,16 @@ class _BaseBayesianGLM(BaseEstimator):
         return mean, var
 
     def _targets_for_density(self, y, n_rows):
+        """The targets of held-out rows, checked against X and coded as at fit time."""
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n_rows:
             raise ValueError(
                 f"y must be 1-D with {n_rows} entries (one per row of X); got shape {y.shape}."
             )
+        return self._code_fitted(y)
+
+    def _code_fitted(self, y):
+        """``y`` in the fitted model's coding."""
         return self._model().encode_targets(y)
 
     def log_predictive_density(self, X, y):
@@ -310,11 +315,14 @@ class _BaseBayesianGLM(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows to score.
         y : array-like of shape (n_samples,)
+            Their targets.
 
         Returns
         -------
         lpd : float
+            The mean over rows of the log posterior predictive density.
         """
         X = self._check_X(X)
         y = self._targets_for_density(y, X.shape[0])
@@ -337,8 +345,11 @@ class _BaseBayesianGLM(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_rows, n_features)
+            The rows at which to draw.
         n_draws : int, default=100
+            Number of replicates.
         random_state : int, RandomState instance or None, default=None
+            Seeds the choice of posterior draws and the simulated targets.
 
         Returns
         -------
@@ -437,8 +448,10 @@ class _BaseBayesianGLM(BaseEstimator):
         return out
 
     def to_inference_data(self, X=None, y=None, sample_weight=None, *, random_state=None):
-        """Export the fit as an ArviZ ``InferenceData``: posterior, sampler statistics,
-        pointwise log-likelihood, observed data and posterior predictive draws.
+        """Export the fit as an ArviZ ``InferenceData``.
+
+        It holds the posterior, the sampler statistics, the pointwise log-likelihood, the
+        observed data and posterior predictive draws.
 
         Groups (``n_obs`` is the number of fitted rows with positive weight):
 
@@ -478,6 +491,7 @@ class _BaseBayesianGLM(BaseEstimator):
         Returns
         -------
         arviz.InferenceData
+            The groups listed above.
 
         Raises
         ------
@@ -714,7 +728,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         return np.exp(self.predict_log_proba(X))
 
     def decision_function(self, X):
-        """Log-odds of the posterior predictive probability of ``classes_[1]``.
+        """Compute the log-odds of the posterior predictive probability of ``classes_[1]``.
 
         As for :class:`~sklearn.linear_model.LogisticRegression`,
         ``predict_proba(X)[:, 1] == expit(decision_function(X))`` and :meth:`predict` is
@@ -730,6 +744,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            The log-odds of ``classes_[1]`` for each row.
         """
         log_proba = self.predict_log_proba(X)
         return log_proba[:, 1] - log_proba[:, 0]
@@ -749,12 +764,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         """
         return self._decode(self.decision_function(X) > 0)
 
-    def _targets_for_density(self, y, n_rows):
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != n_rows:
-            raise ValueError(
-                f"y must be 1-D with {n_rows} entries (one per row of X); got shape {y.shape}."
-            )
+    def _code_fitted(self, y):
         return BinaryLabels(self.classes_).encode(y)
 
     def __sklearn_tags__(self):
@@ -863,7 +873,7 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
     __skcoreset_model__ = "poisson"
 
     def predict(self, X, return_std=False):
-        """Posterior predictive mean: the rate ``exp(x . coef + intercept)`` averaged over draws.
+        """Posterior predictive mean: the rate ``exp(x @ coef_ + intercept_)`` averaged over draws.
 
         Parameters
         ----------
@@ -904,6 +914,7 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
         Returns
         -------
         score : float
+            The D^2 score (at most 1).
         """
         return float(d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=1))
 
@@ -928,6 +939,12 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         the coresets use by default.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
+    noise_scale : float or None, default=None
+        Standard deviation of the Gaussian noise. None samples it too, as the extra
+        parameter ``log(noise_scale)`` with the weakly informative prior
+        ``N(log sd(y), 3^2)`` (95% prior mass within a factor of 360 of the targets' standard
+        deviation); with a numeric ``prior_scale`` the prior is ``N(0, 3^2)``, which suits
+        targets on a scale from about 1e-2 to 1e2.
     n_samples : int, default=1000
         Draws kept per chain (after warm-up); at least 4.
     n_warmup : int, default=500
@@ -949,12 +966,6 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         Print the phases of the fit (Laplace fit, MALA warm-up and sampling, convergence
         diagnostics) with their durations when positive. They are always logged to the
         ``skcoreset`` logger at INFO level.
-    noise_scale : float or None, default=None
-        Standard deviation of the Gaussian noise. None samples it too, as the extra
-        parameter ``log(noise_scale)`` with the weakly informative prior
-        ``N(log sd(y), 3^2)`` (95% prior mass within a factor of 360 of the targets' standard
-        deviation); with a numeric ``prior_scale`` the prior is ``N(0, 3^2)``, which suits
-        targets on a scale from about 1e-2 to 1e2.
 
     Attributes
     ----------
@@ -1057,7 +1068,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         return None if self.noise_scale is None else float(self.noise_scale)
 
     def predict(self, X, return_std=False):
-        """Posterior predictive mean ``x . coef_ + intercept_``.
+        """Posterior predictive mean ``x @ coef_ + intercept_``.
 
         Parameters
         ----------

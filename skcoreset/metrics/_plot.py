@@ -38,6 +38,23 @@ def plot_coreset_size(grid_search, *, param=None, metrics=None, ax=None, logx=Tr
     ------
     ImportError
         If matplotlib is not installed.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from skcoreset.compose import CoresetClassifier
+    >>> from skcoreset.coreset import UniformCoreset
+    >>> from skcoreset.datasets import make_logistic_regression
+    >>> from skcoreset.metrics import plot_coreset_size
+    >>> X, y = make_logistic_regression(n_samples=300, n_features=3, random_state=0)
+    >>> clf = CoresetClassifier(UniformCoreset(projection=None), LogisticRegression())
+    >>> search = GridSearchCV(clf, {"coreset__n_points": [30, 100]}, cv=3).fit(X, y)
+    >>> ax = plot_coreset_size(search)
+    >>> len(ax.lines) >= 1
+    True
     """
     try:
         import matplotlib.pyplot as plt

@@ -20,8 +20,8 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..models import BinaryLabels, laplace_approximation
-from ._fidelity import _DIRECTIONS, _kl_direction
+from ..models import BinaryLabels
+from ._fidelity import _DIRECTIONS, _kl_direction, coreset_fit
 
 _MEASURES = ("kl", "hilbert_error")
 
@@ -78,7 +78,7 @@ def _coreset_kl(estimator, direction):
     else:
         y = model.encode_targets(y_m)
     Xd = model.design(np.asarray(X_m, dtype=np.float64))
-    core = laplace_approximation(model, Xd, y, np.asarray(w_m, dtype=np.float64), design=True)
+    core = coreset_fit(model, Xd, y, np.asarray(w_m, dtype=np.float64))
     return _kl_direction(core, full, direction)
 
 
@@ -94,6 +94,13 @@ class FidelityScorer:
         The measure.
     direction : {'forward', 'reverse', 'symmetric'}, default='forward'
         The direction of the KL divergence.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> from skcoreset.metrics import FidelityScorer
+    >>> pickle.loads(pickle.dumps(FidelityScorer("hilbert_error")))
+    make_fidelity_scorer(measure='hilbert_error', direction='forward')
     """
 
     def __init__(self, measure="kl", direction="forward"):
@@ -164,21 +171,39 @@ def make_fidelity_scorer(measure="kl", *, direction="forward"):
 
 
 def posterior_fidelity_score(estimator, X=None, y=None):
-    """Minus the forward KL(pi || pi_w) between Laplace fits: a scorer for ``GridSearchCV``.
+    """Score a fitted composition by minus the forward KL(pi || pi_w) between Laplace fits.
 
     The same as ``make_fidelity_scorer("kl", direction="forward")``: ``pi`` is the coreset's
     Laplace fit of its training data, ``pi_w`` the Laplace fit of the weighted coreset.
-    ``X`` and ``y`` are accepted for the scorer signature and not used.
+    Use it as a ``scoring`` of ``GridSearchCV``.
 
     Parameters
     ----------
     estimator : fitted CoresetClassifier, CoresetRegressor or skcoreset Pipeline
-    X, y : ignored
+        The composition whose coreset is scored.
+    X : ignored
+        Accepted for the scorer signature.
+    y : ignored
+        Accepted for the scorer signature.
 
     Returns
     -------
     score : float
         <= 0; closer to 0 is better.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skcoreset.compose import CoresetClassifier
+    >>> from skcoreset.coreset import UniformCoreset
+    >>> from skcoreset.datasets import make_logistic_regression
+    >>> from skcoreset.metrics import posterior_fidelity_score
+    >>> X, y = make_logistic_regression(n_samples=400, n_features=3, random_state=0)
+    >>> clf = CoresetClassifier(
+    ...     UniformCoreset(100), LogisticRegression(), random_state=0
+    ... ).fit(X, y)
+    >>> posterior_fidelity_score(clf) <= 0
+    True
     """
     return -_coreset_kl(estimator, "forward")
 
@@ -194,8 +219,9 @@ def size_param(params):
 
 
 class SmallestWithin:
-    """The refit rule of :func:`smallest_within` (see there); a module-level class, so that a
-    search using it can be pickled.
+    """The refit rule of :func:`smallest_within` (see there).
+
+    A module-level class, so that a search using it can be pickled.
 
     Parameters
     ----------
@@ -205,6 +231,14 @@ class SmallestWithin:
         The scorer name (a key of the ``scoring`` dict); None for a single score.
     param : str, default=None
         The size parameter; None finds the one ending in ``n_points``.
+
+    Examples
+    --------
+    >>> from skcoreset.metrics import SmallestWithin
+    >>> results = {"params": [{"n_points": m} for m in (10, 50, 200)],
+    ...            "mean_test_score": [0.80, 0.912, 0.915]}
+    >>> SmallestWithin(0.005)(results)
+    1
     """
 
     def __init__(self, tolerance, metric=None, param=None):
@@ -231,7 +265,7 @@ class SmallestWithin:
         raise ValueError(f"The search has several scorers; pass metric= (one of {names}).")
 
     def __call__(self, cv_results):
-        """The index (into ``cv_results['params']``) of the smallest good-enough candidate.
+        """Return the index (into ``cv_results['params']``) of the smallest good candidate.
 
         Parameters
         ----------
@@ -241,6 +275,7 @@ class SmallestWithin:
         Returns
         -------
         best_index : int
+            The candidate to refit.
         """
         scores = np.asarray(cv_results[self._score_key(cv_results)], dtype=np.float64)
         params = cv_results["params"]
@@ -261,8 +296,9 @@ class SmallestWithin:
 
 
 def smallest_within(tolerance, *, metric=None, param=None):
-    """A ``refit`` rule for ``GridSearchCV``: the smallest coreset within ``tolerance`` of the
-    best mean score.
+    """Make a ``GridSearchCV`` refit rule: the smallest coreset within ``tolerance`` of the best.
+
+    The rule compares mean cross-validated scores.
 
     A larger coreset rarely scores worse, so ``refit=True`` picks the largest size that wins
     by noise. This rule takes every candidate whose mean cross-validated score is at least

@@ -15,7 +15,12 @@ from ._glm import (
     get_model,
     with_noise,
 )
-from ._laplace import LaplaceApproximation, laplace_approximation, laplace_from_blocks
+from ._laplace import (
+    LaplaceApproximation,
+    SeparationWarning,
+    laplace_approximation,
+    laplace_from_blocks,
+)
 from ._prior import default_prior_scale
 from ._targets import BinaryLabels, model_from_targets
 
@@ -27,6 +32,7 @@ __all__ = [
     "LaplaceApproximation",
     "LogisticModel",
     "PoissonModel",
+    "SeparationWarning",
     "default_prior_scale",
     "get_model",
     "laplace_approximation",

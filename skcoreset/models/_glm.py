@@ -21,7 +21,7 @@ _LOG_2PI = np.log(2.0 * np.pi)
 
 @dataclass(frozen=True, eq=False)
 class GLM:
-    """Base class of the models (do not use directly).
+    """Base class of the models (use a subclass, or :func:`get_model`).
 
     Parameters
     ----------
@@ -33,6 +33,18 @@ class GLM:
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
         Gaussian noise standard deviation (Gaussian model only; None: to be estimated).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import LogisticModel
+    >>> model = LogisticModel(prior_scale=2.0)
+    >>> Xd = model.design(np.array([[0.5], [-1.0]]))
+    >>> Xd
+    array([[ 0.5,  1. ],
+           [-1. ,  1. ]])
+    >>> model.loglik(np.zeros(2), Xd, np.array([1.0, 0.0])).round(4)
+    array([-0.6931, -0.6931])
     """
 
     prior_scale: float | np.ndarray = 1.0
@@ -60,11 +72,35 @@ class GLM:
 
     # -- data ----------------------------------------------------------------------------
     def encode_targets(self, y):
-        """Validate ``y`` for this model and return it, coded, as a float64 array."""
+        """Validate ``y`` for this model and return it coded as a float64 array.
+
+        Parameters
+        ----------
+        y : array-like of shape (N,)
+            Targets: two class labels (logistic), non-negative numbers (Poisson) or real
+            numbers (Gaussian).
+
+        Returns
+        -------
+        y_coded : ndarray of shape (N,)
+            The targets as the likelihood reads them (codes {0, 1} for the logistic model).
+        """
         raise NotImplementedError
 
     def design(self, X):
-        """C-contiguous float64 design matrix, with a trailing column of ones if needed."""
+        """Build the C-contiguous float64 design matrix (a trailing column of ones if needed).
+
+        Parameters
+        ----------
+        X : array-like of shape (N, D)
+            Features.
+
+        Returns
+        -------
+        Xd : ndarray of shape (N, P)
+            ``X`` with a trailing column of ones when ``fit_intercept`` (P = D + 1), else
+            ``X`` (P = D).
+        """
         X = np.asarray(X, dtype=np.float64)
         if self.fit_intercept:
             Xd = np.empty((X.shape[0], X.shape[1] + 1))
@@ -79,65 +115,239 @@ class GLM:
         return 1.0 if self.noise_scale is None else float(self.noise_scale)
 
     def initial_params(self, Xd, y, w):
-        """A sensible starting point for Newton's method: zeros."""
+        """Return a starting point for Newton's method (zeros, unless a subclass knows better).
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        theta0 : ndarray of shape (P,)
+            The starting parameters.
+        """
         return np.zeros(Xd.shape[1])
 
     # -- evaluation through the kernels --------------------------------------------------
     def loglik(self, theta, Xd, y):
-        """Per-datum log-likelihoods ``l_n(theta)``, shape (N,)."""
+        """Compute the per-datum log-likelihoods ``l_n(theta)``.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            Parameters (coefficients, intercept last).
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+
+        Returns
+        -------
+        loglik : ndarray of shape (N,)
+            ``log p(y_n | x_n, theta)`` for each row.
+        """
         eta = Xd @ np.asarray(theta, dtype=np.float64)
         return K.loglik_vector(self.code, eta, y, self.noise)
 
     def loglik_grad_per_datum(self, theta, Xd, y):
-        """Per-datum gradients ``grad l_n(theta)``, shape (N, P)."""
+        """Compute the per-datum gradients ``grad l_n(theta)``.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            Parameters (coefficients, intercept last).
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+
+        Returns
+        -------
+        grad : ndarray of shape (N, P)
+            The gradient of each row's log-likelihood with respect to ``theta``.
+        """
         eta = Xd @ np.asarray(theta, dtype=np.float64)
         return K.dloglik_vector(self.code, eta, y, self.noise)[:, None] * Xd
 
     def weighted_loglik(self, theta, Xd, y, w):
-        """``sum_n w_n l_n(theta)`` and its gradient (no prior)."""
+        """Compute the weighted log-likelihood ``sum_n w_n l_n(theta)`` and its gradient.
+
+        The prior is not included (see :meth:`log_posterior`).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            Parameters (coefficients, intercept last).
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        ll : float
+            The weighted log-likelihood.
+        grad : ndarray of shape (P,)
+            Its gradient with respect to ``theta``.
+        """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
         ll = K.weighted_loglik_grad(self.code, theta, Xd, y, w, self.noise, grad)
         return ll, grad
 
     def weighted_loglik_hessian(self, theta, Xd, y, w):
-        """Hessian of ``-sum_n w_n l_n(theta)`` (no prior)."""
+        """Compute the Hessian of ``-sum_n w_n l_n(theta)`` (the prior not included).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            Parameters (coefficients, intercept last).
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        H : ndarray of shape (P, P)
+            The Hessian of the negative weighted log-likelihood.
+        """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         return K.weighted_hessian(self.code, theta, Xd, y, w, self.noise)
 
     def log_posterior(self, theta, Xd, y, w):
-        """Unnormalised weighted log posterior and its gradient.
+        """Compute the unnormalised weighted log posterior and its gradient.
 
         ``log pi_0(theta) + sum_n w_n l_n(theta)`` up to the prior's normalising constant.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            Parameters (coefficients, intercept last).
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        lp : float
+            The log posterior, up to a constant.
+        grad : ndarray of shape (P,)
+            Its gradient with respect to ``theta``.
         """
         ll, grad = self.weighted_loglik(theta, Xd, y, w)
         return self.add_log_prior(theta, ll, grad)
 
     def add_log_prior(self, theta, ll, grad):
-        """``(ll + log pi_0(theta), grad + its gradient)``."""
+        """Add the log prior (up to its constant) and its gradient to a log-likelihood.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            Parameters (coefficients, intercept last).
+        ll : float
+            A log-likelihood at ``theta``.
+        grad : ndarray of shape (P,)
+            Its gradient.
+
+        Returns
+        -------
+        lp : float
+            ``ll + log pi_0(theta)``.
+        grad : ndarray of shape (P,)
+            ``grad`` plus the gradient of ``log pi_0`` (a new array).
+        """
         theta = np.asarray(theta, dtype=np.float64)
         prec = self.prior_precision(theta.shape[0])
         return ll - 0.5 * (prec * theta) @ theta, grad - prec * theta
 
     def prior_precision(self, n_params):
-        """The prior's precision of each of ``n_params`` parameters."""
+        """Return the prior's precision ``1 / prior_scale^2`` of each parameter.
+
+        Parameters
+        ----------
+        n_params : int
+            The number of parameters P.
+
+        Returns
+        -------
+        precision : ndarray of shape (P,)
+            The prior precision of each parameter.
+        """
         scale = np.broadcast_to(np.asarray(self.prior_scale, dtype=np.float64), (n_params,))
         return 1.0 / scale**2
 
     def neg_log_posterior_hessian(self, theta, Xd, y, w):
-        """Hessian of the negative weighted log posterior (positive definite)."""
+        """Compute the Hessian of the negative weighted log posterior (positive definite).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            Parameters (coefficients, intercept last).
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        H : ndarray of shape (P, P)
+            The Hessian, the prior's precision included.
+        """
         return self.add_prior_hessian(self.weighted_loglik_hessian(theta, Xd, y, w))
 
     def add_prior_hessian(self, H):
-        """``H`` plus the prior's precision on the diagonal (in place; returns ``H``)."""
+        """Add the prior's precision to the diagonal of ``H``, in place.
+
+        Parameters
+        ----------
+        H : ndarray of shape (P, P)
+            A Hessian of the negative log-likelihood; modified.
+
+        Returns
+        -------
+        H : ndarray of shape (P, P)
+            The same array.
+        """
         H[np.diag_indices_from(H)] += self.prior_precision(H.shape[0])
         return H
 
     def loglik_matrix(self, Xd, y, thetas, out=None):
-        """Per-datum log-likelihoods at J parameters: an (N, J) matrix.
+        """Compute the per-datum log-likelihoods at J parameters, an (N, J) matrix.
 
         One fused kernel (products and likelihood together), so the output is the only (N, J)
-        allocation. ``out`` may be float32 to halve the storage.
+        allocation.
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        thetas : ndarray of shape (J, P)
+            The parameters, one per row.
+        out : ndarray of shape (N, J), default=None
+            Where to write the result (float64 or float32, to halve the storage); None
+            allocates a float64 array.
+
+        Returns
+        -------
+        loglik : ndarray of shape (N, J)
+            ``l_n(theta_j)``; ``out`` when given.
         """
         thetas_t = np.ascontiguousarray(np.atleast_2d(thetas).T, dtype=np.float64)
         if out is None:
@@ -147,18 +357,59 @@ class GLM:
 
     # -- prediction: vectorised over rows and posterior draws ----------------------------
     def mean(self, eta):
-        """Mean response E[y | eta]: probability of class 1, Poisson rate, or eta itself."""
+        """Return the mean response ``E[y | eta]``.
+
+        Parameters
+        ----------
+        eta : ndarray
+            Linear predictors ``x @ theta``, of any shape.
+
+        Returns
+        -------
+        mean : ndarray
+            The probability of class 1 (logistic), the rate (Poisson) or ``eta`` itself
+            (Gaussian), of the shape of ``eta``.
+        """
         raise NotImplementedError
 
     def log_density(self, y, eta, noise_scale=None):
-        """log p(y | eta), broadcast over ``y`` (rows, 1) and ``eta`` (rows, draws).
+        """Compute the log density ``log p(y | eta)``, broadcasting ``y`` against ``eta``.
 
-        ``noise_scale`` (Gaussian only) broadcasts like ``eta``; None uses the model's own.
+        Parameters
+        ----------
+        y : ndarray
+            Coded targets, e.g. of shape (rows, 1).
+        eta : ndarray
+            Linear predictors, e.g. of shape (rows, draws).
+        noise_scale : float or ndarray, default=None
+            Gaussian noise standard deviation, broadcast like ``eta`` (Gaussian model only;
+            None uses the model's own).
+
+        Returns
+        -------
+        log_density : ndarray
+            The log density of each target at each predictor, of the broadcast shape.
         """
         raise NotImplementedError
 
     def simulate(self, eta, random_state, noise_scale=None):
-        """Targets drawn from the likelihood at ``eta`` (codes {0, 1} for the logistic model)."""
+        """Draw targets from the likelihood at ``eta``.
+
+        Parameters
+        ----------
+        eta : ndarray
+            Linear predictors, of any shape.
+        random_state : numpy.random.RandomState
+            The source of randomness.
+        noise_scale : float or ndarray, default=None
+            Gaussian noise standard deviation, broadcast like ``eta`` (Gaussian model only;
+            None uses the model's own).
+
+        Returns
+        -------
+        y : ndarray
+            One draw per entry of ``eta`` (codes {0, 1} for the logistic model).
+        """
         raise NotImplementedError
 
 
@@ -180,7 +431,25 @@ def _finite_targets(y):
 
 @dataclass(frozen=True, eq=False)
 class LogisticModel(GLM):
-    """Bernoulli likelihood with the logit link; any two class labels (see BinaryLabels)."""
+    """Bernoulli likelihood with the logit link; any two class labels (see BinaryLabels).
+
+    Parameters
+    ----------
+    prior_scale : float or ndarray of shape (P,), default=1.0
+        Standard deviation of the Gaussian prior on the parameters (intercept last).
+    fit_intercept : bool, default=True
+        Whether the design matrix gets a trailing column of ones.
+    noise_scale : float or None, default=None
+        Unused (the model has no noise scale).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import LogisticModel
+    >>> model = LogisticModel()
+    >>> model.mean(np.array([0.0, 1.0])).round(4)
+    array([0.5   , 0.7311])
+    """
 
     name = "logistic"
     code = K.LOGISTIC
@@ -202,7 +471,25 @@ class LogisticModel(GLM):
 
 @dataclass(frozen=True, eq=False)
 class PoissonModel(GLM):
-    """Poisson likelihood with the log link; non-negative targets (counts, or rates)."""
+    """Poisson likelihood with the log link; non-negative targets (counts, or rates).
+
+    Parameters
+    ----------
+    prior_scale : float or ndarray of shape (P,), default=1.0
+        Standard deviation of the Gaussian prior on the parameters (intercept last).
+    fit_intercept : bool, default=True
+        Whether the design matrix gets a trailing column of ones.
+    noise_scale : float or None, default=None
+        Unused (the model has no noise scale).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import PoissonModel
+    >>> model = PoissonModel()
+    >>> model.mean(np.array([0.0, 1.0])).round(4)
+    array([1.    , 2.7183])
+    """
 
     name = "poisson"
     code = K.POISSON
@@ -233,7 +520,25 @@ class PoissonModel(GLM):
 
 @dataclass(frozen=True, eq=False)
 class GaussianModel(GLM):
-    """Gaussian-linear likelihood N(y | x . theta, noise_scale^2)."""
+    """Gaussian-linear likelihood ``N(y | x @ theta, noise_scale^2)``.
+
+    Parameters
+    ----------
+    prior_scale : float or ndarray of shape (P,), default=1.0
+        Standard deviation of the Gaussian prior on the parameters (intercept last).
+    fit_intercept : bool, default=True
+        Whether the design matrix gets a trailing column of ones.
+    noise_scale : float or None, default=None
+        Noise standard deviation (None: estimated by the Laplace fit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import GaussianModel
+    >>> model = GaussianModel()
+    >>> model.mean(np.array([0.0, 1.0])).round(4)
+    array([0., 1.])
+    """
 
     name = "gaussian"
     code = K.GAUSSIAN
@@ -243,17 +548,44 @@ class GaussianModel(GLM):
         return _finite_targets(y)
 
     def estimate_noise(self, Xd, y, w):
-        """Weighted least-squares residual standard deviation (degrees of freedom corrected).
+        """Estimate the noise as the weighted least-squares residual standard deviation.
 
-        With no more (weighted) rows than parameters the residuals are zero and say nothing
-        about the noise: the spread of y itself is used instead (1 if y is constant), so the
-        posterior stays proper instead of collapsing onto an interpolating fit.
+        The residual sum of squares is divided by the degrees of freedom (weighted rows minus
+        parameters). With no more (weighted) rows than parameters the residuals are zero and
+        say nothing about the noise: the spread of y itself is used instead (1 if y is
+        constant), so the posterior stays proper instead of collapsing onto an interpolating
+        fit.
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        noise_scale : float
+            The estimated noise standard deviation.
         """
         return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
 
     def estimate_noise_blocks(self, blocks):
-        """:meth:`estimate_noise` over data given in blocks: ``blocks()`` yields
-        ``(Xd, y, w)`` triples (two passes: the fit, then the residuals)."""
+        """Estimate the noise as :meth:`estimate_noise` does, over data given in blocks.
+
+        Parameters
+        ----------
+        blocks : callable
+            ``blocks()`` yields ``(Xd, y, w)`` triples; it is called twice (the fit, then the
+            residuals).
+
+        Returns
+        -------
+        noise_scale : float
+            The estimated noise standard deviation.
+        """
         A = b = None
         w_sum = wy_sum = 0.0
         y_max = 0.0
@@ -319,6 +651,7 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
     Returns
     -------
     model : GLM
+        The model object.
 
     Examples
     --------
@@ -341,7 +674,27 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
 
 
 def with_noise(model, noise_scale):
-    """The same model with its noise scale fixed (a no-op for models without noise)."""
+    """Return the same model with its noise scale fixed.
+
+    Parameters
+    ----------
+    model : GLM
+        A model.
+    noise_scale : float
+        The noise standard deviation to fix (ignored when the model has no noise scale or
+        already has one).
+
+    Returns
+    -------
+    model : GLM
+        A copy with ``noise_scale`` set, or ``model`` itself when there is nothing to set.
+
+    Examples
+    --------
+    >>> from skcoreset.models import get_model, with_noise
+    >>> with_noise(get_model("gaussian"), 2.0).noise_scale
+    2.0
+    """
     if not model.has_noise or model.noise_scale is not None:
         return model
     return replace(model, noise_scale=float(noise_scale))

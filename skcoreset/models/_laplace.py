@@ -7,14 +7,81 @@ import scipy.linalg
 import scipy.optimize
 from sklearn.utils import check_consistent_length, check_random_state
 
+from .._warnings import warn
 from ._glm import GLM, with_noise
+
+
+class SeparationWarning(UserWarning):
+    """The classes are linearly separable: the prior alone sets the logistic posterior.
+
+    Issued by every Laplace fit of the logistic model (the coresets' projection, the
+    Bayesian GLMs' start, the fidelity measures) when the linear predictor at the mode
+    separates the two classes perfectly on the fitted rows (those with positive weight):
+    every row lies on its own class's side, ``min eta(class 1) > max eta(class 0)``. Such a
+    mode exists only on linearly separable data, where the likelihood keeps growing as the
+    coefficients grow along the separating direction: the mode, the posterior spread in
+    that direction and any coreset built on them follow ``prior_scale`` rather than the
+    data (with a weak prior, coefficients in the hundreds and standard deviations in the
+    thousands). On data whose classes overlap no separating mode exists, so the warning
+    cannot fire. Data separable only up to a few boundary rows that the prior-limited mode
+    puts on the wrong side are not detected.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skcoreset.models import SeparationWarning, get_model, laplace_approximation
+    >>> X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
+    >>> y = np.array([0.0, 0.0, 1.0, 1.0])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     lap = laplace_approximation(get_model("logistic", prior_scale=100.0), X, y)
+    >>> [w.category.__name__ for w in caught]
+    ['SeparationWarning']
+    """
+
+
+def _separating_mode(model, blocks, theta):
+    """Whether the mode's linear predictor separates the classes on the positive-weight rows.
+
+    One pass over the blocks (logistic model only: the other likelihoods cannot separate).
+    """
+    if model.name != "logistic":
+        return False
+    lowest_one, highest_zero = np.inf, -np.inf
+    for Xd, y, w in blocks():
+        eta = Xd @ theta
+        kept = w > 0
+        ones, zeros = kept & (y == 1.0), kept & (y == 0.0)
+        if ones.any():
+            lowest_one = min(lowest_one, float(eta[ones].min()))
+        if zeros.any():
+            highest_zero = max(highest_zero, float(eta[zeros].max()))
+    # both classes present and every row on its own class's side
+    return bool(np.isfinite(lowest_one) and np.isfinite(highest_zero) and lowest_one > highest_zero)
+
+
+def _warn_if_separable(model, blocks, theta):
+    """The one home of the separation rule (see :class:`SeparationWarning`)."""
+    if _separating_mode(model, blocks, theta):
+        warn(
+            "The classes are linearly separable on the rows of this logistic fit: the "
+            "likelihood keeps growing as the coefficients grow, so the Laplace fit, the "
+            "posterior and any coreset built on them are set by prior_scale, not by the data "
+            "(a weak prior gives huge, meaningless coefficients and standard deviations). "
+            "Pass a prior_scale you mean for the separating direction (e.g. prior_scale=1 on "
+            "standardised features), and check that no feature encodes the label.",
+            SeparationWarning,
+        )
 
 
 @dataclass(frozen=True)
 class LaplaceApproximation:
     """Gaussian approximation N(mean, cov) of a posterior.
 
-    Attributes
+    Made by :func:`laplace_approximation` and :func:`laplace_from_blocks`.
+
+    Parameters
     ----------
     mean : ndarray of shape (P,)
         The MAP estimate.
@@ -24,8 +91,18 @@ class LaplaceApproximation:
         Lower Cholesky factor of ``cov``.
     model : GLM
         The model, with its Gaussian noise scale resolved.
-    n_iter : int
+    n_iter : int, default=0
         Optimiser iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import LaplaceApproximation, get_model
+    >>> lap = LaplaceApproximation(
+    ...     mean=np.zeros(2), cov=np.eye(2), chol=np.eye(2), model=get_model("logistic")
+    ... )
+    >>> lap.sample(5, random_state=0).shape
+    (5, 2)
     """
 
     mean: np.ndarray
@@ -35,7 +112,20 @@ class LaplaceApproximation:
     n_iter: int = 0
 
     def sample(self, n_draws, random_state=None):
-        """Draw ``n_draws`` parameter vectors, shape (n_draws, P)."""
+        """Draw parameter vectors from N(mean, cov).
+
+        Parameters
+        ----------
+        n_draws : int
+            How many draws.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draws.
+
+        Returns
+        -------
+        thetas : ndarray of shape (n_draws, P)
+            One draw per row.
+        """
         rng = check_random_state(random_state)
         z = rng.standard_normal((n_draws, self.mean.shape[0]))
         return self.mean + z @ self.chol.T
@@ -124,7 +214,9 @@ def _lbfgs(posterior, theta, tol, max_iter):
 def _fit(model, blocks, theta0, method, tol, max_iter, fused=False):
     """The Laplace approximation of the posterior of data given as blocks."""
     posterior = _Posterior(model, blocks, fused)
-    return fit_posterior(model, posterior, theta0, method, tol, max_iter)
+    laplace = fit_posterior(model, posterior, theta0, method, tol, max_iter)
+    _warn_if_separable(model, blocks, laplace.mean)
+    return laplace
 
 
 def fit_posterior(model, posterior, theta0, method="newton", tol=1e-14, max_iter=100):
@@ -169,6 +261,23 @@ def laplace_from_blocks(model, blocks, *, theta0=None, method="newton", tol=1e-1
     Returns
     -------
     LaplaceApproximation
+        The MAP and the inverse Hessian there.
+
+    See Also
+    --------
+    laplace_approximation : The same fit on data in memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import get_model, laplace_from_blocks
+    >>> rng = np.random.default_rng(0)
+    >>> model = get_model("logistic")
+    >>> Xd = model.design(rng.standard_normal((200, 2)))
+    >>> y = (rng.random(200) < 0.5).astype(float)
+    >>> blocks = lambda: [(Xd[:100], y[:100], np.ones(100)), (Xd[100:], y[100:], np.ones(100))]
+    >>> laplace_from_blocks(model, blocks).mean.shape
+    (3,)
     """
     if model.has_noise and model.noise_scale is None:
         model = with_noise(model, model.estimate_noise_blocks(blocks))
@@ -222,7 +331,8 @@ def laplace_approximation(
         negative log posterior: relative, because rounding alone leaves ~1e-16 abs(f));
         L-BFGS uses it as its gradient tolerance.
     max_iter : int, default=100
-    random_state : int, RandomState or None
+        Optimiser iterations.
+    random_state : int, RandomState instance or None, default=None
         Seeds the subsample.
     design : bool, default=False
         Whether ``X`` already is the design matrix (intercept column included).
@@ -230,6 +340,18 @@ def laplace_approximation(
     Returns
     -------
     LaplaceApproximation
+        The MAP and the inverse Hessian there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import get_model, laplace_approximation
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((500, 2))
+    >>> y = (rng.random(500) < 1 / (1 + np.exp(-X @ [2.0, -1.0]))).astype(float)
+    >>> lap = laplace_approximation(get_model("logistic"), X, y)
+    >>> lap.mean.shape, lap.cov.shape
+    ((3,), (3, 3))
     """
     Xd = np.ascontiguousarray(X, dtype=np.float64) if design else model.design(X)
     y = np.ascontiguousarray(y, dtype=np.float64)

@@ -90,7 +90,7 @@ class BinaryLabels:
         )
 
     def encode(self, y, *, input_name="y"):
-        """Codes in {0., 1.} of the labels ``y``.
+        """Code the labels ``y`` as 0.0 (first class) and 1.0 (second class).
 
         Parameters
         ----------
@@ -102,6 +102,7 @@ class BinaryLabels:
         Returns
         -------
         codes : ndarray of shape (n_samples,), float64
+            1.0 where ``y`` is ``classes[1]``, 0.0 where it is ``classes[0]``.
         """
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
@@ -155,6 +156,7 @@ def model_from_targets(y):
     Returns
     -------
     name : {'logistic', 'poisson', 'gaussian'}
+        The model name.
 
     Raises
     ------

@@ -16,6 +16,7 @@ from sklearn.utils import check_consistent_length, check_random_state
 from ..models._glm_kernels import loglik_matrix
 from ._projection_kernels import feature_stats, fisher_features
 
+#: The feature maps ``project`` accepts (see doc/algorithms.md, section 1).
 PROJECTIONS = ("loglik", "fisher")
 
 
@@ -37,6 +38,20 @@ class Projection:
         The random coordinates of the Fisher features.
     dtype : numpy dtype
         Storage of the vectors (float64 or float32).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import get_model, laplace_approximation
+    >>> from skcoreset.projection import Projection
+    >>> rng = np.random.default_rng(0)
+    >>> model = get_model("logistic")
+    >>> Xd = model.design(rng.standard_normal((100, 2)))
+    >>> y = (rng.random(100) < 0.5).astype(float)
+    >>> lap = laplace_approximation(model, Xd, y, design=True)
+    >>> proj = Projection.draw(lap, n_projections=50, random_state=0)
+    >>> proj.transform(Xd, y).shape
+    (100, 50)
     """
 
     def __init__(self, model, kind, thetas_t, coords, dtype):
@@ -88,7 +103,7 @@ class Projection:
         return cls(laplace.model, projection, thetas_t, coords, dtype)
 
     def transform(self, Xd, y, sample_weight=None):
-        """The (n, J) vectors of the rows of a design matrix (scaled by their weights).
+        """Compute the (n, J) vectors of the rows of a design matrix (scaled by their weights).
 
         Parameters
         ----------
@@ -103,6 +118,7 @@ class Projection:
         Returns
         -------
         vectors : ndarray of shape (n, J)
+            One row per row of ``Xd``, in the projection's ``dtype``.
         """
         # the kernels do not bounds-check: mismatched lengths must fail here, not read garbage
         check_consistent_length(Xd, y, sample_weight)

@@ -44,15 +44,26 @@ def _split_chains(draws):
 
 
 def rank_normalize(draws):
-    """Normal scores of the pooled ranks of each parameter, same shape as ``draws``.
+    """Replace each draw by the normal score of its rank among all chains' draws.
+
+    Each parameter is ranked separately (Blom's offset 3/8, ties averaged).
 
     Parameters
     ----------
     draws : ndarray of shape (n_chains, n_draws, n_params)
+        MCMC draws.
 
     Returns
     -------
-    z : ndarray of the same shape
+    z : ndarray of shape (n_chains, n_draws, n_params)
+        The normal scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.sampler import rank_normalize
+    >>> rank_normalize(np.array([[[5.0], [1.0]], [[3.0], [2.0]]])).ravel().round(3)
+    array([ 1.049, -1.049,  0.299, -0.299])
     """
     C, S, P = draws.shape
     flat = draws.reshape(C * S, P)
@@ -84,6 +95,14 @@ def split_rhat(draws):
     rhat : ndarray of shape (n_params,)
         ``max(bulk R-hat, tail R-hat)``; values close to 1 (say < 1.01) indicate that the
         chains agree. NaN for a parameter that is constant across all draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.sampler import split_rhat
+    >>> draws = np.random.default_rng(0).standard_normal((4, 500, 2))
+    >>> bool(np.all(np.abs(split_rhat(draws) - 1) < 0.01))
+    True
     """
     draws = _as_draws(draws)
     if draws.shape[1] < 4:
@@ -166,6 +185,14 @@ def ess_bulk(draws):
     ess : ndarray of shape (n_params,)
         Between 0 and (slightly more than, for antithetic chains) n_chains * n_draws. A
         parameter constant across all draws gets n_chains * n_draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.sampler import ess_bulk
+    >>> draws = np.random.default_rng(0).standard_normal((4, 500, 2))
+    >>> bool(np.all((ess_bulk(draws) > 1500) & (ess_bulk(draws) < 2500)))
+    True
     """
     draws = _as_draws(draws)
     if draws.shape[1] < 4:

@@ -40,7 +40,7 @@ def _use_parallel(n_rows, n_params, n_chains):
 class MALAResult:
     """Output of :func:`sample_mala`.
 
-    Attributes
+    Parameters
     ----------
     draws : ndarray of shape (n_chains, n_samples, n_params)
         Kept draws (after warm-up).
@@ -48,6 +48,14 @@ class MALAResult:
         Fraction of accepted proposals after warm-up, per chain.
     step_size : float
         The (frozen) step size used after warm-up.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.sampler import MALAResult
+    >>> result = MALAResult(np.zeros((2, 10, 3)), np.array([0.6, 0.5]), 0.8)
+    >>> result.draws.shape
+    (2, 10, 3)
     """
 
     draws: np.ndarray
@@ -56,7 +64,24 @@ class MALAResult:
 
 
 def default_step_size(n_params):
-    """Optimal MALA step for a standard normal target in ``n_params`` dimensions, ~1.65 P^(-1/6)."""
+    """Return the optimal MALA step for a standard normal target, about 1.65 P^(-1/6).
+
+    Parameters
+    ----------
+    n_params : int
+        The dimension P of the target.
+
+    Returns
+    -------
+    step_size : float
+        The step size (Roberts & Rosenthal 1998).
+
+    Examples
+    --------
+    >>> from skcoreset.sampler import default_step_size
+    >>> round(default_step_size(64), 4)
+    0.825
+    """
     return 1.65 * max(n_params, 1) ** (-1.0 / 6.0)
 
 
@@ -117,13 +142,16 @@ def sample_mala(
         'auto' adapts the step by dual averaging toward ``target_accept`` during warm-up,
         starting from ``1.65 P^(-1/6)``; a number is used as is throughout.
     target_accept : float, default=0.574
+        The acceptance rate the warm-up adapts the step size toward.
     random_state : int, RandomState instance or None, default=None
+        Seeds the proposals and the accept/reject decisions.
     progress : bool, default=False
         Show a tqdm progress bar (if tqdm is installed).
 
     Returns
     -------
     MALAResult
+        The kept draws, the acceptance rates and the step size.
 
     Notes
     -----
@@ -132,6 +160,20 @@ def sample_mala(
     (``numba.set_num_threads`` / ``NUMBA_NUM_THREADS``). The random numbers are drawn from
     ``random_state`` outside the compiled code, so the draws are the same for any number of
     threads and either driver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import get_model
+    >>> from skcoreset.sampler import sample_mala
+    >>> rng = np.random.default_rng(0)
+    >>> model = get_model("logistic")
+    >>> X = model.design(rng.standard_normal((100, 2)))
+    >>> y = (rng.random(100) < 0.5).astype(float)
+    >>> result = sample_mala(model.code, X, y, np.ones(100), np.zeros((2, 3)),
+    ...                      n_samples=200, n_warmup=200, random_state=0)
+    >>> result.draws.shape
+    (2, 200, 3)
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
