@@ -11,6 +11,7 @@ Draws from the coreset posterior pi_w come from :class:`~skcoreset.sampler._chai
 persistent preconditioned MALA chains started at a Laplace fit of the data.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,7 +19,7 @@ from threadpoolctl import threadpool_limits
 
 from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
-from ..models import laplace_approximation, laplace_from_blocks
+from ..models import SeparationWarning, laplace_approximation, laplace_from_blocks
 from ..sampler._chains import MALAChains
 from . import _kl
 from ._base import BaseCoreset
@@ -96,9 +97,13 @@ class _GLMProblem:
         to the full posterior's) they take it."""
         Xd, y = self.Xd[idx], self.y[idx]
         try:
-            fit = laplace_from_blocks(
-                self.model, lambda: [(Xd, y, w)], theta0=self._mode, tol=1e-8, max_iter=50
-            )
+            with warnings.catch_warnings():
+                # a few weighted rows are often separable: this fit only places and shapes
+                # the chains, and the prior keeps it finite
+                warnings.simplefilter("ignore", SeparationWarning)
+                fit = laplace_from_blocks(
+                    self.model, lambda: [(Xd, y, w)], theta0=self._mode, tol=1e-8, max_iter=50
+                )
         except ValueError:
             # a numerically singular Hessian (e.g. Poisson weights far too large for a step):
             # the chains go on from where they are, with their preconditioner
