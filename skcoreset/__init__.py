@@ -19,12 +19,15 @@ from . import (
 )
 from .compose import CoresetClassifier, CoresetRegressor
 from .coreset import (
+    CoresetMCMC,
     FrankWolfeCoreset,
     GIGACoreset,
     IHTCoreset,
     ImportanceCoreset,
     OMPCoreset,
+    QuasiNewtonCoreset,
     SensitivityCoreset,
+    SparseVICoreset,
     UniformCoreset,
 )
 from .linear_model import (
@@ -40,13 +43,16 @@ __all__ = [
     "BayesianLogisticRegression",
     "BayesianPoissonRegression",
     "CoresetClassifier",
+    "CoresetMCMC",
     "CoresetRegressor",
     "FrankWolfeCoreset",
     "GIGACoreset",
     "IHTCoreset",
     "ImportanceCoreset",
     "OMPCoreset",
+    "QuasiNewtonCoreset",
     "SensitivityCoreset",
+    "SparseVICoreset",
     "UniformCoreset",
     "__version__",
     "compose",

@@ -13,12 +13,15 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcoreset.compose import CoresetClassifier, CoresetRegressor
 from skcoreset.coreset import (
+    CoresetMCMC,
     FrankWolfeCoreset,
     GIGACoreset,
     IHTCoreset,
     ImportanceCoreset,
     OMPCoreset,
+    QuasiNewtonCoreset,
     SensitivityCoreset,
+    SparseVICoreset,
     UniformCoreset,
 )
 from skcoreset.linear_model import (
@@ -40,6 +43,9 @@ CORESETS = [
     IHTCoreset(5, **SMALL),
     OMPCoreset(5, **SMALL),
     SensitivityCoreset(5, n_clusters=2, random_state=0),
+    QuasiNewtonCoreset(5, model="gaussian", n_draws=20, max_iter=3, random_state=0),
+    SparseVICoreset(5, model="gaussian", n_draws=20, n_rounds=2, n_steps=2, random_state=0),
+    CoresetMCMC(5, model="gaussian", n_train=20, n_samples=10, random_state=0),
 ]
 
 # prior_scale=1.0: with 'auto' the prior comes from moments that repeated rows sum in another

@@ -9,17 +9,21 @@ from ._hilbert import (
     OMPCoreset,
     UniformCoreset,
 )
+from ._kl_coreset import CoresetMCMC, QuasiNewtonCoreset, SparseVICoreset
 from ._sensitivity import SensitivityCoreset, sensitivity_coreset_size
 
 __all__ = [
     "BaseCoreset",
+    "CoresetMCMC",
     "CoresetSizeWarning",
     "FrankWolfeCoreset",
     "GIGACoreset",
     "IHTCoreset",
     "ImportanceCoreset",
     "OMPCoreset",
+    "QuasiNewtonCoreset",
     "SensitivityCoreset",
+    "SparseVICoreset",
     "UniformCoreset",
     "sensitivity_coreset_size",
 ]

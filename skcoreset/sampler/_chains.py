@@ -1,0 +1,119 @@
+"""MALA chains that persist between calls, on a target whose weights change between calls.
+
+The KL coreset methods move the weights of the coreset posterior after every few MALA steps;
+:func:`~skcoreset.sampler._mala.sample_mala` would warm up, adapt and copy its inputs again on
+every call. :class:`MALAChains` keeps the chains' state (positions, step size, preconditioner)
+and advances them a few steps at a time through the same compiled kernels, so a call costs its
+steps only: no warm-up, no recompilation, no Laplace fit.
+"""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from . import _mala_kernels as K
+from ._mala import TARGET_ACCEPT, default_step_size
+
+# log step-size change per unit of acceptance gap in :meth:`MALAChains.tune`.
+_TUNE_RATE = 0.5
+
+
+class MALAChains:
+    """Preconditioned MALA chains on ``log pi_0(theta) + sum_m w_m l_m(theta)``.
+
+    Parameters
+    ----------
+    code : int
+        Likelihood code of the GLM kernels.
+    init : ndarray of shape (n_chains, P)
+        Starting points (copied).
+    prior_scale : float or ndarray of shape (P,)
+        Prior standard deviations of the coefficients.
+    noise : float
+        Gaussian noise scale (ignored by the other likelihoods).
+    precond_chol : ndarray of shape (P, P)
+        Lower Cholesky factor of the preconditioner.
+    random_state : RandomState
+        Source of the proposals' normals and the acceptance uniforms.
+    """
+
+    def __init__(self, code, init, prior_scale, noise, precond_chol, random_state):
+        self.code = int(code)
+        self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
+        C, P = self.theta.shape
+        scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (P,))
+        self.prior_prec = np.ascontiguousarray(1.0 / scale**2)
+        self.noise = float(noise)
+        self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
+        self.eps = default_step_size(P)
+        self.rng = check_random_state(random_state)
+        self.logp = np.empty(C)
+        self.grad = np.empty((C, P))
+        self._da = np.zeros(K.DA_SIZE)
+        self._rows = None
+
+    @property
+    def n_chains(self):
+        return self.theta.shape[0]
+
+    def set_target(self, X, y, w):
+        """The coreset rows (design matrix), their targets and weights; re-evaluates the
+        chains' log densities and gradients at the new target."""
+        self._rows = (
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.ascontiguousarray(y, dtype=np.float64),
+            np.ascontiguousarray(w, dtype=np.float64),
+        )
+        bad = K.mala_init(
+            self.code, False, self.theta, *self._rows, *self._fixed(), self.logp, self.grad
+        )
+        if bad:
+            raise FloatingPointError(
+                f"The coreset log posterior is not finite at {bad} of the {self.n_chains} chains."
+            )
+
+    def _fixed(self):
+        return self.prior_prec, self.noise, 0.0, 1.0
+
+    def advance(self, n_steps, store=False):
+        """Advance every chain ``n_steps`` steps at the current step size.
+
+        Returns the states after each step, shape (n_chains, n_steps, P), when ``store``,
+        and the acceptance rate of the steps per chain.
+        """
+        C, P = self.theta.shape
+        normals = self.rng.standard_normal((C, n_steps, P))
+        uniforms = self.rng.random_sample((C, n_steps))
+        draws = np.empty((C, n_steps if store else 0, P))
+        accept = np.zeros(C, dtype=np.int64)
+        K.mala_run(
+            self.code,
+            False,
+            self.theta,
+            self.logp,
+            self.grad,
+            *self._rows,
+            *self._fixed(),
+            self.L,
+            self.eps,
+            False,
+            self._da,
+            normals,
+            uniforms,
+            draws,
+            0,
+            store,
+            accept,
+        )
+        return draws, accept / max(n_steps, 1)
+
+    def tune(self, acceptance, rate=_TUNE_RATE):
+        """Move the step size toward the optimal acceptance 0.574 (training phases only: a
+        step size that follows the chain's history does not leave the target invariant)."""
+        gap = float(np.mean(acceptance)) - TARGET_ACCEPT
+        self.eps *= float(np.exp(rate * gap))
+
+    def reset(self, init, precond_chol):
+        """New starting points (n_chains, P) and preconditioner factor; call
+        :meth:`set_target` next."""
+        self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
+        self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)

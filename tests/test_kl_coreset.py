@@ -1,0 +1,191 @@
+"""The coreset methods that optimise KL(pi_w || pi): the gradient identity against the closed
+form of the conjugate Gaussian model (tests/oracles/gaussian_kl_oracle.py), the three cores on
+that model with exact draws, and the estimators (MALA draws) on Gaussian linear regression,
+whose coreset posteriors are Gaussian so that the Laplace KL is exact."""
+
+import numpy as np
+import pytest
+
+from skcoreset.coreset import CoresetMCMC, QuasiNewtonCoreset, SparseVICoreset, _kl
+from skcoreset.metrics import coreset_laplace_kl
+
+from .oracles import gaussian_kl_oracle as G
+
+
+def test_kl_gradient_matches_finite_differences_of_closed_form():
+    rng = np.random.default_rng(0)
+    D, N = 3, 20
+    x = rng.normal(1.0, 1.0, size=(N, D))
+    idx = np.array([1, 4, 7, 11, 15])
+    w = rng.uniform(1.0, 6.0, size=idx.shape[0])
+    h = 1e-5
+    fd = np.array(
+        [
+            (G.reverse_kl(x[idx], w + h * e, x) - G.reverse_kl(x[idx], w - h * e, x)) / (2 * h)
+            for e in np.eye(idx.shape[0])
+        ]
+    )
+    problem = G.GaussianProblem(x, 1)
+    S = 200_000
+    thetas = problem.draws(idx, w, S)
+    g, r = problem.loglik(thetas, idx), problem.full(thetas)
+    grad, centred = _kl.kl_gradient(g, r, w)
+    # Monte Carlo standard error of each coordinate: the products averaged by the estimate
+    resid = r - g @ w
+    products = centred * (resid - resid.mean())[:, None]
+    se = products.std(axis=0) / np.sqrt(S)
+    assert np.all(np.abs(grad - fd) < 5 * se), (grad, fd, se)
+    # and the estimate is informative: the gradient is many standard errors from zero
+    assert np.linalg.norm(fd) > 20 * np.linalg.norm(se)
+
+
+def test_kl_gradient_needs_two_draws():
+    with pytest.raises(ValueError, match="at least 2 draws"):
+        _kl.kl_gradient(np.ones((1, 3)), np.ones(1), np.ones(3))
+
+
+def test_newton_step_is_capped_and_non_negative():
+    rng = np.random.default_rng(1)
+    centred = rng.standard_normal((50, 4))
+    w = np.array([1.0, 0.0, 2.0, 0.5])
+    grad = np.array([-100.0, -50.0, 30.0, -10.0])
+    new = _kl.newton_step(w, grad, centred, 1.0, 0.1, max_step=0.25)
+    free = np.maximum(w - _kl.newton_direction(grad, centred, 0.1), 0.0)
+    assert np.all(new >= 0)
+    # a weight at most doubles, or a zero weight grows to max_step at most
+    assert np.all(new - w <= np.maximum(w, 0.25) + 1e-12)
+    # and where the uncapped step grows a weight past that cap, the cap binds
+    capped = free - w > np.maximum(w, 0.25)
+    assert np.any(capped)
+    np.testing.assert_allclose(new[capped], (w + np.maximum(w, 0.25))[capped])
+
+
+# Reduced scale of the IHT paper's Gaussian problem (d = 200, N = 600 in benchmarks/).
+D_SMALL, N_SMALL = 20, 60
+SIZES = [5, 10, 20, 30]
+
+
+@pytest.fixture(scope="module")
+def gaussian_data():
+    return np.random.default_rng(0).normal(1.0, 1.0, size=(N_SMALL, D_SMALL))
+
+
+@pytest.mark.parametrize("M", SIZES)
+def test_cores_beat_uniform_on_gaussian(gaussian_data, M):
+    x = gaussian_data
+    idx = np.sort(np.random.default_rng(M).choice(N_SMALL, M, replace=False))
+    w0 = np.full(M, N_SMALL / M)
+    uniform = G.reverse_kl(x[idx], w0, x)
+    w, _, _ = _kl.quasi_newton(G.GaussianProblem(x, 2), idx, w0, max_step=N_SMALL / M)
+    assert G.reverse_kl(x[idx], w, x) < uniform
+    w, _, _ = _kl.coreset_mcmc(G.GaussianProblem(x, 3), idx, w0, n_train=1000, learning_rate=0.1)
+    assert G.reverse_kl(x[idx], w, x) < uniform
+    sv_idx, sv_w, _, _ = _kl.sparse_vi(
+        G.GaussianProblem(x, 4), N_SMALL, M, n_draws=200, max_step=N_SMALL / M
+    )
+    assert sv_idx.shape[0] <= M
+    assert G.reverse_kl(x[sv_idx], sv_w, x) < uniform
+
+
+def test_quasi_newton_stops_when_the_gradient_settles(gaussian_data):
+    x = gaussian_data
+    idx = np.arange(30)
+    w, n_iter, reason = _kl.quasi_newton(
+        G.GaussianProblem(x, 5), idx, np.full(30, 2.0), max_iter=100
+    )
+    assert reason == "converged" and n_iter < 100
+
+
+# -- the estimators, on Gaussian linear regression (conjugate: Laplace KL is exact) --------
+
+
+@pytest.fixture(scope="module")
+def regression():
+    rng = np.random.default_rng(0)
+    N, D = 2000, 3
+    X = rng.standard_normal((N, D))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 + rng.standard_normal(N)
+    return X, y
+
+
+def _kl_of(cs, X, y):
+    return coreset_laplace_kl(
+        X, y, cs.sample_indices_, cs.sample_weight_, direction="reverse", model="gaussian"
+    )
+
+
+def _uniform_kl(cs, X, y):
+    """The KL of the same support with the uniform weights W / M the methods start from."""
+    w = np.full(cs.n_points_, X.shape[0] / cs.n_points_)
+    return coreset_laplace_kl(X, y, cs.sample_indices_, w, direction="reverse", model="gaussian")
+
+
+FAST = {
+    QuasiNewtonCoreset: dict(n_draws=200),
+    SparseVICoreset: dict(n_draws=100, n_rounds=4, n_steps=5),
+    CoresetMCMC: dict(n_train=500, n_samples=200),
+}
+
+
+@pytest.mark.parametrize("cls", [QuasiNewtonCoreset, CoresetMCMC])
+def test_estimator_weights_beat_uniform_weights(regression, cls):
+    X, y = regression
+    cs = cls(n_points=20, random_state=0, **FAST[cls]).fit(X, y)
+    assert _kl_of(cs, X, y) < _uniform_kl(cs, X, y)
+
+
+def test_sparse_vi_beats_uniform_sample(regression):
+    from skcoreset.coreset import UniformCoreset
+
+    X, y = regression
+    cs = SparseVICoreset(n_points=20, random_state=0, **FAST[SparseVICoreset]).fit(X, y)
+    uniform = UniformCoreset(20, projection=None, random_state=0).fit(X, y)
+    assert _kl_of(cs, X, y) < _kl_of(uniform, X, y)
+
+
+@pytest.mark.parametrize("cls", list(FAST))
+def test_estimator_reproducible_and_resamples(regression, cls):
+    X, y = regression
+    a = cls(n_points=10, random_state=3, **FAST[cls]).fit(X, y)
+    b = cls(n_points=10, random_state=3, **FAST[cls])
+    X_m, y_m, params = b.fit_resample(X, y)
+    np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
+    np.testing.assert_array_equal(a.sample_weight_, b.sample_weight_)
+    np.testing.assert_array_equal(X_m, X[b.sample_indices_])
+    assert np.all(params["sample_weight"] > 0) and len(y_m) <= 10
+
+
+def test_pool_smaller_than_data_estimates_the_full_sum(regression):
+    # a pool of 500 of the 2000 rows, read in blocks of 300: the full-data term is the
+    # subsample estimate, and the weights still improve on the uniform start
+    X, y = regression
+    cs = QuasiNewtonCoreset(
+        n_points=20, n_candidates=500, block_size=300, n_draws=200, random_state=0
+    ).fit(X, y)
+    assert _kl_of(cs, X, y) < _uniform_kl(cs, X, y)
+
+
+def test_budget_in_seconds_stops_the_loop(regression):
+    X, y = regression
+    cs = CoresetMCMC(n_points=10, n_train=10**6, max_seconds=0.2, n_samples=10, random_state=0)
+    cs.fit(X, y)
+    assert cs.stop_reason_ == "max_seconds" and cs.n_iter_ < 10**6
+
+
+def test_coreset_mcmc_draws_the_coreset_posterior(regression):
+    # with every row kept the chains sample the exact (Gaussian) posterior: their mean is
+    # within Monte Carlo error of the conjugate posterior mean
+    X, y = regression
+    X, y = X[:200], y[:200]
+    cs = CoresetMCMC(n_points=500, n_samples=2000, random_state=0)
+    with pytest.warns(UserWarning, match="larger than"):
+        cs.fit(X, y)
+    assert cs.stop_reason_ == "all_rows"
+    draws = np.concatenate([cs.coef_samples_, cs.intercept_samples_[..., None]], axis=2)
+    draws = draws.reshape(-1, 4)
+    mean, cov = cs.laplace_.mean, cs.laplace_.cov
+    # effective sample size at least a tenth of the draws (MALA on a Gaussian, preconditioned
+    # with its exact covariance)
+    se = np.sqrt(np.diag(cov) / (draws.shape[0] / 10))
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 4 * se)
+    assert cs.coef_samples_.shape == (4, 2000, 3)
