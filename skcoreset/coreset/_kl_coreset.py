@@ -308,9 +308,9 @@ class QuasiNewtonCoreset(_KLCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     model_ : str
         The resolved model.
@@ -465,9 +465,9 @@ class SparseVICoreset(_KLCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     model_ : str
         The resolved model.
@@ -624,9 +624,9 @@ class CoresetMCMC(_KLCoreset):
 
     Attributes
     ----------
-    sample_indices_ : ndarray of shape (n_points_,)
+    sample_indices_ : ndarray of shape (``n_points_``,)
         Sorted indices of the selected rows.
-    sample_weight_ : ndarray of shape (n_points_,)
+    sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     coef_samples_ : ndarray of shape (n_chains, n_samples, n_features)
         Posterior draws of the coefficients with the trained weights.
