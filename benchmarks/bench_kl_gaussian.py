@@ -10,27 +10,21 @@ place of MALA). QNC and Coreset MCMC start from the uniform coreset of the same 
 
 Usage::
 
-    python benchmarks/bench_kl_gaussian.py --out bench_kl_gaussian.json
-    python benchmarks/bench_kl_gaussian.py --quick
+    python -m benchmarks.bench_kl_gaussian --out bench_kl_gaussian.json
+    python -m benchmarks.bench_kl_gaussian --quick
 """
 
 import argparse
 import json
 import pathlib
 import platform
-import sys
 import time
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from oracles import gaussian_kl_oracle as G  # noqa: E402
-
-from skcoreset import hilbert  # noqa: E402
-from skcoreset.coreset import _kl  # noqa: E402
+from skcoreset import hilbert
+from skcoreset.coreset import _kl
+from tests.oracles import gaussian_kl_oracle as G
 
 METHODS = ["uniform", "GIGA", "A-IHT II", "SparseVI", "QNC", "CoresetMCMC"]
 

@@ -11,24 +11,20 @@ at no more than 10 times GIGA's construction time.
 
 Usage::
 
-    python benchmarks/bench_posterior.py --out bench_posterior.json --plot bench_posterior.png
-    python benchmarks/bench_posterior.py --quick
+    python -m benchmarks.bench_posterior --out bench_posterior.json --plot bench_posterior.png
+    python -m benchmarks.bench_posterior --quick
 """
 
 import argparse
 import json
 import pathlib
 import platform
-import sys
 import time
 import warnings
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from skcoreset.coreset import (  # noqa: E402
+from skcoreset.coreset import (
     CoresetMCMC,
     FrankWolfeCoreset,
     GIGACoreset,
@@ -40,9 +36,11 @@ from skcoreset.coreset import (  # noqa: E402
     SparseVICoreset,
     UniformCoreset,
 )
-from skcoreset.metrics import gaussian_kl, moment_fit  # noqa: E402
-from skcoreset.models import get_model, laplace_approximation  # noqa: E402
-from skcoreset.sampler import sample_mala  # noqa: E402
+from skcoreset.metrics import gaussian_kl, moment_fit
+from skcoreset.models import get_model, laplace_approximation
+from skcoreset.sampler import sample_mala
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 DATASETS = {
     "phishing": ("phishing_campbell_pca10.npz", "logistic"),
