@@ -185,15 +185,7 @@ class _HilbertCoreset(BaseCoreset):
             return self._select_coreset(node, projection, random_state)
         if node.keys is None:
             node = self._summarize(node, projection, random_state)
-        keep = np.sort(np.argpartition(node.keys, len(node) - pool)[len(node) - pool :])
-        return Node(
-            indices=node.indices[keep],
-            weights=node.weights[keep],
-            X=node.X[keep],
-            y=node.y[keep],
-            summary=node.summary,
-            keys=node.keys[keep],
-        )
+        return node.subset(node.top_keys(pool))
 
     def _finalize(self, node, projection, random_state):
         if self._pool_size() is None or len(node) <= self._target_size:

@@ -168,15 +168,7 @@ class _KLCoreset(BaseCoreset):
     def _reduce(self, node, laplace, random_state):
         node = self._summarize(node, laplace, random_state)
         pool = self._capacity()
-        keep = np.sort(np.argpartition(node.keys, len(node) - pool)[len(node) - pool :])
-        return Node(
-            indices=node.indices[keep],
-            weights=node.weights[keep],
-            X=node.X[keep],
-            y=node.y[keep],
-            summary=node.summary,
-            keys=node.keys[keep],
-        )
+        return node.subset(node.top_keys(pool))
 
     def _finalize(self, node, laplace, random_state):
         if len(node) <= self._target_size:
@@ -234,7 +226,7 @@ class _KLCoreset(BaseCoreset):
         """The uniform start: the ``n_points`` pooled rows with the largest keys (a sample
         proportional to weight), each weighted ``W / n_points``."""
         M = self._target_size
-        idx = np.sort(np.argpartition(node.keys, len(node) - M)[len(node) - M :])
+        idx = node.top_keys(M)
         return idx, np.full(M, total / M)
 
     def _finish(self, node, laplace):

@@ -61,6 +61,23 @@ class Node:
     def __len__(self):
         return self.indices.shape[0]
 
+    def top_keys(self, size):
+        """Positions (sorted) of the ``size`` rows with the largest keys: a weighted sample
+        without replacement, when the keys are Efraimidis-Spirakis keys."""
+        n = len(self)
+        return np.sort(np.argpartition(self.keys, n - size)[n - size :])
+
+    def subset(self, positions):
+        """The node restricted to some of its rows (the summary of all the data is kept)."""
+        return Node(
+            indices=self.indices[positions],
+            weights=self.weights[positions],
+            X=self.X[positions],
+            y=self.y[positions],
+            summary=self.summary,
+            keys=None if self.keys is None else self.keys[positions],
+        )
+
 
 def union(nodes):
     """The union of coresets of disjoint data: rows side by side, summaries added."""
