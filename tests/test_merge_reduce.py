@@ -237,3 +237,45 @@ def test_pandas_and_list_inputs_match_arrays(data):
         est = OMPCoreset(20, n_projections=30, block_size=2000, random_state=0)
         est.fit(X[:3000].tolist(), y[:3000].tolist())
     assert est.n_points_ == 20
+
+
+@pytest.mark.parametrize("store", ["hdf5", "zarr"])
+def test_datasets_on_disk_are_read_block_by_block(data, store, tmp_path):
+    """An h5py or zarr dataset passed as X is sliced block by block (never converted whole)
+    and gives the coreset of the same array in memory."""
+    X, y = data
+    reads = []
+    if store == "hdf5":
+        h5py = pytest.importorskip("h5py")
+        f = h5py.File(tmp_path / "X.h5", "w")
+        f["X"] = X
+        dataset = f["X"]
+    else:
+        zarr = pytest.importorskip("zarr")
+        f = None
+        dataset = zarr.open_array(
+            str(tmp_path / "X.zarr"), mode="w", shape=X.shape, dtype=X.dtype, chunks=(500, 4)
+        )
+        dataset[:] = X
+
+    class Spy:
+        """The dataset, recording the rows of every read."""
+
+        shape, ndim, dtype = dataset.shape, dataset.ndim, dataset.dtype
+
+        def __getitem__(self, key):
+            reads.append(key)
+            return dataset[key]
+
+    try:
+        est = OMPCoreset(20, n_projections=50, block_size=1000, random_state=0)
+        on_disk = est.fit(Spy(), y)
+        in_memory = OMPCoreset(20, n_projections=50, block_size=1000, random_state=0).fit(X, y)
+    finally:
+        if f is not None:
+            f.close()
+    np.testing.assert_array_equal(on_disk.sample_indices_, in_memory.sample_indices_)
+    np.testing.assert_allclose(on_disk.sample_weight_, in_memory.sample_weight_, rtol=1e-12)
+    # every read is a slice of at most one block of rows
+    assert reads and all(isinstance(k, slice) for k in reads)
+    assert max(k.stop - k.start for k in reads) <= 1000
