@@ -22,7 +22,13 @@ import skcoreset
 from skcoreset.cli import main, make_parser
 from skcoreset.cli._demo import COLUMNS
 from skcoreset.cli._tables import open_table
-from skcoreset.coreset import GIGACoreset, IHTCoreset, OMPCoreset, SensitivityCoreset
+from skcoreset.coreset import (
+    GIGACoreset,
+    IHTCoreset,
+    OMPCoreset,
+    QuasiNewtonCoreset,
+    SensitivityCoreset,
+)
 from skcoreset.datasets import load_phishing
 
 N_ROWS = 1500
@@ -105,6 +111,7 @@ def input_path(files, fmt):
             "a-iht-ii",
             IHTCoreset(40, debias=True, model="logistic", random_state=3),
         ),
+        ("npz", "npz", "qnc", QuasiNewtonCoreset(40, model="logistic", random_state=3)),
     ],
 )
 def test_build_matches_the_estimator(files, data, tmp_path, source, output, algorithm, estimator):
@@ -126,10 +133,10 @@ def test_build_matches_the_estimator(files, data, tmp_path, source, output, algo
     expected = estimator.fit(*data)
     np.testing.assert_array_equal(rows, expected.sample_indices_)
     np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)
-    # the summary: size, and the Hilbert error with what it means (none for sensitivity)
+    # the summary: size, and the Hilbert error with what it means (none without a projection)
     assert f"{len(rows)} rows, weights summing to" in result.stdout
     hilbert = re.search(r"hilbert error (\S+):", result.stdout)
-    if algorithm == "sensitivity":
+    if algorithm in ("sensitivity", "qnc"):  # no projection
         assert hilbert is None and "no fidelity measure" in result.stdout
     else:
         assert float(hilbert.group(1)) == pytest.approx(expected.hilbert_error_, rel=1e-2)
@@ -201,7 +208,7 @@ def test_demo_quick(tmp_path):
     assert "warning" not in result.stderr  # what the fits find is in the table
     table = parse_table(result.stdout)
     names = ["full data", "uniform", "importance", "Frank-Wolfe", "GIGA", "A-IHT", "A-IHT II"]
-    assert list(table) == [*names, "OMP", "sensitivity"]
+    assert list(table) == [*names, "OMP", "sensitivity", "QNC", "SparseVI", "Coreset MCMC"]
     for name, rows in table.items():
         if name == "full data":
             continue

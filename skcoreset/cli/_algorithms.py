@@ -1,18 +1,22 @@
 """The coreset algorithms by their command-line names, as estimators of :mod:`skcoreset.coreset`."""
 
 from ..coreset import (
+    CoresetMCMC,
     FrankWolfeCoreset,
     GIGACoreset,
     IHTCoreset,
     ImportanceCoreset,
     OMPCoreset,
+    QuasiNewtonCoreset,
     SensitivityCoreset,
+    SparseVICoreset,
     UniformCoreset,
 )
 from ._errors import CommandError
 
 #: name -> (label in tables, estimator class, fixed parameters). The Hilbert methods all take
-#: a random projection of the log-likelihood; sensitivity sampling is for logistic models.
+#: a random projection of the log-likelihood; sensitivity sampling is for logistic models; the
+#: KL methods optimise the weights with draws from the coreset posterior.
 ALGORITHMS = {
     "uniform": ("uniform", UniformCoreset, {}),
     "importance": ("importance", ImportanceCoreset, {}),
@@ -22,7 +26,13 @@ ALGORITHMS = {
     "a-iht-ii": ("A-IHT II", IHTCoreset, {"debias": True}),
     "omp": ("OMP", OMPCoreset, {}),
     "sensitivity": ("sensitivity", SensitivityCoreset, {}),
+    "qnc": ("QNC", QuasiNewtonCoreset, {}),
+    "sparse-vi": ("SparseVI", SparseVICoreset, {}),
+    "coreset-mcmc": ("Coreset MCMC", CoresetMCMC, {}),
 }
+
+#: The algorithms that work on a random projection (and report ``hilbert_error_``).
+_PROJECTED = {"uniform", "importance", "frank-wolfe", "giga", "a-iht", "a-iht-ii", "omp"}
 
 #: One line per algorithm, for ``--help``.
 DESCRIPTIONS = {
@@ -34,6 +44,9 @@ DESCRIPTIONS = {
     "a-iht-ii": "A-IHT with a de-biasing step (Zhang et al. 2021)",
     "omp": "non-negative orthogonal matching pursuit",
     "sensitivity": "sensitivity sampling (Huggins et al. 2016; logistic model only)",
+    "qnc": "quasi-Newton steps on the KL from a uniform support (Naik et al. 2022)",
+    "sparse-vi": "greedy sparse variational coreset (Campbell & Beronov 2019)",
+    "coreset-mcmc": "weights learned by MCMC chains on the coreset (Chen & Campbell 2024)",
 }
 
 
@@ -44,7 +57,7 @@ def label(name):
 
 def is_hilbert(name):
     """Whether ``name`` works on a random projection (and reports ``hilbert_error_``)."""
-    return name != "sensitivity"
+    return name in _PROJECTED
 
 
 def make_coreset(name, n_points, *, model, **options):
@@ -66,16 +79,15 @@ def make_coreset(name, n_points, *, model, **options):
     -------
     estimator : BaseCoreset
     """
-    _, cls, fixed = ALGORITHMS[name]
+    text, cls, fixed = ALGORITHMS[name]
     params = {key: value for key, value in options.items() if value is not None}
-    if not is_hilbert(name):
-        if model != "logistic":
-            raise CommandError(
-                f"sensitivity sampling is for the logistic model only, not {model!r}; "
-                "choose another --algorithm"
-            )
-        if "n_projections" in params:
-            raise CommandError("--n-projections does not apply to sensitivity sampling")
-    else:
+    if name == "sensitivity" and model != "logistic":
+        raise CommandError(
+            f"sensitivity sampling is for the logistic model only, not {model!r}; "
+            "choose another --algorithm"
+        )
+    if not is_hilbert(name) and "n_projections" in params:
+        raise CommandError(f"--n-projections does not apply to {text}, which has no projection")
+    if name != "sensitivity":
         params["model"] = model
     return cls(n_points, **fixed, **params)

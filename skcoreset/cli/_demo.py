@@ -49,7 +49,8 @@ COLUMNS = (
     ("algorithm", "how the coreset was built; 'full data' is MCMC on all training rows"),
     (
         "size",
-        "rows in the coreset (methods that draw with replacement can have fewer than asked)",
+        "rows in the coreset (fewer than asked when a method draws with replacement or "
+        "drives weights to zero)",
     ),
     (
         "KL",
