@@ -380,8 +380,7 @@ class BaseCoreset(BaseEstimator):
         name = self._model_name(None, model)
         inferred = name is None
         name, values = _dask.model_from_digests(digests) if inferred else (name, None)
-        scale = 1.0 if self.prior_scale == "auto" else self.prior_scale  # 'auto': set with data
-        model = get_model(name, prior_scale=scale, fit_intercept=self.fit_intercept)
+        model = self._model_named(name)
         labels = None
         if model.name == "logistic":
             if values is None:
@@ -526,9 +525,16 @@ class BaseCoreset(BaseEstimator):
         inferred = name is None
         if inferred:
             name = model_from_targets(y)
-        scale = 1.0 if self.prior_scale == "auto" else self.prior_scale  # 'auto': set with data
-        model = get_model(name, prior_scale=scale, fit_intercept=self.fit_intercept)
-        return model, inferred
+        return self._model_named(name), inferred
+
+    def _model_named(self, name):
+        """The model ``name`` with the estimator's prior: for 'auto' a unit placeholder, which
+        :meth:`_with_prior` replaces once the data's moments are known."""
+        return get_model(
+            name,
+            prior_scale=1.0 if self.prior_scale == "auto" else self.prior_scale,
+            fit_intercept=self.fit_intercept,
+        )
 
     def _encode_targets(self, y, model, sample_weight, inferred, labels=None):
         """``(coded targets, labels)``: targets in the model's coding (class labels through
