@@ -256,7 +256,11 @@ def coreset_mcmc(
     an ADAM step on the weights with the gradient from the chains' states, clipped at 0.
 
     The step is ``learning_rate * mean(w0) / sqrt(1 + t / 100)`` per coordinate (ADAM's
-    normalised units), so it follows the scale of the weights and decays slowly.
+    normalised units), so it follows the scale of the weights and decays slowly. ADAM moves
+    every weight by about that step whatever the gradient's size, so near the optimum the
+    iterates wander at the noise of the gradient: the weights returned are the average of
+    the iterates over the second half of training (Polyak-Ruppert). Measured with an OMP
+    start, the last iterate had moved BikeTrips' 165-point coreset from KL 0.02 to 1.3.
 
     Returns
     -------
@@ -270,6 +274,7 @@ def coreset_mcmc(
     m, v = np.zeros_like(w), np.zeros_like(w)
     budget = _Budget(max_seconds)
     reason, t = "max_iter", 0
+    w_sum, n_sum = np.zeros_like(w), 0
     with ProgressBar(n_train, progress, "Coreset MCMC", "step") as bar:
         for t in range(1, n_train + 1):
             thetas = problem.transition(idx, w)
@@ -279,8 +284,12 @@ def coreset_mcmc(
             m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
             step = scale / np.sqrt(1.0 + t / 100.0)
             w = np.maximum(w - step * m_hat / (np.sqrt(v_hat) + eps), 0.0)
+            if 2 * t > n_train:
+                w_sum += w
+                n_sum += 1
             bar.update()
             if budget.spent():
                 reason = "max_seconds"
                 break
-    return w, t, reason
+    # a budget that stopped the training in its first half: the last iterate
+    return (w_sum / n_sum if n_sum else w), t, reason

@@ -174,6 +174,26 @@ class GLM:
         eta = Xd @ np.asarray(theta, dtype=np.float64)
         return K.dloglik_vector(self.code, eta, y, self.noise)[:, None] * Xd
 
+    def loglik_derivatives(self, eta, y):
+        """Compute each row's first and minus second derivative of the log-likelihood in eta.
+
+        Parameters
+        ----------
+        eta : ndarray of shape (N,)
+            Linear predictors ``Xd @ theta``.
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+
+        Returns
+        -------
+        d : ndarray of shape (N,)
+            ``dl_n / d eta``.
+        curv : ndarray of shape (N,)
+            ``-d^2 l_n / d eta^2`` (non-negative).
+        """
+        eta = np.ascontiguousarray(eta, dtype=np.float64)
+        return K.dloglik_curv_vector(self.code, eta, y, self.noise)
+
     def weighted_loglik(self, theta, Xd, y, w):
         """Compute the weighted log-likelihood ``sum_n w_n l_n(theta)`` and its gradient.
 

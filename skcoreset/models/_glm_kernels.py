@@ -222,6 +222,18 @@ def dloglik_vector(code, eta, y, noise):
 
 
 @njit(cache=True, fastmath=_CONTRACT)
+def dloglik_curv_vector(code, eta, y, noise):
+    """First derivatives and curvatures (minus second derivatives) in ``eta``, for one
+    parameter: the coefficients of each row's second-order Taylor expansion."""
+    d = np.empty(eta.shape[0])
+    c = np.empty(eta.shape[0])
+    for i in range(eta.shape[0]):
+        d[i] = dloglik(code, eta[i], y[i], noise)
+        c[i] = curv(code, eta[i], y[i], noise)
+    return d, c
+
+
+@njit(cache=True, fastmath=_CONTRACT)
 def weighted_loglik_grad(code, theta, X, y, w, noise, grad):
     """Weighted log-likelihood ``sum_n w_n l_n(theta)``; its gradient is written to ``grad``.
 
