@@ -44,20 +44,23 @@ def test_kl_gradient_needs_two_draws():
         _kl.kl_gradient(np.ones((1, 3)), np.ones(1), np.ones(3))
 
 
-def test_newton_step_is_capped_and_non_negative():
+def test_newton_step_stays_in_its_trust_region():
     rng = np.random.default_rng(1)
     centred = rng.standard_normal((50, 4))
     w = np.array([1.0, 0.0, 2.0, 0.5])
     grad = np.array([-100.0, -50.0, 30.0, -10.0])
     new = _kl.newton_step(w, grad, centred, 1.0, 0.1, max_step=0.25)
-    free = np.maximum(w - _kl.newton_direction(grad, centred, 0.1), 0.0)
-    assert np.all(new >= 0)
-    # a weight at most doubles, or a zero weight grows to max_step at most
-    assert np.all(new - w <= np.maximum(w, 0.25) + 1e-12)
-    # and where the uncapped step grows a weight past that cap, the cap binds
-    capped = free - w > np.maximum(w, 0.25)
-    assert np.any(capped)
-    np.testing.assert_allclose(new[capped], (w + np.maximum(w, 0.25))[capped])
+    free = w - _kl.newton_direction(grad, centred, 0.1)
+    # a weight at most doubles (a zero weight grows to max_step at most) and at most halves
+    upper, lower = w + np.maximum(w, 0.25), 0.5 * w
+    assert np.all((new <= upper + 1e-12) & (new >= lower - 1e-12))
+    # where the free step leaves that region the bound binds, elsewhere the step is free
+    assert np.any(free > upper) and np.any(free < lower)
+    np.testing.assert_allclose(new, np.clip(free, lower, upper))
+    # without a cap: the free step, clipped at 0
+    np.testing.assert_allclose(
+        _kl.newton_step(w, grad, centred, 1.0, 0.1, max_step=None), np.maximum(free, 0.0)
+    )
 
 
 # Reduced scale of the IHT paper's Gaussian problem (d = 200, N = 600 in benchmarks/).

@@ -73,15 +73,18 @@ def newton_direction(grad, centred, tau):
 
 
 def newton_step(w, grad, centred, step_size, tau, max_step):
-    """``max(w - step_size H^-1 grad, 0)`` with each weight's increase capped at
-    ``max(w_m, max_step)``: at most doubling a weight, or bringing a new (zero) weight to
-    ``max_step`` (e.g. the uniform weight W / M). Far from the optimum the quadratic model of
-    the KL divergence is poor, and on Poisson data one uncapped step from the draws of a wide
-    coreset posterior put 8 300 of the 17 379 units of weight on one point."""
+    """``w - step_size H^-1 grad`` inside a trust region: each weight at most doubles (or a
+    new, zero weight grows to ``max_step``, e.g. the uniform weight W / M) and at most
+    halves. Far from the optimum the quadratic model of the KL divergence is poor: on Poisson
+    data one uncapped step from the draws of a wide coreset posterior put 8 300 of the 17 379
+    units of weight on one point, and from a 10-point start steps clipped at 0 dropped half
+    the points, leaving fewer than the parameters. A weight can still shrink geometrically
+    toward 0; ``max_step=None`` lifts both bounds (then clipped at 0)."""
     delta = -step_size * newton_direction(grad, centred, tau)
-    if max_step is not None:
-        delta = np.minimum(delta, np.maximum(w, max_step))
-    return np.maximum(w + delta, 0.0)
+    if max_step is None:
+        return np.maximum(w + delta, 0.0)
+    delta = np.clip(delta, -0.5 * w, np.maximum(w, max_step))
+    return w + delta
 
 
 class _Budget:
