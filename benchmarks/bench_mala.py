@@ -10,6 +10,9 @@ preallocated buffers), with the same target, preconditioner, dual averaging and 
 and kept steps. "ratio" = NumPy seconds / numba seconds (best of ``--repeat`` runs each).
 Both consume the same random numbers, so their chains coincide up to rounding; the maximum
 difference of the draws is reported as a check. A Poisson row is added at M = 1000, D = 10.
+"bound" is the roofline of the comparison: every MALA step needs ``X theta'`` and ``X^T d``,
+2 M D multiply-adds per chain, so no sampler can beat the NumPy one by more than its seconds
+over those flops at the core's matrix-product peak (measured here, same thread count).
 
 Part 2 (pipeline, ``--pipeline``, minutes): synthetic logistic regression with N rows. A
 coreset of M points (``GIGACoreset`` and ``OMPCoreset`` by default, ``--coresets``) followed
@@ -98,6 +101,39 @@ def bench_sampler(name, M, D, n_samples, n_warmup, n_chains, repeat):
         "ratio": np_sec / sec,
         "accept": float(res.acceptance_rate.mean()),
         "max_draw_difference": float(np.max(np.abs(res.draws - ref[0]))),
+    }
+
+
+def peak_gflops(repeat=3, n=1500):
+    """The core's dense floating-point rate: GFLOP/s of an n x n float64 matrix product
+    (BLAS, best of ``repeat``), under the caller's thread limits."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    a @ b
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return 2.0 * n**3 / best / 1e9
+
+
+def roofline(r, peak):
+    """What the two (M x D) products of every MALA step cost at the core's peak rate.
+
+    A MALA step on a GLM needs the linear predictors ``X theta'`` of its proposal and the
+    gradient ``X^T d``: 2 M D multiply-adds per chain and step that no implementation avoids.
+    ``bound`` = NumPy seconds / (those flops at ``peak``): the speed-up over the NumPy MALA of
+    a sampler whose products ran at the BLAS peak and whose exp/log and bookkeeping were
+    free. No MALA on this core can exceed it.
+    """
+    steps = r["chains"] * (r["warmup_steps"] + r["kept_draws"] // r["chains"])
+    flops = 4.0 * r["M"] * r["D"] * steps
+    return {
+        "peak_gflops": peak,
+        "numba_gflops": flops / r["numba_seconds"] / 1e9,
+        "numpy_gflops": flops / r["numpy_seconds"] / 1e9,
+        "bound": r["numpy_seconds"] / (flops / (peak * 1e9)),
     }
 
 
@@ -268,22 +304,28 @@ def main(argv=None):
         lines.append(line)
         print(line, flush=True)
 
+    peak = peak_gflops()
+    results["peak_gflops"] = peak
     emit(
         f"{'model':>8} {'M':>6} {'D':>3} {'numba draws/s':>13} {'NumPy draws/s':>13} "
-        f"{'ratio':>7} {'acc':>5} {'max |diff|':>10}"
+        f"{'ratio':>7} {'bound':>7} {'numba GF/s':>10} {'acc':>5} {'max |diff|':>10}"
     )
     cases = [("logistic", M, D) for D in sizes_d for M in sizes_m] + [("poisson", 1000, 10)]
     for name, M, D in cases:
         r = bench_sampler(name, M, D, n_samples, n_warmup, 4, repeat)
+        r.update(roofline(r, peak))
         results["sampler"].append(r)
         emit(
             f"{name:>8} {M:>6} {D:>3} {r['numba_draws_per_s']:>13.0f} "
-            f"{r['numpy_draws_per_s']:>13.0f} {r['ratio']:>6.1f}x {r['accept']:>5.2f} "
-            f"{r['max_draw_difference']:>10.1e}"
+            f"{r['numpy_draws_per_s']:>13.0f} {r['ratio']:>6.1f}x {r['bound']:>6.1f}x "
+            f"{r['numba_gflops']:>10.1f} {r['accept']:>5.2f} {r['max_draw_difference']:>10.1e}"
         )
     header = (
         f"4 chains, {n_warmup} warm-up + {n_samples} kept steps each, best of {repeat}; "
-        f"numba and BLAS threads: {args.threads}; D includes the intercept"
+        f"numba and BLAS threads: {args.threads}; D includes the intercept\n"
+        f"bound: the ratio if the two M x D products of each step ran at this core's "
+        f"matrix-product peak ({peak:.1f} GFLOP/s, float64) and all else were free; "
+        f"numba GF/s: the rate of those products in the numba sampler"
     )
     emit(header)
 
