@@ -6,7 +6,9 @@ posterior is Gaussian, so draws are exact and both KL directions are closed-form
 KL(pi || pi_w), medians over trials, and seconds, for uniform sampling, GIGA and A-IHT II (on
 the exact d + 1 dimensional projection, as examples/plot_iht_gaussian.py), SparseVI,
 quasi-Newton (QNC) and Coreset MCMC (the cores of skcoreset.coreset._kl, with exact draws in
-place of MALA). QNC and Coreset MCMC start from the uniform coreset of the same trial.
+place of MALA). QNC and Coreset MCMC start from the uniform coreset of the same trial, as in
+their papers; QNC/OMP and MCMC/OMP start from OMP's coreset on the same projection, as the
+estimators do by default (their seconds include OMP's).
 
 Usage::
 
@@ -26,7 +28,17 @@ from skcoreset import hilbert
 from skcoreset.coreset import _kl
 from tests.oracles import gaussian_kl_oracle as G
 
-METHODS = ["uniform", "GIGA", "A-IHT II", "SparseVI", "QNC", "CoresetMCMC"]
+METHODS = [
+    "uniform",
+    "GIGA",
+    "A-IHT II",
+    "OMP",
+    "SparseVI",
+    "QNC",
+    "CoresetMCMC",
+    "QNC/OMP",
+    "MCMC/OMP",
+]
 
 
 def exact_projection(x):
@@ -49,6 +61,7 @@ def run_trial(x, M, seed):
     for name, build in [
         ("GIGA", lambda: hilbert.giga(V, M)),
         ("A-IHT II", lambda: hilbert.iht(V, M, debias=True)),
+        ("OMP", lambda: hilbert.omp(V, M)),
     ]:
         t = time.perf_counter()
         w = build()
@@ -66,6 +79,16 @@ def run_trial(x, M, seed):
         G.GaussianProblem(x, seed + 2), idx, w0, n_train=2000, learning_rate=0.1
     )
     out["CoresetMCMC"] = (idx, w, time.perf_counter() - t)
+    # the estimators' default start: OMP's coreset (its seconds included)
+    omp_idx, omp_w, omp_seconds = out["OMP"]
+    t = time.perf_counter()
+    w, _, _ = _kl.quasi_newton(G.GaussianProblem(x, seed + 3), omp_idx, omp_w, max_step=N / M)
+    out["QNC/OMP"] = (omp_idx, w, omp_seconds + time.perf_counter() - t)
+    t = time.perf_counter()
+    w, _, _ = _kl.coreset_mcmc(
+        G.GaussianProblem(x, seed + 4), omp_idx, omp_w, n_train=2000, learning_rate=0.02
+    )
+    out["MCMC/OMP"] = (omp_idx, w, omp_seconds + time.perf_counter() - t)
     return out
 
 
