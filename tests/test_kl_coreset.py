@@ -247,3 +247,24 @@ def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):
     # what matters to the KL gradient is how the error varies over the posterior's draws
     # (a constant cancels): the control variate cuts it by orders of magnitude
     assert np.std(controlled - exact) < 0.01 * np.std(plain - exact)
+
+
+# -- the start of the weights ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", [QuasiNewtonCoreset, CoresetMCMC])
+def test_omp_start_beats_uniform_start_at_small_size(cls):
+    # logistic data with a few strong features: a uniform handful of rows leaves the coreset
+    # posterior nearly improper, OMP's start does not (the reason init='omp' is the default)
+    rng = np.random.default_rng(3)
+    N, D = 3000, 4
+    X = rng.standard_normal((N, D))
+    y = (rng.random(N) < 1 / (1 + np.exp(-(X @ np.array([2.0, -1.5, 1.0, 0.5]))))).astype(float)
+    kw = dict(n_points=12, random_state=0, **FAST[cls])
+    kls = {}
+    for init in ("omp", "uniform"):
+        cs = cls(init=init, **kw).fit(X, y)
+        kls[init] = coreset_laplace_kl(
+            X, y, cs.sample_indices_, cs.sample_weight_, direction="reverse", model="logistic"
+        )
+    assert kls["omp"] < 0.5 * kls["uniform"]
