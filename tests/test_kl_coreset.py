@@ -225,7 +225,7 @@ def test_taylor_total_and_remainder_on_all_rows_give_the_exact_sum(poisson_taylo
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
     assert W == pytest.approx(w.sum()) and n == len(y)
-    taylor = _Taylor(model, lap.mean, G, H, Xd, y)
+    taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd, y)
     ll = model.loglik_matrix(Xd, y, thetas).T
     estimate = ll @ w + taylor.correction(thetas, None, w)
     # equal up to one constant (the expansion's value at theta0, left out)
@@ -242,7 +242,7 @@ def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):
     ll = model.loglik_matrix(Xd[pool], y[pool], thetas).T
     per_row = np.full(len(pool), W / len(pool))
     plain = ll @ per_row
-    taylor = _Taylor(model, lap.mean, G, H, Xd[pool], y[pool])
+    taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool])
     controlled = plain + taylor.correction(thetas, None, per_row)
     # what matters to the KL gradient is how the error varies over the posterior's draws
     # (a constant cancels): the control variate cuts it by orders of magnitude
@@ -268,3 +268,33 @@ def test_omp_start_beats_uniform_start_at_small_size(cls):
             X, y, cs.sample_indices_, cs.sample_weight_, direction="reverse", model="logistic"
         )
     assert kls["omp"] < 0.5 * kls["uniform"]
+
+
+def test_taylor_correction_grows_at_most_linearly_far_out(poisson_taylor):
+    # a pool whose curvature differs from the data's: uncapped, the quadratic part of the
+    # correction grows like s^2 along a ray and, where the pool's curvature is the larger,
+    # makes the estimated target improper; capped, it is bounded and the linear part rules
+    from skcoreset.coreset._kl_coreset import _Taylor
+
+    model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
+    pool = np.arange(200)
+    taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool])
+    per_row = np.full(len(pool), W / len(pool))
+    G_pool, H_pool = taylor._sums(None, per_row)
+    # the direction (in the posterior's units) where the pool's curvature most exceeds H's
+    L = lap.chol
+    evals, evecs = np.linalg.eigh(L.T @ (H_pool - H) @ L)
+    assert evals[-1] > 0
+    v = L @ evecs[:, -1]
+    far = np.array([lap.mean + s * v for s in (100.0, 200.0, 400.0)])
+    fix = taylor.correction(far, None, per_row)
+    uncapped = (far - lap.mean) @ (G - G_pool) - 0.5 * np.einsum(
+        "sp,pq,sq->s", far - lap.mean, H - H_pool, far - lap.mean
+    )
+    assert uncapped[2] / uncapped[1] > 3.5  # quadratic growth without the cap
+    assert abs(fix[2] - fix[1]) <= 1.05 * abs(fix[1] - fix[0]) * 2  # at most linear with it
+    # and within the bulk of the posterior the correction is the full quadratic
+    near = lap.mean + 0.5 * v
+    delta = near - lap.mean
+    full = delta @ (G - G_pool) - 0.5 * delta @ (H - H_pool) @ delta
+    assert taylor.correction(near[None], None, per_row)[0] == pytest.approx(full)

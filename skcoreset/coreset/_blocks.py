@@ -137,6 +137,40 @@ def _read_memmap_rows(X, start, stop):
     return rows.reshape(stop - start, X.shape[1])
 
 
+# Rows of the weighted subsample whose Laplace fit starts Newton's passes over all the blocks.
+LAPLACE_START = 10_000
+
+
+def laplace_of_all_rows(data, model, random_state):
+    """The Laplace fit of all the rows of ``data``, and the rows of the fit that started it.
+
+    One fit when the rows are one block. Otherwise Newton's passes over the blocks, from the
+    fit of a weighted subsample of ``LAPLACE_START`` rows (weights scaled up to the total): a
+    subsample's fit alone misses the full posterior by about sqrt(N / n) standard deviations,
+    far enough to spoil a projection (measured: KL 5 against 0.2 with n / N = 0.1) or the
+    expansion point of the KL coresets' control variate; from there a few passes converge.
+
+    Returns
+    -------
+    laplace : LaplaceApproximation
+    start_indices : ndarray of int or None
+        The rows of the starting fit (None when there was none).
+    """
+    from ..models import laplace_approximation
+
+    rows = data.all_rows()
+    if rows is not None:
+        X, y, w = rows
+        return laplace_approximation(model, model.design(X), y, w, design=True), None
+    start, indices = None, None
+    sample = data.sample(LAPLACE_START, random_state)
+    if sample is not None:
+        indices, X, y, w = sample
+        w = w * (data.total_weight / w.sum())
+        start = laplace_approximation(model, model.design(X), y, w, design=True)
+    return data.laplace(model if start is None else start.model, start), indices
+
+
 class InMemoryData:
     """The rows of a fit as its preparation sees them (e.g. for the Laplace fit): a sample,
     all of them when they fit in one block, or blocks; never more than one block at once.

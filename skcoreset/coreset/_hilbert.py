@@ -21,14 +21,11 @@ from ..hilbert._sampling import _importance, _uniform
 from ..models import laplace_approximation
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
-from ._blocks import InMemoryData
+from ._blocks import InMemoryData, laplace_of_all_rows
 from ._merge_reduce import Node
 
 # The context of UniformCoreset(projection=None): no Laplace fit, no draws.
 _NO_PROJECTION = object()
-
-# laplace_subsample='auto': rows of the fit that starts Newton's passes over all the data.
-_LAPLACE_START = 10_000
 
 # n_candidates='auto': a pool of max(10 000, 50 n_points) rows. On N = 2e5 logistic rows
 # (D = 20, J = 1000, M = 100) OMP's Laplace KL to the full posterior, median of 4 seeds, was
@@ -118,22 +115,8 @@ class _HilbertCoreset(BaseCoreset):
                 self.laplace_indices_, X, y, w = sample
                 w = w * (data.total_weight / w.sum())
                 return laplace_approximation(model, model.design(X), y, w, design=True)
-        rows = data.all_rows()
-        if rows is not None:
-            X, y, w = rows
-            return laplace_approximation(model, model.design(X), y, w, design=True)
-        start = None
-        if size == "auto":
-            # Newton on all rows from the fit of a subsample: a subsample's mean alone misses
-            # the full posterior by about sqrt(N / n) standard deviations, far enough to spoil
-            # the projection (measured: KL 5 against 0.2 with n / N = 0.1); from there a few
-            # passes over the data converge.
-            sample = data.sample(_LAPLACE_START, random_state)
-            if sample is not None:
-                self.laplace_indices_, X, y, w = sample
-                w = w * (data.total_weight / w.sum())
-                start = laplace_approximation(model, model.design(X), y, w, design=True)
-        return data.laplace(model if start is None else start.model, start)
+        fit, self.laplace_indices_ = laplace_of_all_rows(data, model, random_state)
+        return fit
 
     def _capacity(self):
         pool = self._pool_size()

@@ -15,6 +15,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.linalg
 from threadpoolctl import threadpool_limits
 
 from .._logging import phase
@@ -26,14 +27,12 @@ from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
 from ._base import BaseCoreset
+from ._blocks import laplace_of_all_rows
 from ._merge_reduce import Node
 
 # n_candidates='auto': the pool of the greedy Hilbert methods, max(10 000, 50 n_points) rows.
 _POOL_MIN = 10_000
 _POOL_PER_POINT = 50
-
-# Rows of the Laplace fit that starts the chains, when the data are more than one block.
-_LAPLACE_ROWS = 10_000
 
 # MALA steps after each change of the weights before draws are kept (the chains start from
 # the previous target's draws, which are close).
@@ -61,12 +60,25 @@ class _Taylor:
     50-point OMP coreset of BikeTrips from KL 0.02 to 400 (pool of 10 000 of 17 379 rows). The
     remainder is third order in ``x . (theta - theta0)``, and tiny across the posterior.
     Constants are left out: they cancel in the KL gradient's covariance.
+
+    Far from ``theta0`` the quadratic is no model of the log-likelihood, and the estimate's
+    tails are ``-(H - H_pool) / 2`` in ``theta - theta0``: where the pool's curvature exceeds
+    the data's, an improper target, toward which SparseVI's weights ran away (to 1e16 on
+    20 000 logistic rows with a pool of 5000). Each part of the correction is unbiased
+    whatever its factor at each ``theta``, so the quadratic part is capped: full within the
+    bulk of ``N(theta0, chol chol^T)``, ``d^2 <= t = P + 4 sqrt(2 P)`` (mean plus 4 sd of the
+    chi-square of a draw of it), times ``t / d^2`` beyond, where it stays bounded. The linear
+    part, which moves the pool's posterior back onto the data's, is kept everywhere: fading
+    all of it far out gave the chains of Coreset MCMC a second, wrong target there (the
+    pool's posterior, some sqrt(N / B) sd away), and they settled in it.
     """
 
-    def __init__(self, model, theta0, G, H, Xd, y):
-        self.theta0, self.G, self.H, self.Xd = theta0, G, H, Xd
+    def __init__(self, model, theta0, chol, G, H, Xd, y):
+        self.theta0, self.chol, self.G, self.H, self.Xd = theta0, chol, G, H, Xd
         self.d, self.c = model.loglik_derivatives(Xd @ theta0, y)
         self._pool = None  # (G, H) of all the pooled rows, cached
+        P = theta0.shape[0]
+        self._bulk = P + 4.0 * np.sqrt(2.0 * P)
 
     def _sums(self, rows, weights):
         """``sum_b weights_b l_b' x_b`` and ``sum_b weights_b c_b x_b x_b^T`` of ``rows``."""
@@ -90,7 +102,11 @@ class _Taylor:
             G_rows, H_rows = self._sums(rows, weights)
         delta = thetas - self.theta0
         dH = self.H - H_rows
-        return delta @ (self.G - G_rows) - 0.5 * np.einsum("sp,pq,sq->s", delta, dH, delta)
+        quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, dH, delta)
+        z = scipy.linalg.solve_triangular(self.chol, delta.T, lower=True, check_finite=False)
+        d2 = np.einsum("ps,ps->s", z, z)
+        cap = self._bulk / np.maximum(d2, self._bulk)
+        return delta @ (self.G - G_rows) + cap * quadratic
 
 
 class _GLMProblem:
@@ -216,19 +232,10 @@ class _KLCoreset(BaseCoreset):
 
     # -- the hooks of the block construction ------------------------------------------------
     def _begin(self, data, model, random_state):
-        """The Laplace fit the chains start from and are preconditioned with."""
+        """The Laplace fit of all the data: where the chains start, their preconditioner, and
+        the expansion point of the control variate (:class:`_Taylor`)."""
         with phase(self, "Laplace fit"):
-            rows = data.all_rows()
-            sample = None if rows is not None else data.sample(_LAPLACE_ROWS, random_state)
-            if rows is None and sample is None:  # several blocks of fewer rows in all
-                self.laplace_ = data.laplace(model)
-                return self.laplace_
-            if rows is None:
-                _, X, y, w = sample
-                w = w * (data.total_weight / w.sum())
-            else:
-                X, y, w = rows
-            self.laplace_ = laplace_approximation(model, model.design(X), y, w, design=True)
+            self.laplace_, _ = laplace_of_all_rows(data, model, random_state)
         return self.laplace_
 
     def _capacity(self):
@@ -264,10 +271,10 @@ class _KLCoreset(BaseCoreset):
         if len(node) == int(count):  # the pool is every row: exact full sums
             full_weights = node.weights
             if self._full_batch(len(node)) is not None:
-                taylor = _Taylor(model, laplace.mean, G, H, Xd, node.y)
+                taylor = _Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y)
         else:
             full_weights = np.full(len(node), total / len(node))
-            taylor = _Taylor(model, laplace.mean, G, H, Xd, node.y)
+            taylor = _Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y)
         init = (
             laplace.mean
             + 0.1
