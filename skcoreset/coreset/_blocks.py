@@ -141,11 +141,12 @@ def _read_memmap_rows(X, start, stop):
 LAPLACE_START = 10_000
 
 
-def laplace_of_all_rows(data, model, random_state):
+def laplace_of_all_rows(data, model, random_state, start_rows=LAPLACE_START):
     """The Laplace fit of all the rows of ``data``, and the rows of the fit that started it.
 
     One fit when the rows are one block. Otherwise Newton's passes over the blocks, from the
-    fit of a weighted subsample of ``LAPLACE_START`` rows (weights scaled up to the total): a
+    fit of a weighted subsample of ``start_rows`` rows (weights scaled up to the total; None:
+    from the model's own starting point): a
     subsample's fit alone misses the full posterior by about sqrt(N / n) standard deviations,
     far enough to spoil a projection (measured: KL 5 against 0.2 with n / N = 0.1) or the
     expansion point of the KL coresets' control variate; from there a few passes converge.
@@ -163,7 +164,7 @@ def laplace_of_all_rows(data, model, random_state):
         X, y, w = rows
         return laplace_approximation(model, model.design(X), y, w, design=True), None
     start, indices = None, None
-    sample = data.sample(LAPLACE_START, random_state)
+    sample = None if start_rows is None else data.sample(start_rows, random_state)
     if sample is not None:
         indices, X, y, w = sample
         w = w * (data.total_weight / w.sum())

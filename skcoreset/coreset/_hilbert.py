@@ -21,7 +21,7 @@ from ..hilbert._sampling import _importance, _uniform
 from ..models import laplace_approximation
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
-from ._blocks import InMemoryData, laplace_of_all_rows
+from ._blocks import LAPLACE_START, InMemoryData, laplace_of_all_rows
 from ._merge_reduce import Node
 
 # The context of UniformCoreset(projection=None): no Laplace fit, no draws.
@@ -115,7 +115,8 @@ class _HilbertCoreset(BaseCoreset):
                 self.laplace_indices_, X, y, w = sample
                 w = w * (data.total_weight / w.sum())
                 return laplace_approximation(model, model.design(X), y, w, design=True)
-        fit, self.laplace_indices_ = laplace_of_all_rows(data, model, random_state)
+        start = LAPLACE_START if size == "auto" else None
+        fit, self.laplace_indices_ = laplace_of_all_rows(data, model, random_state, start)
         return fit
 
     def _capacity(self):
