@@ -11,6 +11,8 @@ high-water mark; for dask, the largest of the workers'):
 * ``uniform``: ``UniformCoreset(projection=None)`` of the same size;
 * ``dask``: the default ``OMPCoreset`` on a dask array whose chunks are generated on the
   workers of a ``LocalCluster`` with 2 worker processes;
+* ``qnc``, ``mcmc``, ``svi`` (``--kl``): ``QuasiNewtonCoreset``, ``CoresetMCMC`` and
+  ``SparseVICoreset`` with their default settings, at the smallest N;
 * ``e2e`` (``--e2e``): ``make_pipeline(OMPCoreset(), BayesianLogisticRegression())`` against
   ``BayesianLogisticRegression`` on all rows: seconds and the errors of the posterior mean and
   covariance in units of the full chain's Monte Carlo error.
@@ -23,6 +25,8 @@ Usage (from the repository root)::
 
     python -m benchmarks.bench_scale --out benchmarks/results/bench_scale.json
     python -m benchmarks.bench_scale --sizes 1000000 --quick
+    python -m benchmarks.bench_scale --sizes 1000000 --quick --kl \
+        --out benchmarks/results/bench_scale_kl.json
 """
 
 import argparse
@@ -91,23 +95,29 @@ def fidelity(N, est, X_m, y_m):
     return gaussian_kl(full.mean, full.cov, core.mean, core.cov)
 
 
+# --kl: the KL-optimised estimators at the smallest N, at their defaults.
+KL_KINDS = {"qnc": "QuasiNewtonCoreset", "mcmc": "CoresetMCMC", "svi": "SparseVICoreset"}
+
+
 def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_inmem(N, kind, n_points):
     """One configuration on data in memory (run in its own process)."""
-    from skcoreset.coreset import OMPCoreset, UniformCoreset
+    from skcoreset import coreset
 
     X, y = make_data(N)
     base = peak_mb()
     x_mb = X.nbytes / 2**20
     if kind == "uniform":
-        est = UniformCoreset(n_points, projection=None, random_state=0)
+        est = coreset.UniformCoreset(n_points, projection=None, random_state=0)
     elif kind == "single":
-        est = OMPCoreset(n_points, n_candidates=None, block_size=N, random_state=0)
+        est = coreset.OMPCoreset(n_points, n_candidates=None, block_size=N, random_state=0)
+    elif kind in KL_KINDS:
+        est = getattr(coreset, KL_KINDS[kind])(n_points, random_state=0)
     else:
-        est = OMPCoreset(n_points, random_state=0)
+        est = coreset.OMPCoreset(n_points, random_state=0)
     t0 = time.perf_counter()
     est.fit(X, y)
     seconds = time.perf_counter() - t0
@@ -276,6 +286,9 @@ def main():
         help="coreset size of the memory goal at the largest N (default 500)",
     )
     p.add_argument("--e2e", action="store_true", help="also the end-to-end pipeline at 1e6")
+    p.add_argument(
+        "--kl", action="store_true", help="also QNC, Coreset MCMC and SparseVI at the smallest N"
+    )
     p.add_argument("--quick", action="store_true", help="skip the single-shot reference")
     p.add_argument("--out", help="write the results as JSON here (and a .txt table beside)")
     p.add_argument("--child", help=argparse.SUPPRESS)
@@ -294,6 +307,8 @@ def main():
     plan.append(("uniform", smallest, args.n_points))
     if not args.quick:
         plan.append(("single", smallest, args.n_points))
+    if args.kl:
+        plan += [(kind, smallest, args.n_points) for kind in KL_KINDS]
     if args.e2e:
         plan.append(("e2e", smallest, args.n_points))
     for kind, N, n_points in plan:
