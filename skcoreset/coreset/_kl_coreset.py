@@ -407,12 +407,11 @@ class QuasiNewtonCoreset(_KLCoreset):
         is drawn from it and the full-data log-likelihood at each draw is estimated on it
         (exact when the pool is all the rows). 'auto': max(10 000, 50 n_points).
     init : {'omp', 'uniform'}, default='omp'
-        The support and weights the optimisation starts from. 'omp': the
-        Hilbert coreset of :class:`OMPCoreset` among the pooled rows, aimed at the full
-        data's log-likelihood (at most ``n_points`` rows). 'uniform': ``n_points`` pooled
-        rows weighted ``W / n_points``, as in the paper; at small sizes its coreset posterior
-        is often nearly improper (separable or unidentified), and the Monte Carlo steps then
-        wander.
+        The support and weights the optimisation starts from. 'omp': the Hilbert coreset of
+        :class:`OMPCoreset` among the pooled rows, aimed at the full data's log-likelihood
+        (at most ``n_points`` rows). 'uniform': ``n_points`` pooled rows weighted
+        ``W / n_points``, as in the paper; at small sizes its coreset posterior is often
+        nearly improper (separable or unidentified), and the Monte Carlo steps then wander.
     n_draws : int, default=500
         MALA draws of the coreset posterior per step.
     max_iter : int, default=20
@@ -741,12 +740,11 @@ class CoresetMCMC(_KLCoreset):
         is drawn from it and the full-data log-likelihood at each step is estimated on it.
         'auto': max(10 000, 50 n_points).
     init : {'omp', 'uniform'}, default='omp'
-        The support and weights the optimisation starts from. 'omp': the
-        Hilbert coreset of :class:`OMPCoreset` among the pooled rows, aimed at the full
-        data's log-likelihood (at most ``n_points`` rows). 'uniform': ``n_points`` pooled
-        rows weighted ``W / n_points``, as in the paper; at small sizes its coreset posterior
-        is often nearly improper (separable or unidentified), and the Monte Carlo steps then
-        wander.
+        The support and weights the optimisation starts from. 'omp': the Hilbert coreset of
+        :class:`OMPCoreset` among the pooled rows, aimed at the full data's log-likelihood
+        (at most ``n_points`` rows). 'uniform': ``n_points`` pooled rows weighted
+        ``W / n_points``, as in the paper; at small sizes its coreset posterior is often
+        nearly improper (separable or unidentified), and the Monte Carlo steps then wander.
     n_chains : int, default=4
         MALA chains (at least 2: the gradient is a covariance across them).
     n_train : int, default=2000
