@@ -379,15 +379,15 @@ class QuasiNewtonCoreset(_KLCoreset):
 
     Naik, Rousseau & Campbell (2022): a support of at most ``n_points`` rows (OMP's Hilbert
     coreset by default, or the paper's uniform sample weighted W / M: ``init``), then about
-    20 steps
-    ``w <- max(w - step_size H^-1 grad, 0)`` where ``grad`` is the Monte Carlo gradient of the
-    KL divergence from ``n_draws`` MALA draws of the coreset posterior and ``H`` the sample
-    covariance of the coreset log-likelihoods plus a ridge (doc/algorithms.md, section 7).
+    20 steps ``w <- w - step_size H^-1 grad``, where ``grad`` is the Monte Carlo gradient of
+    the KL divergence from ``n_draws`` MALA draws of the coreset posterior and ``H`` the
+    sample covariance of the coreset log-likelihoods plus a ridge (doc/algorithms.md,
+    section 7). Each step stays in a trust region: a weight at most doubles or halves.
 
     Parameters
     ----------
     n_points : int or 'auto', default='auto'
-        Coreset size M: the number of distinct points (some weights may end at zero). When M
+        Coreset size M: the most distinct points (OMP's start may have fewer). When M
         is not smaller than the number of rows with positive weight, every such row is kept.
         'auto': (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100
         and 500.
