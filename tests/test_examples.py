@@ -125,3 +125,14 @@ def test_iht_rbf_regression(run_example):
         assert res[name]["kl"][-1] < res[name]["kl"][0] / 10, name
         assert res[name]["rmse"][-1] < 1.1 * ns["full_rmse"], name
     assert np.all(res["GIGA"]["kl"] < res["uniform"]["kl"])
+
+
+def test_kl_coresets(run_example):
+    """QNC and Coreset MCMC beat GIGA at every size and improve on OMP's start at 10 points;
+    Coreset MCMC's own draws sit on the full posterior."""
+    ns = run_example("plot_kl_coresets", 0.1)
+    res = ns["results"]
+    for name in ("QNC", "Coreset MCMC"):
+        assert np.all(res[name][:, 1] < res["GIGA"][:, 1]), name
+        assert res[name][0, 1] < 0.1 * res["OMP"][0, 1], name
+    assert ns["shift"].max() < 0.5
