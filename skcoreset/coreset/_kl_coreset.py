@@ -387,8 +387,9 @@ class QuasiNewtonCoreset(_KLCoreset):
     Parameters
     ----------
     n_points : int or 'auto', default='auto'
-        Coreset size M: the most distinct points (OMP's start may have fewer). When M
-        is not smaller than the number of rows with positive weight, every such row is kept.
+        Coreset size M: the most distinct points (OMP's start has at most 500, the dimension
+        of its projection). When M is not smaller than the number of rows with positive
+        weight, every such row is kept.
         'auto': (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100
         and 500.
     model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
@@ -720,10 +721,11 @@ class CoresetMCMC(_KLCoreset):
     Parameters
     ----------
     n_points : int or 'auto', default='auto'
-        Coreset size M: the number of distinct points (some weights may end at zero). When M
-        is not smaller than the number of rows with positive weight, every such row is kept
-        (and the chains sample the full posterior). 'auto': (P + 1)(P + 2) / 2 for P
-        parameters (features plus intercept), between 100 and 500.
+        Coreset size M: the most distinct points (OMP's start has at most 500, the dimension
+        of its projection; some weights may end at zero). When M is not smaller than the
+        number of rows with positive weight, every such row is kept (and the chains sample
+        the full posterior). 'auto': (P + 1)(P + 2) / 2 for P parameters (features plus
+        intercept), between 100 and 500.
     model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
         The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
         or meta-estimator, otherwise from ``y``.
