@@ -44,7 +44,7 @@ DESCRIPTIONS = {
     "a-iht-ii": "A-IHT with a de-biasing step (Zhang et al. 2021)",
     "omp": "non-negative orthogonal matching pursuit",
     "sensitivity": "sensitivity sampling (Huggins et al. 2016; logistic model only)",
-    "qnc": "quasi-Newton steps on the KL from a uniform support (Naik et al. 2022)",
+    "qnc": "quasi-Newton steps on the KL, from the OMP coreset (Naik et al. 2022)",
     "sparse-vi": "greedy sparse variational coreset (Campbell & Beronov 2019)",
     "coreset-mcmc": "weights learned by MCMC chains on the coreset (Chen & Campbell 2024)",
 }

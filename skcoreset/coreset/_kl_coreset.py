@@ -335,7 +335,7 @@ class _KLCoreset(BaseCoreset):
         uniform support is often separable or leaves parameters unidentified, and its
         coreset posterior nearly improper; the MALA draws the gradient comes from are then
         poor, and the steps can make the weights worse than where they started (Phishing,
-        50 points: KL 10^5 from a uniform start, 0.04 from OMP's).
+        50 points: KL 10^5 from a uniform start, 0.03 from OMP's).
         """
         M = self._target_size
         full_weights = problem.full_weights
