@@ -3,58 +3,17 @@
 The pipeline, one subpackage each: ``datasets`` (data) -> ``models`` (likelihoods, Laplace) ->
 ``projection`` (random features) -> ``hilbert`` (weight algorithms on arrays) -> ``coreset``
 (estimators that select a weighted subset) -> ``sampler`` / ``linear_model`` (MCMC on it).
+
+The subpackages and the estimators below are imported on first use (PEP 562), so that
+``import skcoreset`` and the command line's ``--help`` and ``--version`` do not wait for
+scikit-learn, SciPy and numba.
 """
 
-from . import (
-    compose,
-    coreset,
-    datasets,
-    hilbert,
-    linear_model,
-    metrics,
-    models,
-    pipeline,
-    projection,
-    sampler,
-)
-from .compose import CoresetClassifier, CoresetRegressor
-from .coreset import (
-    CoresetMCMC,
-    FrankWolfeCoreset,
-    GIGACoreset,
-    IHTCoreset,
-    ImportanceCoreset,
-    OMPCoreset,
-    QuasiNewtonCoreset,
-    SensitivityCoreset,
-    SparseVICoreset,
-    UniformCoreset,
-)
-from .linear_model import (
-    BayesianLinearRegression,
-    BayesianLogisticRegression,
-    BayesianPoissonRegression,
-)
+import importlib
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [
-    "BayesianLinearRegression",
-    "BayesianLogisticRegression",
-    "BayesianPoissonRegression",
-    "CoresetClassifier",
-    "CoresetMCMC",
-    "CoresetRegressor",
-    "FrankWolfeCoreset",
-    "GIGACoreset",
-    "IHTCoreset",
-    "ImportanceCoreset",
-    "OMPCoreset",
-    "QuasiNewtonCoreset",
-    "SensitivityCoreset",
-    "SparseVICoreset",
-    "UniformCoreset",
-    "__version__",
+_SUBPACKAGES = (
     "compose",
     "coreset",
     "datasets",
@@ -65,4 +24,39 @@ __all__ = [
     "pipeline",
     "projection",
     "sampler",
-]
+)
+
+#: public name -> the subpackage it comes from
+_ESTIMATORS = {
+    "BayesianLinearRegression": "linear_model",
+    "BayesianLogisticRegression": "linear_model",
+    "BayesianPoissonRegression": "linear_model",
+    "CoresetClassifier": "compose",
+    "CoresetMCMC": "coreset",
+    "CoresetRegressor": "compose",
+    "FrankWolfeCoreset": "coreset",
+    "GIGACoreset": "coreset",
+    "IHTCoreset": "coreset",
+    "ImportanceCoreset": "coreset",
+    "OMPCoreset": "coreset",
+    "QuasiNewtonCoreset": "coreset",
+    "SensitivityCoreset": "coreset",
+    "SparseVICoreset": "coreset",
+    "UniformCoreset": "coreset",
+}
+
+__all__ = sorted(_ESTIMATORS) + ["__version__"] + list(_SUBPACKAGES)
+
+
+def __getattr__(name):
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _ESTIMATORS:
+        value = getattr(importlib.import_module(f".{_ESTIMATORS[name]}", __name__), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

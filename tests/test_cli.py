@@ -20,7 +20,7 @@ import pytest
 
 import skcoreset
 from skcoreset.cli import main, make_parser
-from skcoreset.cli._demo import COLUMNS
+from skcoreset.cli._demo_settings import COLUMNS
 from skcoreset.cli._tables import open_table
 from skcoreset.coreset import (
     GIGACoreset,
@@ -440,3 +440,18 @@ def test_errors_in_a_subprocess(tmp_path, argv, status, message):
     assert result.returncode == status
     assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
     assert result.stdout == ""
+
+
+def test_help_and_version_do_not_load_the_numerical_stack():
+    # the package root, the models' names and the parser import no scikit-learn, SciPy or
+    # numba: `skcoreset --help` and `--version` answer at once, not after a second or two
+    code = (
+        "import sys; from skcoreset.cli import make_parser; make_parser(); "
+        "print(sorted(m for m in ('sklearn', 'scipy', 'numba') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    version = subprocess.run(
+        [sys.executable, "-m", "skcoreset", "--version"], capture_output=True, text=True
+    )
+    assert version.returncode == 0 and version.stdout.startswith("skcoreset ")

@@ -2,8 +2,9 @@
 ``skcoreset build`` (the coreset of a data file, written as rows and weights).
 
 Modules: ``_main`` (arguments, subcommands, errors), ``_demo`` and ``_build`` (the two
-commands), ``_tables`` (reading data files in chunks, writing coresets), ``_algorithms``
-(the algorithms by name) and ``_errors`` (user errors, optional dependencies).
+commands, imported when they run), ``_demo_settings`` (the demo's scale and columns, for the
+help), ``_tables`` (reading data files in chunks, writing coresets), ``_algorithms`` (the
+algorithms by name) and ``_errors`` (user errors, optional dependencies).
 """
 
 from ._main import main, make_parser

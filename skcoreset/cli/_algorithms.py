@@ -1,34 +1,26 @@
 """The coreset algorithms by their command-line names, as estimators of :mod:`skcoreset.coreset`."""
 
-from ..coreset import (
-    CoresetMCMC,
-    FrankWolfeCoreset,
-    GIGACoreset,
-    IHTCoreset,
-    ImportanceCoreset,
-    OMPCoreset,
-    QuasiNewtonCoreset,
-    SensitivityCoreset,
-    SparseVICoreset,
-    UniformCoreset,
-)
+import importlib
+
 from ._errors import CommandError
 
-#: name -> (label in tables, estimator class, fixed parameters). The Hilbert methods all take
-#: a random projection of the log-likelihood; sensitivity sampling is for logistic models; the
-#: KL methods optimise the weights with draws from the coreset posterior.
+#: name -> (label in tables, estimator of :mod:`skcoreset.coreset`, fixed parameters). The
+#: estimators are named, and imported only to build one (the help and --version stay fast).
+#: The Hilbert methods all take a random projection of the log-likelihood; sensitivity
+#: sampling is for logistic models; the KL methods optimise the weights with draws from the
+#: coreset posterior.
 ALGORITHMS = {
-    "uniform": ("uniform", UniformCoreset, {}),
-    "importance": ("importance", ImportanceCoreset, {}),
-    "frank-wolfe": ("Frank-Wolfe", FrankWolfeCoreset, {}),
-    "giga": ("GIGA", GIGACoreset, {}),
-    "a-iht": ("A-IHT", IHTCoreset, {}),
-    "a-iht-ii": ("A-IHT II", IHTCoreset, {"debias": True}),
-    "omp": ("OMP", OMPCoreset, {}),
-    "sensitivity": ("sensitivity", SensitivityCoreset, {}),
-    "qnc": ("QNC", QuasiNewtonCoreset, {}),
-    "sparse-vi": ("SparseVI", SparseVICoreset, {}),
-    "coreset-mcmc": ("Coreset MCMC", CoresetMCMC, {}),
+    "uniform": ("uniform", "UniformCoreset", {}),
+    "importance": ("importance", "ImportanceCoreset", {}),
+    "frank-wolfe": ("Frank-Wolfe", "FrankWolfeCoreset", {}),
+    "giga": ("GIGA", "GIGACoreset", {}),
+    "a-iht": ("A-IHT", "IHTCoreset", {}),
+    "a-iht-ii": ("A-IHT II", "IHTCoreset", {"debias": True}),
+    "omp": ("OMP", "OMPCoreset", {}),
+    "sensitivity": ("sensitivity", "SensitivityCoreset", {}),
+    "qnc": ("QNC", "QuasiNewtonCoreset", {}),
+    "sparse-vi": ("SparseVI", "SparseVICoreset", {}),
+    "coreset-mcmc": ("Coreset MCMC", "CoresetMCMC", {}),
 }
 
 #: The algorithms that work on a random projection (and report ``hilbert_error_``).
@@ -79,7 +71,8 @@ def make_coreset(name, n_points, *, model, **options):
     -------
     estimator : BaseCoreset
     """
-    text, cls, fixed = ALGORITHMS[name]
+    text, estimator, fixed = ALGORITHMS[name]
+    cls = getattr(importlib.import_module("..coreset", __package__), estimator)
     params = {key: value for key, value in options.items() if value is not None}
     if name == "sensitivity" and model != "logistic":
         raise CommandError(

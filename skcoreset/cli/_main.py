@@ -6,6 +6,7 @@ command line. Warnings are shown as one line each.
 """
 
 import argparse
+import importlib
 import sys
 import textwrap
 import warnings
@@ -13,8 +14,7 @@ import warnings
 from .. import __version__
 from ..models import MODEL_NAMES
 from ._algorithms import ALGORITHMS, DESCRIPTIONS
-from ._build import run_build
-from ._demo import FULL, QUICK, columns_help, run_demo
+from ._demo_settings import FULL, QUICK, columns_help
 from ._errors import INSTALL_HINT, CommandError
 
 _DESCRIPTION = """\
@@ -28,6 +28,16 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _command(module, name):
+    """The function ``name`` of the submodule ``module``, imported when the command runs: the
+    parser, ``--help`` and ``--version`` do not load the numerical stack."""
+
+    def run(args):
+        return getattr(importlib.import_module(module, __package__), name)(args)
+
+    return run
 
 
 def _wrap(*paragraphs):
@@ -105,7 +115,7 @@ def _demo_parser(commands):
         help="where to save the plot, any format matplotlib writes (default: "
         "./skcoreset_demo.png); 'none' to skip it",
     )
-    demo.set_defaults(run=run_demo)
+    demo.set_defaults(run=_command("._demo", "run_demo"))
 
 
 def _build_parser(commands):
@@ -205,7 +215,7 @@ def _build_parser(commands):
         action="store_true",
         help="the likelihood has no intercept (default: it has one)",
     )
-    build.set_defaults(run=run_build)
+    build.set_defaults(run=_command("._build", "run_build"))
 
 
 def make_parser():

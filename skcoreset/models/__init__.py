@@ -4,39 +4,42 @@ Each model evaluates per-datum log-likelihoods, gradients and the Hessian of the
 through numba kernels (``_glm_kernels``), with a Gaussian prior N(0, prior_scale^2 I), and
 carries the coding of its targets. :func:`model_from_targets` is the rule behind
 ``model='auto'``; :class:`BinaryLabels` the one coding of class labels.
+
+Everything but :data:`MODEL_NAMES` is imported on first use (PEP 562): the command line reads
+the names for its help without loading numba, SciPy and scikit-learn.
 """
 
-from ._glm import (
-    GLM,
-    MODEL_NAMES,
-    GaussianModel,
-    LogisticModel,
-    PoissonModel,
-    get_model,
-    with_noise,
-)
-from ._laplace import (
-    LaplaceApproximation,
-    SeparationWarning,
-    laplace_approximation,
-    laplace_from_blocks,
-)
-from ._prior import default_prior_scale
-from ._targets import BinaryLabels, model_from_targets
+import importlib
 
-__all__ = [
-    "GLM",
-    "MODEL_NAMES",
-    "BinaryLabels",
-    "GaussianModel",
-    "LaplaceApproximation",
-    "LogisticModel",
-    "PoissonModel",
-    "SeparationWarning",
-    "default_prior_scale",
-    "get_model",
-    "laplace_approximation",
-    "laplace_from_blocks",
-    "model_from_targets",
-    "with_noise",
-]
+from ._names import MODEL_NAMES
+
+#: public name -> the module that defines it
+_DEFINED_IN = {
+    "GLM": "_glm",
+    "GaussianModel": "_glm",
+    "LogisticModel": "_glm",
+    "PoissonModel": "_glm",
+    "get_model": "_glm",
+    "with_noise": "_glm",
+    "LaplaceApproximation": "_laplace",
+    "SeparationWarning": "_laplace",
+    "laplace_approximation": "_laplace",
+    "laplace_from_blocks": "_laplace",
+    "default_prior_scale": "_prior",
+    "BinaryLabels": "_targets",
+    "model_from_targets": "_targets",
+}
+
+__all__ = ["MODEL_NAMES", *_DEFINED_IN]
+
+
+def __getattr__(name):
+    if name in _DEFINED_IN:
+        value = getattr(importlib.import_module(f".{_DEFINED_IN[name]}", __name__), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.special
 
 from . import _glm_kernels as K
+from ._names import MODEL_NAMES
 from ._targets import BinaryLabels
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -648,9 +649,7 @@ class GaussianModel(GLM):
 
 
 _MODELS = {m.name: m for m in (LogisticModel, PoissonModel, GaussianModel)}
-
-#: The names the ``model=`` parameters accept (besides 'auto').
-MODEL_NAMES = tuple(_MODELS)
+assert tuple(_MODELS) == MODEL_NAMES, "models/_names.py lists the models of this module"
 
 
 def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
