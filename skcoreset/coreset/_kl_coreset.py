@@ -331,16 +331,17 @@ class _KLCoreset(BaseCoreset):
         'uniform' (the papers' start): the ``n_points`` pooled rows with the largest keys (a
         sample proportional to weight), each weighted ``W / n_points``. 'omp': orthogonal
         matching pursuit among the pooled rows on the log-likelihood projection (500 draws of
-        the Laplace fit), as :class:`OMPCoreset` does. At small sizes a
-        uniform support is often separable or leaves parameters unidentified, and its
-        coreset posterior nearly improper; the MALA draws the gradient comes from are then
-        poor, and the steps can make the weights worse than where they started (Phishing,
-        50 points: KL 10^5 from a uniform start, 0.03 from OMP's).
+        the Laplace fit), as :class:`OMPCoreset` does. At small sizes a uniform support is
+        often separable or leaves parameters unidentified, and its coreset posterior nearly
+        improper; the MALA draws the gradient comes from are then poor, and the steps can make
+        the weights worse than where they started (Phishing, 50 points: KL 10^5 from a
+        uniform start, 0.03 from OMP's).
         """
         M = self._target_size
         full_weights = problem.full_weights
+        uniform = node.top_keys(M), np.full(M, float(full_weights.sum()) / M)
         if self.init == "uniform":
-            return node.top_keys(M), np.full(M, float(full_weights.sum()) / M)
+            return uniform
         with phase(self, "OMP start"):
             # OMP on the pool's log-likelihood projection, toward the full data's: its
             # target is the full sum at the projection's draws, so that with a pool smaller
@@ -354,8 +355,8 @@ class _KLCoreset(BaseCoreset):
             sigma, _ = row_norms_and_sum(V)
             w, _, _ = _omp(V, M, sigma, target)
         idx = np.flatnonzero(w)
-        if idx.shape[0] == 0:  # the projection measured nothing: start uniform
-            return node.top_keys(M), np.full(M, float(full_weights.sum()) / M)
+        if idx.shape[0] == 0:  # the projection measured nothing
+            return uniform
         return idx, w[idx] * full_weights[idx]
 
     def _finish(self, node, laplace):
