@@ -146,10 +146,10 @@ def laplace_of_all_rows(data, model, random_state, start_rows=LAPLACE_START):
 
     One fit when the rows are one block. Otherwise Newton's passes over the blocks, from the
     fit of a weighted subsample of ``start_rows`` rows (weights scaled up to the total; None:
-    from the model's own starting point): a
-    subsample's fit alone misses the full posterior by about sqrt(N / n) standard deviations,
-    far enough to spoil a projection (measured: KL 5 against 0.2 with n / N = 0.1) or the
-    expansion point of the KL coresets' control variate; from there a few passes converge.
+    from the model's own starting point). A subsample's fit alone misses the full posterior
+    by about sqrt(N / n) standard deviations, far enough to spoil a projection (measured: KL
+    5 against 0.2 with n / N = 0.1) or the expansion point of the KL coresets' control
+    variate; from there a few passes converge.
 
     Returns
     -------
