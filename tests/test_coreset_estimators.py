@@ -13,6 +13,7 @@ from skcoreset.coreset import (
     IHTCoreset,
     ImportanceCoreset,
     OMPCoreset,
+    QuasiNewtonCoreset,
     UniformCoreset,
 )
 from skcoreset.models import get_model, laplace_approximation
@@ -275,3 +276,17 @@ def test_small_projection_is_flagged_and_zero_target_is_not_perfect():
     with pytest.warns(UserWarning, match="measured nothing"):
         est.fit(np.zeros((200, 3)), y)
     assert np.isnan(est.hilbert_error_)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS + [QuasiNewtonCoreset])
+def test_fewer_points_than_parameters_warns(cls):
+    # 4 features and the intercept: 4 points leave a direction to the prior, 5 do not
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 4))
+    y = (rng.random(300) < 1 / (1 + np.exp(-X[:, 0]))).astype(float)
+    kw = {"n_draws": 20, "max_iter": 1} if cls is QuasiNewtonCoreset else {"n_projections": 20}
+    with pytest.warns(CoresetSizeWarning, match="fewer than the model's 5 parameters"):
+        cls(n_points=4, random_state=0, **kw).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoresetSizeWarning)
+        cls(n_points=5, random_state=0, **kw).fit(X, y)

@@ -45,6 +45,7 @@ from .._sklearn_compat import (
     _fit_context,
     _safe_indexing,
 )
+from .._warnings import warn
 from ..models import (
     MODEL_NAMES,
     BinaryLabels,
@@ -73,7 +74,11 @@ BLOCK_BYTES = 128 * 2**20
 
 
 class CoresetSizeWarning(UserWarning):
-    """More points were asked for than the data has: the coreset is the whole data set.
+    """A coreset size that cannot do what is asked of it.
+
+    More points than the data has (the coreset is the whole data set), or fewer than the
+    model's parameters (the coreset posterior is the prior's in the directions its points
+    leave free, whatever the algorithm).
 
     Examples
     --------
@@ -602,6 +607,17 @@ class BaseCoreset(BaseEstimator):
         and 200 points at P = 21: below the number of these moments the posterior's shape is
         not determined)."""
         if self.n_points != "auto":
+            if self.n_points is not None and self.n_points < n_params:
+                features = n_params - self.fit_intercept
+                what = f"{features} features" + (" and the intercept" if self.fit_intercept else "")
+                warn(
+                    f"n_points={self.n_points} is fewer than the model's {n_params} parameters "
+                    f"({what}): the points cannot pin the posterior down in every direction, "
+                    "and in the others the coreset posterior is the prior's, whatever the "
+                    "algorithm. Use at least as many points as parameters, and a few times "
+                    "more for a close fit.",
+                    CoresetSizeWarning,
+                )
             return self.n_points
         return int(np.clip((n_params + 1) * (n_params + 2) // 2, AUTO_SIZE[0], AUTO_SIZE[1]))
 
