@@ -141,6 +141,19 @@ def _read_memmap_rows(X, start, stop):
 LAPLACE_START = 10_000
 
 
+def laplace_of_sample(data, model, size, random_state):
+    """The Laplace fit of ``size`` rows drawn among those with positive weight (weights scaled
+    up to the total), and those rows; None when the data have no more rows than that."""
+    from ..models import laplace_approximation
+
+    sample = data.sample(size, random_state)
+    if sample is None:
+        return None
+    indices, X, y, w = sample
+    w = w * (data.total_weight / w.sum())
+    return laplace_approximation(model, model.design(X), y, w, design=True), indices
+
+
 def laplace_of_all_rows(data, model, random_state, start_rows=LAPLACE_START):
     """The Laplace fit of all the rows of ``data``, and the rows of the fit that started it.
 
@@ -163,12 +176,10 @@ def laplace_of_all_rows(data, model, random_state, start_rows=LAPLACE_START):
     if rows is not None:
         X, y, w = rows
         return laplace_approximation(model, model.design(X), y, w, design=True), None
-    start, indices = None, None
-    sample = None if start_rows is None else data.sample(start_rows, random_state)
-    if sample is not None:
-        indices, X, y, w = sample
-        w = w * (data.total_weight / w.sum())
-        start = laplace_approximation(model, model.design(X), y, w, design=True)
+    sample = (
+        None if start_rows is None else laplace_of_sample(data, model, start_rows, random_state)
+    )
+    start, indices = (None, None) if sample is None else sample
     return data.laplace(model if start is None else start.model, start), indices
 
 

@@ -18,10 +18,9 @@ from ..hilbert._greedy import _frank_wolfe, _giga
 from ..hilbert._iht import _iht
 from ..hilbert._omp import _omp
 from ..hilbert._sampling import _importance, _uniform
-from ..models import laplace_approximation
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
-from ._blocks import LAPLACE_START, InMemoryData, laplace_of_all_rows
+from ._blocks import LAPLACE_START, InMemoryData, laplace_of_all_rows, laplace_of_sample
 from ._merge_reduce import Node
 
 # The context of UniformCoreset(projection=None): no Laplace fit, no draws.
@@ -107,14 +106,12 @@ class _HilbertCoreset(BaseCoreset):
     def _laplace(self, data, model, random_state):
         """Laplace fit of the posterior: on ``laplace_subsample`` rows drawn uniformly among
         those with positive weight (weights scaled up to the total), or on all of them."""
-        self.laplace_indices_ = None
         size = self.laplace_subsample
         if size != "auto":
-            sample = data.sample(size, random_state)
+            sample = laplace_of_sample(data, model, size, random_state)
             if sample is not None:
-                self.laplace_indices_, X, y, w = sample
-                w = w * (data.total_weight / w.sum())
-                return laplace_approximation(model, model.design(X), y, w, design=True)
+                fit, self.laplace_indices_ = sample
+                return fit
         start = LAPLACE_START if size == "auto" else None
         fit, self.laplace_indices_ = laplace_of_all_rows(data, model, random_state, start)
         return fit

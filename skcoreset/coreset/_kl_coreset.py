@@ -73,10 +73,10 @@ class _Taylor:
     pool's posterior, some sqrt(N / B) sd away), and they settled in it.
     """
 
-    def __init__(self, model, theta0, chol, G, H, Xd, y):
+    def __init__(self, model, theta0, chol, G, H, Xd, y, weights):
         self.theta0, self.chol, self.G, self.H, self.Xd = theta0, chol, G, H, Xd
         self.d, self.c = model.loglik_derivatives(Xd @ theta0, y)
-        self._pool = None  # (G, H) of all the pooled rows, cached
+        self._pool = self._sums(None, weights)  # of all the pooled rows, at their weights
         P = theta0.shape[0]
         self._bulk = P + 4.0 * np.sqrt(2.0 * P)
 
@@ -86,20 +86,16 @@ class _Taylor:
         Xd = self.Xd[take]
         return Xd.T @ (weights * self.d[take]), Xd.T @ (Xd * (weights * self.c[take])[:, None])
 
-    def correction(self, thetas, rows, weights):
+    def correction(self, thetas, rows=None, weights=None):
         """What turns the rows' estimate ``sum_b weights_b l_b(theta)`` into the controlled
         one: ``sum_n w_n q_n(theta) - sum_b weights_b q_b(theta)`` over the pooled rows
-        ``rows`` (all for None), for each row of ``thetas``.
+        ``rows`` with ``weights`` (None: every pooled row at its weight), for each row of
+        ``thetas``.
 
         Both sums are quadratics in ``theta - theta0``, so their difference needs only the
         rows' gradient and curvature sums: O(P^2) per draw, not a pass over the rows.
         """
-        if rows is None:
-            if self._pool is None:
-                self._pool = self._sums(None, weights)
-            G_rows, H_rows = self._pool
-        else:
-            G_rows, H_rows = self._sums(rows, weights)
+        G_rows, H_rows = self._pool if rows is None else self._sums(rows, weights)
         delta = thetas - self.theta0
         dH = self.H - H_rows
         quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, dH, delta)
@@ -274,14 +270,12 @@ class _KLCoreset(BaseCoreset):
         model = laplace.model
         total, count, G, H = _split_summary(node.summary, laplace.mean.shape[0])
         Xd = model.design(node.X)
+        # the pool is every row: exact full sums, controlled only when drawn in batches
+        exact = len(node) == int(count)
+        full_weights = node.weights if exact else np.full(len(node), total / len(node))
         taylor = None
-        if len(node) == int(count):  # the pool is every row: exact full sums
-            full_weights = node.weights
-            if self._full_batch(len(node)) is not None:
-                taylor = _Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y)
-        else:
-            full_weights = np.full(len(node), total / len(node))
-            taylor = _Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y)
+        if not exact or self._full_batch(len(node)) is not None:
+            taylor = _Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y, full_weights)
         init = (
             laplace.mean
             + 0.1
@@ -350,7 +344,7 @@ class _KLCoreset(BaseCoreset):
             V = proj.transform(problem.Xd, problem.y, full_weights)
             target = V.sum(axis=0)  # the pool's estimate, centred and scaled as the rows
             if problem.taylor is not None:
-                fix = problem.taylor.correction(proj.thetas_t.T, None, full_weights)
+                fix = problem.taylor.correction(proj.thetas_t.T)
                 target += (fix - fix.mean()) / np.sqrt(proj.n_projections)
             sigma, _ = row_norms_and_sum(V)
             w, _, _ = _omp(V, M, sigma, target)
