@@ -60,31 +60,44 @@ def kl_gradient(g, r, w):
 
 
 def newton_direction(grad, centred, tau):
-    """``H^-1 grad`` with ``H = centred^T centred / (S - 1) + tau * mean(diag) I``.
+    """``H^-1 grad`` with ``H = C + tau diag(C)``, ``C = centred^T centred / (S - 1)``.
 
-    The ridge is relative to the average variance of the log-likelihoods, so that ``tau``
-    means the same for any scale of the data.
+    The ridge is relative to each log-likelihood's own variance (Levenberg-Marquardt's
+    scaling), so the step does not depend on the units of any one point. A ridge of one size
+    for all, ``tau`` times the average variance, let the points of low variance take steps
+    far beyond what the draws tell about them: from SparseVI's 1000-point coreset of
+    BikeTrips (Poisson, all rows exact), fifteen such steps raised the KL divergence to the
+    full posterior from 3 to 10^4, even at ``tau = 10``; with this ridge they kept it at 0.03.
     """
     S = centred.shape[0]
     H = centred.T @ centred / (S - 1)
-    ridge = tau * max(float(np.trace(H)) / H.shape[0], np.finfo(float).tiny)
-    H[np.diag_indices_from(H)] += ridge
+    d = np.diag(H).copy()
+    # a constant log-likelihood (zero variance) still gets a positive ridge
+    floor = max(1e-12 * float(d.max(initial=0.0)), np.finfo(float).tiny)
+    H[np.diag_indices_from(H)] += tau * np.maximum(d, floor)
     return scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
 
 
-def newton_step(w, grad, centred, step_size, tau, max_step):
+def newton_step(w, grad, centred, step_size, tau, max_step, max_weight=None):
     """``w - step_size H^-1 grad`` inside a trust region: each weight at most doubles (or a
     new, zero weight grows to ``max_step``, e.g. the uniform weight W / M) and at most
     halves. Far from the optimum the quadratic model of the KL divergence is poor: on Poisson
     data one uncapped step from the draws of a wide coreset posterior put 8 300 of the 17 379
     units of weight on one point, and from a 10-point start steps clipped at 0 dropped half
     the points, leaving fewer than the parameters. A weight can still shrink geometrically
-    toward 0; ``max_step=None`` lifts both bounds (then clipped at 0)."""
+    toward 0; ``max_step=None`` lifts both bounds (then clipped at 0).
+
+    ``max_weight`` (e.g. the data's total weight W: no point stands for more rows than
+    there are) bounds every weight. Without it, SparseVI's doublings from the draws of a
+    10-point coreset of Phishing reached a total weight of 3.6 x 10^7, 3 300 times the
+    data's.
+    """
     delta = -step_size * newton_direction(grad, centred, tau)
     if max_step is None:
-        return np.maximum(w + delta, 0.0)
-    delta = np.clip(delta, -0.5 * w, np.maximum(w, max_step))
-    return w + delta
+        w = np.maximum(w + delta, 0.0)
+    else:
+        w = w + np.clip(delta, -0.5 * w, np.maximum(w, max_step))
+    return w if max_weight is None else np.minimum(w, max_weight)
 
 
 class _Budget:
@@ -124,6 +137,7 @@ def quasi_newton(
     tau=0.1,
     tol=0.05,
     max_step=None,
+    max_weight=None,
     max_seconds=None,
     progress=False,
 ):
@@ -131,7 +145,7 @@ def quasi_newton(
 
     ``w <- max(w - step_size H^-1 grad, 0)`` with ``H`` the sample covariance of the
     coreset log-likelihoods plus a ridge (:func:`newton_step`; ``max_step`` caps the
-    increase of a weight).
+    increase of a weight in a step, ``max_weight`` its value).
 
     Returns
     -------
@@ -147,7 +161,7 @@ def quasi_newton(
             n_iter = it
             thetas = problem.draws(idx, w, n_draws)
             grad, centred = kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
-            w = newton_step(w, grad, centred, step_size, tau, max_step)
+            w = newton_step(w, grad, centred, step_size, tau, max_step, max_weight)
             bar.update()
             if settled(float(np.linalg.norm(grad))):
                 reason = "converged"
@@ -170,16 +184,17 @@ def sparse_vi(
     step_size=0.5,
     tau=0.1,
     max_step=None,
+    max_weight=None,
     max_seconds=None,
     progress=False,
 ):
     """Greedy sparse variational coreset (Campbell & Beronov 2019).
 
-    Each round adds the candidates whose log-likelihoods are most correlated, under pi_w,
-    with the residual ``r - g . w`` (``ceil(n_points / n_rounds)`` of them), then takes
-    ``n_steps`` projected stochastic steps on the weights of the support, each preconditioned
-    by the sample covariance of the support's log-likelihoods; at the end, at most
-    ``n_polish`` more steps until the gradient norm settles.
+    Each round adds ``ceil(n_points / n_rounds)`` candidates by :func:`greedy_batch` (the
+    paper's rule, correlation with the residual ``r - g . w`` under pi_w, when a round adds
+    one point), then takes ``n_steps`` projected stochastic steps on the weights of the
+    support, each preconditioned by the sample covariance of the support's log-likelihoods;
+    at the end, at most ``n_polish`` more steps until the gradient norm settles.
 
     Returns
     -------
@@ -199,19 +214,8 @@ def sparse_vi(
     with ProgressBar(n_points, progress, "SparseVI", "point") as bar:
         while idx.shape[0] < n_points:
             thetas = problem.draws(idx, w, n_draws)
-            g = problem.loglik(thetas, None)
-            resid = problem.full(thetas) - g[:, idx] @ w
-            resid = resid - resid.mean()
-            centred = g - g.mean(axis=0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                corr = (centred.T @ resid) / (
-                    np.linalg.norm(centred, axis=0) * np.linalg.norm(resid)
-                )
-            corr[~np.isfinite(corr)] = -np.inf
-            corr[idx] = -np.inf
             k = min(per_round, n_points - idx.shape[0])
-            new = np.argsort(-corr, kind="stable")[:k]
-            new = new[corr[new] > 0]
+            new = greedy_batch(problem.loglik(thetas, None), problem.full(thetas), idx, w, k)
             if new.shape[0] == 0:
                 reason = "no_correlation"
                 break
@@ -221,7 +225,7 @@ def sparse_vi(
             for _ in range(n_steps):
                 thetas = problem.draws(idx, w, n_draws)
                 grad, centred = kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
-                w = newton_step(w, grad, centred, step_size, tau, max_step)
+                w = newton_step(w, grad, centred, step_size, tau, max_step, max_weight)
                 n_iter += 1
             if budget.spent():
                 reason = "max_seconds"
@@ -239,10 +243,63 @@ def sparse_vi(
             step_size=step_size,
             tau=tau,
             max_step=max_step,
+            max_weight=max_weight,
             max_seconds=None if remaining is None else max(remaining, 0.0),
         )
         n_iter += polished
     return idx, w, n_iter, reason
+
+
+def greedy_batch(g, r, idx, w, k):
+    """SparseVI's choice of ``k`` new candidates from draws of pi_w.
+
+    The first is the candidate whose log-likelihood is most correlated, over the draws, with
+    the residual ``r - g[:, idx] . w``. Each further one is most correlated with what remains
+    of the residual after a least-squares fit, on the draws, of the candidates chosen in this
+    round: orthogonal matching pursuit in the space of the draws, standing in for the weight
+    steps that one point per round would take between choices. Choosing the ``k`` best
+    correlations with one residual picked near-copies: on Phishing at 1000 points (20 per
+    round) the KL divergence to the full posterior was 0.69 with them and 0.04 with this.
+
+    Parameters
+    ----------
+    g : ndarray of shape (S, C)
+        Log-likelihoods of all C candidates at S draws of pi_w.
+    r : ndarray of shape (S,)
+        The full data's log-likelihood sums at the draws.
+    idx, w : ndarray
+        The support and its weights.
+    k : int
+        Most candidates to choose.
+
+    Returns
+    -------
+    new : ndarray of int
+        The chosen candidates, in order (fewer than ``k`` when no other correlates
+        positively with the residual).
+    """
+    centred = g - g.mean(axis=0)
+    norms = np.linalg.norm(centred, axis=0)
+    target = r - g[:, idx] @ w
+    target = target - target.mean()
+    resid = target
+    free = np.ones(g.shape[1], dtype=bool)
+    free[idx] = False
+    new = []
+    for _ in range(k):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            corr = (centred.T @ resid) / (norms * np.linalg.norm(resid))
+        corr[~(np.isfinite(corr) & free)] = -np.inf
+        best = int(np.argmax(corr))
+        if not corr[best] > 0:
+            break
+        new.append(best)
+        free[best] = False
+        if len(new) < k:
+            chosen = centred[:, new]
+            coef = np.linalg.lstsq(chosen, target, rcond=None)[0]
+            resid = target - chosen @ coef
+    return np.asarray(new, dtype=np.intp)
 
 
 def coreset_mcmc(

@@ -527,6 +527,7 @@ class QuasiNewtonCoreset(_KLCoreset):
             tau=self.tau,
             tol=self.tol,
             max_step=total / self._target_size,
+            max_weight=total,
             max_seconds=self.max_seconds,
             progress=self._show_core_progress(),
         )
@@ -695,6 +696,7 @@ class SparseVICoreset(_KLCoreset):
             step_size=self.step_size,
             tau=self.tau,
             max_step=total / self._target_size,
+            max_weight=total,
             max_seconds=self.max_seconds,
             progress=self._show_core_progress(),
         )
