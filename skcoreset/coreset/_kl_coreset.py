@@ -376,8 +376,9 @@ class QuasiNewtonCoreset(_KLCoreset):
     coreset by default, or the paper's uniform sample weighted W / M: ``init``), then about
     20 steps ``w <- w - step_size H^-1 grad``, where ``grad`` is the Monte Carlo gradient of
     the KL divergence from ``n_draws`` MALA draws of the coreset posterior and ``H`` the
-    sample covariance of the coreset log-likelihoods plus a ridge (doc/algorithms.md,
-    section 7). Each step stays in a trust region: a weight at most doubles or halves.
+    sample covariance of the coreset log-likelihoods plus ``tau`` times its diagonal
+    (doc/algorithms.md, section 7; the paper's ridge is ``tau I``). Each step stays in a trust
+    region: a weight at most doubles or halves, and none exceeds the data's total weight.
 
     Parameters
     ----------
@@ -415,7 +416,8 @@ class QuasiNewtonCoreset(_KLCoreset):
     step_size : float, default=1.0
         Multiplier of the quasi-Newton step.
     tau : float, default=0.1
-        Ridge of ``H``, relative to the average variance of the log-likelihoods.
+        Ridge of ``H``: ``tau`` times each point's log-likelihood variance, so that no
+        point's units set the step (Levenberg-Marquardt's scaling).
     tol : float, default=0.05
         The steps stop when the gradient norm has not fallen by this fraction of its best
         value for three steps in a row.
@@ -537,12 +539,14 @@ class QuasiNewtonCoreset(_KLCoreset):
 class SparseVICoreset(_KLCoreset):
     """Sparse variational coreset: greedy points and stochastic steps on KL(pi_w || pi).
 
-    Campbell & Beronov (2019): each round adds the pooled rows whose log-likelihoods are most
+    Campbell & Beronov (2019): each round adds the pooled row whose log-likelihood is most
     correlated, under the coreset posterior, with the residual ``r - g . w`` of the full
     log-likelihood, then takes projected stochastic steps on the support's weights, each
     preconditioned by the sample covariance of the support's log-likelihoods (the
     quasi-Newton step of :class:`QuasiNewtonCoreset`, damped by ``step_size``). Draws come
     from the built-in MALA (from the Laplace fit of the data while every weight is zero).
+    A round that adds several rows chooses them one by one, each against the residual left
+    by a least-squares fit of the ones before it on the draws (matching pursuit).
 
     While the coreset has few points, its posterior is as wide as the prior in the
     directions they do not pin down, and the greedy choices made from its draws are poor:
@@ -585,8 +589,8 @@ class SparseVICoreset(_KLCoreset):
     step_size : float, default=0.5
         Multiplier of the weight steps.
     tau : float, default=0.1
-        Ridge of the preconditioner, relative to the average variance of the
-        log-likelihoods.
+        Ridge of the preconditioner: ``tau`` times each point's log-likelihood variance
+        (Levenberg-Marquardt's scaling).
     n_chains : int, default=4
         MALA chains drawing from the coreset posterior.
     max_seconds : float or None, default=None
