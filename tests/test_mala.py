@@ -429,6 +429,32 @@ def test_batched_numpy_mala_recovers_gaussian_posterior():
     assert abs(acc.mean() - 0.574) < 0.1
 
 
+@pytest.mark.parametrize("P", [1, 3, 4, 6, 11])
+def test_step_algebra_against_numpy(P):
+    """The per-step helpers of the kernels: both triangular products (four rows per pass, then
+    the rows left over), the log ratio of proposal densities, the finiteness check."""
+    rng = np.random.default_rng(P)
+    L = np.tril(rng.standard_normal((P, P)))
+    g, v, out0 = rng.standard_normal((3, P))
+    u = np.full(P, np.nan)  # overwritten, not accumulated into
+    K._whiten_grad(L, g, u)
+    scale = np.abs(L).T @ np.abs(g)  # the size of the terms: rounding is relative to it
+    np.testing.assert_allclose(u, L.T @ g, rtol=0, atol=1e-14 * scale.max())
+    out = out0.copy()
+    K._add_tril_product(np.ascontiguousarray(L.T), v, out)
+    scale = np.abs(out0) + np.abs(L) @ np.abs(v)
+    np.testing.assert_allclose(out, out0 + L @ v, rtol=0, atol=1e-14 * scale.max())
+    xi, uc, up = rng.standard_normal((3, P))
+    half_eps = 0.35
+    direct = 0.5 * (xi @ xi - np.sum((xi + half_eps * (uc + up)) ** 2))
+    assert K._log_proposal_ratio(xi, uc, up, half_eps) == pytest.approx(direct, rel=1e-12)
+    assert K._all_finite(g)
+    for bad in (np.inf, -np.inf, np.nan):
+        h = g.copy()
+        h[P // 2] = bad
+        assert not K._all_finite(h)
+
+
 @pytest.mark.parametrize("code", [GK.LOGISTIC, GK.POISSON, GK.GAUSSIAN])
 def test_chain_kernel_matches_oracle_and_is_batch_independent(code):
     """weighted_loglik_grad_chains: each chain against the NumPy formulas (|eta| up to ~5000
