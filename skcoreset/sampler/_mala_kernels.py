@@ -33,6 +33,8 @@ from numba import njit, prange
 from ..models._glm_kernels import (
     CHAIN_BLOCK,
     GAUSSIAN,
+    aligned_empty,
+    chain_layout,
     sum_reassoc,
     weighted_loglik_grad_chains,
     weighted_offset,
@@ -53,8 +55,10 @@ DA_SIZE = 6
 @njit(cache=True)
 def _data(code, X, y, w):
     """What every evaluation needs and no parameter changes: the transposed design (its rows
-    contiguous over the data, for the vectorised loops), sum(w) and the weighted offset."""
-    return np.ascontiguousarray(X.T), sum_reassoc(w), weighted_offset(code, y, w)
+    contiguous over the data, for the vectorised loops) and aligned copies of ``y`` and ``w``
+    (:func:`chain_layout`), sum(w) and the weighted offset."""
+    Xt, ya, wa = chain_layout(X, y, w)
+    return Xt, ya, wa, sum_reassoc(w), weighted_offset(code, y, w)
 
 
 @njit(cache=True)
@@ -189,7 +193,7 @@ def mala_init(code, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_pre
     start is not finite (the caller should treat that as an error).
     """
     C = theta.shape[0]
-    Xt, w_sum, offset = _data(code, X, y, w)
+    Xt, y, w, w_sum, offset = _data(code, X, y, w)
     log_target_chains(
         code,
         sample_noise,
@@ -205,7 +209,7 @@ def mala_init(code, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_pre
         s_prec,
         logp,
         grad,
-        np.empty((2, C, CHAIN_BLOCK)),
+        aligned_empty((2, C, CHAIN_BLOCK)),
         np.empty(C),
     )
     bad = 0
@@ -275,7 +279,7 @@ def _advance(
     uprop = np.empty((G, P))
     lprop = np.empty(G)
     acc = np.empty(G)
-    work = np.empty((2, G, CHAIN_BLOCK))
+    work = aligned_empty((2, G, CHAIN_BLOCK))
     sigma = np.empty(G)
     # exactly triangular copies: the products read the zeros above the diagonal
     L = np.tril(L)
@@ -411,7 +415,7 @@ def mala_run(
     eps : float
         The step size used by the last step.
     """
-    Xt, w_sum, w_offset = _data(code, X, y, w)
+    Xt, y, w, w_sum, w_offset = _data(code, X, y, w)
     return _advance(
         code,
         sample_noise,
@@ -474,7 +478,7 @@ def mala_run_parallel(
     dwarfs the ~10 us cost of a parallel region.
     """
     C = theta.shape[0]
-    Xt, w_sum, w_offset = _data(code, X, y, w)
+    Xt, y, w, w_sum, w_offset = _data(code, X, y, w)
     da = np.zeros(DA_SIZE)  # unused: no adaptation here
     for c in prange(C):
         _advance(
