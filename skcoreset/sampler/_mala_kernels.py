@@ -145,7 +145,9 @@ def _log_proposal_ratio(xi, u, up, half_eps):
 # and store of each output entry per four products. A pass per row is bound by those loads and
 # stores (1.8x slower at P = 51, measured); eight rows per pass were no faster than four. Inside
 # the four-row blocks they read the zeros on the other side of the diagonal: the factor must be
-# exactly triangular (see :func:`_advance`).
+# exactly triangular (see :func:`_advance`). Whitened coordinates (theta = mu + L z, the design
+# multiplied by L once) would not save them: the prior's gradient in z, L^T diag(prior_prec) L z,
+# is a dense P x P product per step, and a kept draw needs theta back. Estimated no faster.
 
 
 @njit(cache=True)
