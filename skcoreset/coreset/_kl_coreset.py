@@ -136,14 +136,17 @@ class _GLMProblem:
         # few draws: one BLAS product and the vectorised log density
         return self.model.log_density(y[None, :], thetas @ Xd.T)
 
-    def full(self, thetas):
+    def full(self, thetas, g_all=None):
         n = self.Xd.shape[0]
         rows, weights = None, self.full_weights
         if self.full_batch is not None and self.full_batch < n:
             # with replacement: unbiased all the same, and no permutation of the pool per step
             rows = self.rng.randint(n, size=self.full_batch)
             weights = self.full_weights[rows] * (n / self.full_batch)
-        r = self.loglik(thetas, rows) @ weights
+        if rows is None and g_all is not None:
+            r = g_all @ weights  # the pool's log-likelihoods, already at hand
+        else:
+            r = self.loglik(thetas, rows) @ weights
         if self.taylor is not None:
             r += self.taylor.correction(thetas, rows, weights)
         return r
@@ -376,9 +379,9 @@ class QuasiNewtonCoreset(_KLCoreset):
     coreset by default, or the paper's uniform sample weighted W / M: ``init``), then about
     20 steps ``w <- w - step_size H^-1 grad``, where ``grad`` is the Monte Carlo gradient of
     the KL divergence from ``n_draws`` MALA draws of the coreset posterior and ``H`` the
-    sample covariance of the coreset log-likelihoods plus ``tau`` times its diagonal
-    (doc/algorithms.md, section 7; the paper's ridge is ``tau I``). Each step stays in a trust
-    region: a weight at most doubles or halves, and none exceeds the data's total weight.
+    sample covariance of the coreset log-likelihoods plus a ridge (doc/algorithms.md,
+    section 7). Each step stays in a trust region: a weight at most doubles or halves, and
+    none exceeds the data's total weight.
 
     Parameters
     ----------
@@ -416,8 +419,7 @@ class QuasiNewtonCoreset(_KLCoreset):
     step_size : float, default=1.0
         Multiplier of the quasi-Newton step.
     tau : float, default=0.1
-        Ridge of ``H``: ``tau`` times each point's log-likelihood variance, so that no
-        point's units set the step (Levenberg-Marquardt's scaling).
+        Ridge of ``H``, relative to the average variance of the log-likelihoods.
     tol : float, default=0.05
         The steps stop when the gradient norm has not fallen by this fraction of its best
         value for three steps in a row.
@@ -589,8 +591,8 @@ class SparseVICoreset(_KLCoreset):
     step_size : float, default=0.5
         Multiplier of the weight steps.
     tau : float, default=0.1
-        Ridge of the preconditioner: ``tau`` times each point's log-likelihood variance
-        (Levenberg-Marquardt's scaling).
+        Ridge of the preconditioner, relative to the average variance of the
+        log-likelihoods.
     n_chains : int, default=4
         MALA chains drawing from the coreset posterior.
     max_seconds : float or None, default=None
