@@ -258,9 +258,10 @@ def greedy_batch(g, r, idx, w, k):
     the residual ``r - g[:, idx] . w``. Each further one is most correlated with what remains
     of the residual after a least-squares fit, on the draws, of the candidates chosen in this
     round: orthogonal matching pursuit in the space of the draws, standing in for the weight
-    steps that one point per round would take between choices. Choosing the ``k`` best
-    correlations with one residual picked near-copies: on Phishing at 1000 points (20 per
-    round) the KL divergence to the full posterior was 0.69 with them and 0.04 with this.
+    steps that one point per round would take between choices. The ``k`` best correlations
+    with one residual are near-copies of one another: on BikeTrips at 1000 points (20 per
+    round), three seeds gave a KL divergence to the full posterior of 3.0 to 377 with them
+    and 0.68 to 1.2 with this.
 
     Parameters
     ----------
