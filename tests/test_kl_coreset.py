@@ -133,6 +133,33 @@ def test_cores_beat_uniform_on_gaussian(gaussian_data, M):
     assert G.reverse_kl(x[sv_idx], sv_w, x) < uniform
 
 
+def test_sparse_vi_first_round_adds_first_round_points(gaussian_data):
+    # one point per round, two weight steps per round, no polish: the steps count the rounds
+    x = gaussian_data
+    kw = dict(n_draws=50, n_rounds=10, n_steps=2, n_polish=0, max_step=N_SMALL / 10)
+    idx, _, n_iter, reason = _kl.sparse_vi(G.GaussianProblem(x, 0), N_SMALL, 10, **kw)
+    assert (len(idx), n_iter, reason) == (10, 20, "size_reached")
+    idx, _, n_iter, _ = _kl.sparse_vi(G.GaussianProblem(x, 0), N_SMALL, 10, first_round=6, **kw)
+    assert (len(idx), n_iter) == (10, 2 * (1 + 4))
+
+
+def test_sparse_vi_coreset_first_round_pins_down_the_parameters(monkeypatch):
+    # the estimator asks for as many points in the first round as the model has parameters
+    seen = {}
+    real = _kl.sparse_vi
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_kl, "sparse_vi", spy)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((400, 3))
+    y = (X @ np.array([1.0, -1.0, 0.5]) + rng.logistic(size=400) > 0).astype(float)
+    SparseVICoreset(8, n_draws=20, n_rounds=8, n_polish=0, random_state=0).fit(X, y)
+    assert seen["first_round"] == 4  # three features and the intercept
+
+
 def test_quasi_newton_stops_when_the_gradient_settles(gaussian_data):
     # 10 points cannot match 20 dimensions: the KL optimum is positive and the gradient
     # estimate levels off at its noise (with 30 points the optimum is exact, and the

@@ -185,6 +185,7 @@ def sparse_vi(
     tau=0.1,
     max_step=None,
     max_weight=None,
+    first_round=None,
     max_seconds=None,
     progress=False,
 ):
@@ -194,7 +195,8 @@ def sparse_vi(
     paper's rule, correlation with the residual ``r - g . w`` under pi_w, when a round adds
     one point), then takes ``n_steps`` projected stochastic steps on the weights of the
     support, each preconditioned by the sample covariance of the support's log-likelihoods;
-    at the end, at most ``n_polish`` more steps until the gradient norm settles.
+    at the end, at most ``n_polish`` more steps until the gradient norm settles. The first
+    round adds ``first_round`` candidates instead, when given and larger.
 
     Returns
     -------
@@ -208,13 +210,14 @@ def sparse_vi(
     """
     budget = _Budget(max_seconds)
     per_round = -(-n_points // n_rounds)
+    first_round = per_round if first_round is None else max(first_round, per_round)
     idx = np.empty(0, dtype=np.intp)
     w = np.empty(0)
     n_iter, reason = 0, "size_reached"
     with ProgressBar(n_points, progress, "SparseVI", "point") as bar:
         while idx.shape[0] < n_points:
             thetas = problem.draws(idx, w, n_draws)
-            k = min(per_round, n_points - idx.shape[0])
+            k = min(first_round if idx.shape[0] == 0 else per_round, n_points - idx.shape[0])
             g = problem.loglik(thetas, None)
             new = greedy_batch(g, problem.full(thetas, g), idx, w, k)
             if new.shape[0] == 0:
