@@ -552,7 +552,7 @@ class SparseVICoreset(_KLCoreset):
     round, whose draws are the Laplace fit's, adds as many rows as the model has parameters
     (the paper adds one): the coreset posterior of fewer points is nearly improper, its draws
     poor guides to the next choices. On BikeTrips at 20 points, three seeds gave KL 3.2, 18
-    and 1700 with it and 5 000 to 30 000 without.
+    and 1700 with it and 4 900 to 30 000 without.
 
     Its weights are the least converged of the three KL methods at large sizes: on BikeTrips
     at 1000 points its KL to the full posterior was 0.68, where GIGA's was 0.008 and that of
