@@ -71,6 +71,18 @@ def test_newton_direction_oracle():
     C = centred.T @ centred / 29
     expect = np.linalg.solve(C + 0.1 * np.trace(C) / 5 * np.eye(5), grad)
     np.testing.assert_allclose(_kl.newton_direction(grad, centred, 0.1), expect, rtol=1e-10)
+    own = np.linalg.solve(C + 0.1 * np.diag(np.diag(C)), grad)
+    np.testing.assert_allclose(
+        _kl.newton_direction(grad, centred, 0.1, "per_point"), own, rtol=1e-10
+    )
+    # the per-point ridge: measuring point j's log-likelihood in other units (column times
+    # s_j, gradient times s_j) changes its step by 1 / s_j and nothing else; the average
+    # ridge does not have this property
+    s = np.array([1.0, 1e-2, 1e2, 5.0, 1e-3])
+    np.testing.assert_allclose(
+        _kl.newton_direction(grad * s, centred * s, 0.1, "per_point"), own / s, rtol=1e-8
+    )
+    assert not np.allclose(_kl.newton_direction(grad * s, centred * s, 0.1), expect / s)
 
 
 def test_newton_step_caps_every_weight():
