@@ -69,12 +69,13 @@ def newton_direction(grad, centred, tau, ridge="average"):
     (Levenberg-Marquardt's scaling: the step does not depend on the units of any one point).
 
     The per-point ridge keeps steps on a large support stable where the average one does not:
-    on the final 1000-point support of SparseVI on BikeTrips, it took the KL divergence to the
-    full posterior from 0.68 to 0.03, where steps with the average ridge had raised it from 3
-    to 10^4. But through SparseVI's greedy rounds on synthetic logistic data (2 x 10^5 rows, 21
-    parameters, 100 points) it left the coreset posterior 65 standard deviations from the full
-    one (Laplace KL 1160, against 4.8), with exact full-data sums as well: SparseVI uses it
-    only on its final support.
+    SparseVI's last steps with it took its 1000-point coreset of BikeTrips from a KL divergence
+    to the full posterior of 0.68 to 0.016 (``benchmarks/bench_posterior.py``), where steps
+    with the average ridge had raised an earlier one's from 3 to 10^4. But through SparseVI's
+    greedy rounds on synthetic logistic data (2 x 10^5 rows, 21 parameters, 100 points) it
+    left the coreset posterior 65 standard deviations from the full one (Laplace KL 1160,
+    against 4.8), with exact full-data sums as well: SparseVI uses it only on its final
+    support.
     """
     S = centred.shape[0]
     H = centred.T @ centred / (S - 1)
