@@ -9,7 +9,7 @@ The subpackages and the estimators below are imported on first use (PEP 562), so
 scikit-learn, SciPy and numba.
 """
 
-import importlib
+from ._lazy import lazy_attributes
 
 __version__ = "0.1.0.dev0"
 
@@ -48,15 +48,4 @@ _ESTIMATORS = {
 __all__ = sorted(_ESTIMATORS) + ["__version__"] + list(_SUBPACKAGES)
 
 
-def __getattr__(name):
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f".{name}", __name__)
-    if name in _ESTIMATORS:
-        value = getattr(importlib.import_module(f".{_ESTIMATORS[name]}", __name__), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _ESTIMATORS, _SUBPACKAGES)

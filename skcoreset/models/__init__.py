@@ -9,8 +9,7 @@ Everything but :data:`MODEL_NAMES` is imported on first use (PEP 562): the comma
 the names for its help without loading numba, SciPy and scikit-learn.
 """
 
-import importlib
-
+from .._lazy import lazy_attributes
 from ._names import MODEL_NAMES
 
 #: public name -> the module that defines it
@@ -33,13 +32,4 @@ _DEFINED_IN = {
 __all__ = ["MODEL_NAMES", *_DEFINED_IN]
 
 
-def __getattr__(name):
-    if name in _DEFINED_IN:
-        value = getattr(importlib.import_module(f".{_DEFINED_IN[name]}", __name__), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _DEFINED_IN)
