@@ -2,7 +2,8 @@
 
 Layers, lowest first (a module may import its own layer and those below, never above):
 
-0. private utilities: ``_progress``, ``_logging``, ``_warnings``, ``_sklearn_compat``
+0. private utilities: ``_progress``, ``_logging``, ``_warnings``, ``_sklearn_compat``,
+   ``_lazy``
 1. data and models: ``datasets``, ``models``
 2. what works on projected vectors or on a model: ``projection``, ``hilbert``, ``sampler``,
    ``metrics``
@@ -26,6 +27,7 @@ LAYERS = {
     "_logging": 0,
     "_warnings": 0,
     "_sklearn_compat": 0,
+    "_lazy": 0,
     "datasets": 1,
     "models": 1,
     "projection": 2,
