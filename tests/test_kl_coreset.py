@@ -96,6 +96,107 @@ def test_newton_step_caps_every_weight():
     np.testing.assert_allclose(capped, np.minimum(free, 5.0))
 
 
+def _collinear_model(seed, S=60, C=40, P=3):
+    """A weight step's quadratic model as a large support makes it: the log-likelihoods of C
+    logistic points at S draws of P parameters (nearly collinear columns), weights that are
+    all 1 and a target that a quarter of the points make up alone (the rest should go to 0)."""
+    rng = np.random.default_rng(seed)
+    theta = rng.standard_normal((S, P))
+    x = 2.0 * rng.standard_normal((C, P))
+    centred = -np.logaddexp(0.0, -(theta @ x.T))
+    centred -= centred.mean(axis=0)
+    w = np.ones(C)
+    target = centred @ np.where(rng.random(C) < 0.25, rng.uniform(2.0, 6.0, C), 0.0)
+    grad = -(centred.T @ (target - centred @ w)) / (S - 1)
+    return w, grad, centred
+
+
+def _bvls(H, q, upper):
+    """Oracle: min 1/2 v^T H v + q^T v on [0, upper] by scipy's bounded-variable least squares
+    (``= 1/2 ||U v + U^-T q||^2 + const``, ``H = U^T U``)."""
+    import scipy.linalg
+    import scipy.optimize
+
+    U = scipy.linalg.cholesky(H)
+    b = -scipy.linalg.solve_triangular(U, q, trans="T")
+    return scipy.optimize.lsq_linear(U, b, bounds=(0.0, upper), method="bvls", tol=1e-14).x
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3, 4])  # seeds whose bounds bind
+def test_box_qp_matches_bounded_least_squares(seed):
+    """The kernel, run to convergence, against the oracle, and the optimality (KKT)
+    conditions at its result."""
+    from skcoreset.coreset._kl_kernels import box_qp
+
+    w, grad, centred = _collinear_model(seed)
+    H = _kl.model_hessian(centred, 0.1, "per_point" if seed > 2 else "average")
+    q = grad - H @ w
+    upper = np.where(np.arange(w.shape[0]) % 3 == 0, 1.5 * w, np.inf)
+    # the bounds bind: the unconstrained minimiser is not in the box
+    free = np.linalg.solve(H, -q)
+    assert np.any(free < 0) and np.any(free > upper)
+    v = np.minimum(w, upper)
+    box_qp(H, q, v, upper, 1e-15, 100_000)
+    oracle = _bvls(H, q, upper)
+    objective = lambda u: 0.5 * u @ H @ u + q @ u  # noqa: E731
+    assert objective(v) <= objective(oracle) + 1e-9 * abs(objective(oracle))
+    assert np.all((v >= 0) & (v <= upper))
+    g = H @ v + q
+    tol = 1e-6 * np.abs(q).max()
+    inside = (v > 0) & (v < upper)
+    assert np.all(np.abs(g[inside]) < tol)
+    assert np.all(g[v == 0] > -tol) and np.all(g[v == upper] < tol)
+
+
+def test_exact_projection_is_the_newton_step_inside_the_box():
+    rng = np.random.default_rng(5)
+    centred = rng.standard_normal((50, 4))
+    w = np.array([10.0, 8.0, 12.0, 9.0])
+    grad = 0.5 * rng.standard_normal(4)
+    free = w - 0.5 * _kl.newton_direction(grad, centred, 0.1)
+    assert np.all((free > 0.5 * w) & (free < 2 * w))
+    exact = _kl.newton_step(w, grad, centred, 0.5, 0.1, max_step=1.0, projection="exact")
+    np.testing.assert_allclose(exact, free, rtol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ridge", ["average", "per_point"])
+def test_exact_projection_lowers_the_model_more_than_clipping(seed, ridge):
+    """On a large support the unconstrained Newton step puts negative weights on many points,
+    and clipping it loses much of the model's decrease. The exact projection (stopped at its
+    relative tolerance) is never worse than clipping and gets within 5% of the constrained
+    optimum's gain over it."""
+    w, grad, centred = _collinear_model(seed)
+    H = _kl.model_hessian(centred, 0.1, ridge)
+    model = lambda v: 0.5 * (v - w) @ H @ (v - w) + grad @ (v - w)  # noqa: E731
+    free = w - _kl.newton_direction(grad, centred, 0.1, ridge)
+    clipped = _kl.newton_step(w, grad, centred, 1.0, 0.1, None, ridge=ridge)
+    np.testing.assert_allclose(clipped, np.maximum(free, 0.0))
+    exact = _kl.newton_step(w, grad, centred, 1.0, 0.1, None, ridge=ridge, projection="exact")
+    best = model(_bvls(H, grad - H @ w, np.full(w.shape, np.inf)))
+    assert np.all(exact >= 0)
+    slack = 1e-9 * abs(best)  # rounding, where no bound binds and all three agree
+    assert model(free) <= best + slack and best <= model(exact) + slack
+    assert model(exact) <= model(clipped) + slack
+    if np.any(free < 0):
+        assert model(exact) - best <= 0.05 * (model(clipped) - best)
+
+
+def test_exact_projection_keeps_the_trust_region_and_cap():
+    w, grad, centred = _collinear_model(7)
+    grad = grad * 1e3  # steps that would leave the region
+    for step_size in (0.5, 1.5):
+        new = _kl.newton_step(
+            w, grad, centred, step_size, 0.1, 0.25, max_weight=1.8, projection="exact"
+        )
+        upper = np.minimum(w + np.maximum(w, 0.25), 1.8)
+        assert np.all((new >= 0) & (new <= upper))
+        if step_size == 0.5:  # damped by 1/2: a weight at most halves
+            assert np.all(new >= 0.5 * w - 1e-12)
+        else:  # extrapolated past the box's edge: back on it
+            assert np.any(new == upper) and np.any(new == 0.0)
+
+
 def test_greedy_batch_is_matching_pursuit_on_the_draws():
     rng = np.random.default_rng(4)
     S = 200
