@@ -555,7 +555,10 @@ class SparseVICoreset(_KLCoreset):
     and 1700 with it and 4 900 to 30 000 without.
 
     Its last steps, on the final support, use the per-point ridge of the quasi-Newton core,
-    which keeps steps on hundreds of points stable. :class:`QuasiNewtonCoreset` and
+    which keeps steps on hundreds of points stable, and minimise each step's quadratic model
+    over the non-negative weights instead of clipping the unconstrained step at 0 (on
+    hundreds of points that step makes many weights negative, and clipping undoes most of
+    it). :class:`QuasiNewtonCoreset` and
     :class:`CoresetMCMC` start from a Hilbert coreset; in ``benchmarks/bench_posterior.py``
     they reached the Monte Carlo floor from 50 points on Phishing and BikeTrips, where
     SparseVI did on BikeTrips only from 500: prefer them.
