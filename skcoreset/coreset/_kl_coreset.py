@@ -559,9 +559,10 @@ class SparseVICoreset(_KLCoreset):
     over the non-negative weights instead of clipping the unconstrained step at 0 (on
     hundreds of points that step makes many weights negative, and clipping undoes most of
     it). :class:`QuasiNewtonCoreset` and
-    :class:`CoresetMCMC` start from a Hilbert coreset; in ``benchmarks/bench_posterior.py``
-    they came within twice the Monte Carlo floor from 50 points on Phishing and BikeTrips,
-    where SparseVI did from 200 points on BikeTrips and at 1000 on Phishing: prefer them.
+    :class:`CoresetMCMC` start from a Hilbert coreset. In ``benchmarks/bench_posterior.py``
+    QNC came within twice the Monte Carlo floor from 50 points on Phishing and BikeTrips, and
+    Coreset MCMC from 200 and 50; SparseVI did from 200 points on BikeTrips, and on Phishing
+    only at 1000: prefer them.
 
     Parameters
     ----------
