@@ -285,6 +285,43 @@ def test_quasi_newton_stops_when_the_gradient_settles(gaussian_data):
     assert G.reverse_kl(x[idx], w, x) < 0.75 * G.reverse_kl(x[idx], w0, x)
 
 
+def test_quasi_newton_decaying_steps_take_every_step(gaussian_data, monkeypatch):
+    # decay=True: the k-th step is step_size / sqrt(k), and with tol=None no settling stops
+    # the loop (the test above settles within 100 steps)
+    sizes = []
+    real = _kl.newton_step
+
+    def spy(w, grad, centred, step_size, *args):
+        sizes.append(step_size)
+        return real(w, grad, centred, step_size, *args)
+
+    monkeypatch.setattr(_kl, "newton_step", spy)
+    x = gaussian_data
+    w0 = np.full(10, N_SMALL / 10)
+    problem = G.GaussianProblem(x, 5)
+    _, n_iter, reason = _kl.quasi_newton(
+        problem, np.arange(10), w0, max_iter=40, step_size=0.5, decay=True, tol=None
+    )
+    assert (n_iter, reason) == (40, "max_iter")
+    np.testing.assert_allclose(sizes, 0.5 / np.sqrt(np.arange(1, 41)))
+
+
+def test_sparse_vi_polish_takes_n_polish_decaying_steps(gaussian_data, monkeypatch):
+    seen = {}
+    real = _kl.quasi_newton
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_kl, "quasi_newton", spy)
+    kw = dict(n_draws=50, n_rounds=10, n_steps=2, n_polish=7, max_step=N_SMALL / 10)
+    _, _, n_iter, _ = _kl.sparse_vi(G.GaussianProblem(gaussian_data, 0), N_SMALL, 10, **kw)
+    assert n_iter == 10 * 2 + 7
+    assert seen["decay"] and seen["tol"] is None
+    assert (seen["ridge"], seen["projection"]) == ("per_point", "exact")
+
+
 # -- the estimators, on Gaussian linear regression (conjugate: Laplace KL is exact) --------
 
 
