@@ -563,7 +563,7 @@ class SparseVICoreset(_KLCoreset):
     :class:`QuasiNewtonCoreset` and :class:`CoresetMCMC` start from a Hilbert coreset. In
     ``benchmarks/bench_posterior.py`` QNC came within twice the Monte Carlo floor from 50
     points on Phishing and BikeTrips, and Coreset MCMC from 200 and 50; SparseVI did from
-    200 points on BikeTrips, and on Phishing only at 1000: prefer them.
+    500 points on BikeTrips, and on Phishing only at 1000: prefer them.
 
     Parameters
     ----------
@@ -596,7 +596,7 @@ class SparseVICoreset(_KLCoreset):
         Weight steps after each round.
     n_polish : int, default=60
         Weight steps on the final support, the k-th of size ``step_size / sqrt(k)``. On
-        Phishing, 60 such steps took a 20-point coreset from KL 422 to 5.8, where steps of
+        Phishing, 60 such steps took a 20-point coreset from KL 423 to 5.7, where steps of
         constant size stopped when the gradient norm settled.
     step_size : float, default=0.5
         Multiplier of the weight steps.
