@@ -311,8 +311,8 @@ def sparse_vi(
         # points of Phishing, KL 10.8 against 0.71). Constant steps of 0.5 wander: from
         # weights at KL 10.7 on 20 points of Phishing they went to 250-600, with 4000 draws
         # per step too. Decaying steps average the noise out, and the gradient norm of a
-        # noisy, decaying sequence is no stop signal: every step is taken. Sixty steps took
-        # that coreset from KL 423 to 5.7 (``benchmarks/bench_posterior.py``).
+        # noisy, decaying sequence is no stop signal: every step is taken. Sixty of them took
+        # SparseVI's 20-point coreset from KL 423 to 5.7 (``benchmarks/bench_posterior.py``).
         remaining = None if budget.deadline is None else budget.deadline - time.perf_counter()
         w, polished, _ = quasi_newton(
             problem,
