@@ -264,9 +264,8 @@ def sparse_vi(
     support, each preconditioned by the sample covariance of the support's log-likelihoods;
     at the end, ``n_polish`` more steps on the final support, decaying as ``1 / sqrt(k)``,
     with the per-point ridge of :func:`model_hessian` and the exact projection of
-    :func:`newton_step`.
-    The first round adds ``first_round``
-    candidates instead, when given and larger.
+    :func:`newton_step`. The first round adds ``first_round`` candidates instead, when given
+    and larger.
 
     Returns
     -------
@@ -307,8 +306,8 @@ def sparse_vi(
     if reason == "size_reached" and n_polish > 0:
         # the last points had only ``n_steps`` steps: :func:`quasi_newton` on the final
         # support, where the per-point ridge keeps a large support's steps stable and the
-        # exact projection keeps their progress (in the greedy rounds it did worse: on 50
-        # points of Phishing, KL 10.8 against 0.71). Constant steps of 0.5 wander: from
+        # exact projection keeps their progress (used in the greedy rounds as well, it did
+        # worse: on 50 points of Phishing, KL 10.8 against 0.71). Constant steps of 0.5 wander: from
         # weights at KL 10.7 on 20 points of Phishing they went to 250-600, with 4000 draws
         # per step too. Decaying steps average the noise out, and the gradient norm of a
         # noisy, decaying sequence is no stop signal: every step is taken. Sixty of them took

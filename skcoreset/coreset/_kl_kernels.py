@@ -3,9 +3,9 @@
 A Newton step on the weights minimises the quadratic model
 ``1/2 (v - w)^T H (v - w) + grad^T (v - w)`` of the KL divergence. Clipping the unconstrained
 minimiser at 0 is not the minimiser over ``v >= 0`` when ``H`` couples the points, and on a
-large support it never is: the log-likelihoods of hundreds of points under a posterior of a
-few parameters are nearly collinear, so the unconstrained step puts large negative weights on
-many of them, and clipping those to 0 leaves the rest wrong. :func:`box_qp` solves the
+large support it is far from it: the log-likelihoods of hundreds of points under a posterior
+of a few parameters are nearly collinear, so the unconstrained step puts large negative
+weights on many of them, and clipping those to 0 leaves the rest wrong. :func:`box_qp` solves the
 constrained model instead.
 
 All inputs are C-contiguous float64; only ``v`` is written.
