@@ -256,16 +256,22 @@ def test_sparse_vi_first_round_adds_first_round_points(gaussian_data):
     assert (len(idx), n_iter) == (10, 2 * (1 + 4))
 
 
-def test_sparse_vi_coreset_first_round_pins_down_the_parameters(monkeypatch):
-    # the estimator asks for as many points in the first round as the model has parameters
+def _spy_keywords(monkeypatch, name):
+    """The keyword arguments of the calls to ``_kl.<name>`` (which still runs)."""
     seen = {}
-    real = _kl.sparse_vi
+    real = getattr(_kl, name)
 
     def spy(*args, **kwargs):
         seen.update(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_kl, "sparse_vi", spy)
+    monkeypatch.setattr(_kl, name, spy)
+    return seen
+
+
+def test_sparse_vi_coreset_first_round_pins_down_the_parameters(monkeypatch):
+    # the estimator asks for as many points in the first round as the model has parameters
+    seen = _spy_keywords(monkeypatch, "sparse_vi")
     rng = np.random.default_rng(5)
     X = rng.standard_normal((400, 3))
     y = (X @ np.array([1.0, -1.0, 0.5]) + rng.logistic(size=400) > 0).astype(float)
@@ -307,14 +313,7 @@ def test_quasi_newton_decaying_steps_take_every_step(gaussian_data, monkeypatch)
 
 
 def test_sparse_vi_polish_takes_n_polish_decaying_steps(gaussian_data, monkeypatch):
-    seen = {}
-    real = _kl.quasi_newton
-
-    def spy(*args, **kwargs):
-        seen.update(kwargs)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_kl, "quasi_newton", spy)
+    seen = _spy_keywords(monkeypatch, "quasi_newton")
     kw = dict(n_draws=50, n_rounds=10, n_steps=2, n_polish=7, max_step=N_SMALL / 10)
     _, _, n_iter, _ = _kl.sparse_vi(G.GaussianProblem(gaussian_data, 0), N_SMALL, 10, **kw)
     assert n_iter == 10 * 2 + 7
