@@ -197,6 +197,27 @@ def test_exact_projection_keeps_the_trust_region_and_cap():
             assert np.any(new == upper) and np.any(new == 0.0)
 
 
+def test_refit_is_least_squares_on_laplace_draws(gaussian_data):
+    """SparseVI's refit: the weights minimising the quadratic model built from draws of the
+    data's Laplace fit (the exact posterior here) over ``0 <= w <= max_weight``, against the
+    bounded least-squares oracle on the same draws."""
+    x = gaussian_data
+    problem = G.GaussianProblem(x, 11)
+    thetas = problem.laplace_draws(3000)
+    problem.laplace_draws = lambda n: thetas  # the same draws for the oracle
+    idx = np.arange(0, N_SMALL, 2)  # 30 points for 20 dimensions
+    w = np.full(idx.shape[0], 1.0)
+    new = _kl.refit(problem, idx, w, max_weight=float(N_SMALL))
+    grad, centred = _kl.kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
+    H = _kl.model_hessian(centred, _kl._REFIT_TAU, "per_point")
+    model = lambda v: 0.5 * (v - w) @ H @ (v - w) + grad @ (v - w)  # noqa: E731
+    best = model(_bvls(H, grad - H @ w, np.full(w.shape, float(N_SMALL))))
+    assert np.all((new >= 0) & (new <= N_SMALL))
+    assert model(new) - best <= 0.01 * (model(w) - best)
+    # and it fits: the coreset posterior is far closer to the full one than at the start
+    assert G.reverse_kl(x[idx], new, x) < 0.01 * G.reverse_kl(x[idx], w, x)
+
+
 def test_greedy_batch_is_matching_pursuit_on_the_draws():
     rng = np.random.default_rng(4)
     S = 200
