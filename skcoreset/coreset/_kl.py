@@ -37,9 +37,11 @@ _QP_RTOL = 1e-3
 _QP_MAX_SWEEPS = 1000
 
 # SparseVI's refit of its final weights on draws of the data's Laplace fit: ridge (relative to
-# each point's variance) and draws, at least this many and this many per point
+# each point's variance) and draws, at least this many and this many per point. Each draw
+# costs a pass over the pool: 2000 draws made SparseVI 1.3x slower at 50 points of Phishing
+# than 500, and on four data sets max(200, 2 M) draws did about as well as max(2000, 4 M).
 _REFIT_TAU = 1e-3
-_REFIT_MIN_DRAWS = 2000
+_REFIT_MIN_DRAWS = 500
 _REFIT_DRAWS_PER_POINT = 4
 
 
