@@ -569,9 +569,9 @@ class SparseVICoreset(_KLCoreset):
     size decays, so that the noise of the draws averages out.
 
     :class:`QuasiNewtonCoreset` and :class:`CoresetMCMC` start from a Hilbert coreset. In
-    ``benchmarks/bench_posterior.py`` QNC came within twice the Monte Carlo floor from 50
-    points on Phishing and BikeTrips, and Coreset MCMC from 200 and 50; SparseVI did from
-    500 points on BikeTrips, and on Phishing only at 1000: prefer them.
+    ``benchmarks/bench_posterior.py`` both came within twice the Monte Carlo floor from 50
+    points on Phishing and BikeTrips; SparseVI did from 200 points on BikeTrips, and on
+    Phishing only at 1000: prefer them.
 
     Parameters
     ----------
