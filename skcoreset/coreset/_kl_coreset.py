@@ -562,7 +562,7 @@ class SparseVICoreset(_KLCoreset):
     fit (how the Hilbert coresets weight their points). The greedy rounds' weights are a
     start that the steps from the coreset posterior's draws do not recover from: on 100
     points of AirportDelays they ended at KL 40 from the full posterior, and from the refit
-    at 1.7. The last steps then use the per-point ridge of the quasi-Newton core, which keeps
+    at 1.9. The last steps then use the per-point ridge of the quasi-Newton core, which keeps
     steps on hundreds of points stable, and minimise each step's quadratic model over the
     non-negative weights instead of clipping the unconstrained step at 0 (on hundreds of
     points that step makes many weights negative, and clipping undoes most of it); their
