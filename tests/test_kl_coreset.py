@@ -218,6 +218,21 @@ def test_refit_is_least_squares_on_laplace_draws(gaussian_data):
     assert G.reverse_kl(x[idx], new, x) < 0.01 * G.reverse_kl(x[idx], w, x)
 
 
+def test_sparse_vi_refits_after_every_round(gaussian_data, monkeypatch):
+    # 4 points in the first round, then one per round: 7 rounds for 10 points, 7 refits
+    calls = []
+    real = _kl.refit
+
+    def spy(problem, idx, w, max_weight=None):
+        calls.append(idx.shape[0])
+        return real(problem, idx, w, max_weight)
+
+    monkeypatch.setattr(_kl, "refit", spy)
+    kw = dict(n_draws=50, n_rounds=10, n_polish=3, first_round=4, max_step=N_SMALL / 10)
+    _kl.sparse_vi(G.GaussianProblem(gaussian_data, 0), N_SMALL, 10, **kw)
+    assert calls == [4, 5, 6, 7, 8, 9, 10]
+
+
 def test_greedy_batch_is_matching_pursuit_on_the_draws():
     rng = np.random.default_rng(4)
     S = 200
