@@ -557,16 +557,18 @@ class SparseVICoreset(_KLCoreset):
     poor guides to the next choices. On BikeTrips at 20 points, three seeds gave KL 3.2, 18
     and 1700 with it and 4 900 to 30 000 without.
 
-    On the final support, the weights are first refitted: non-negative least squares of the
+    After every round the support's weights are refitted: non-negative least squares of the
     full log-likelihood sum by the support's log-likelihoods, on draws of the data's Laplace
-    fit (how the Hilbert coresets weight their points). The greedy rounds' weights are a
-    start that the steps from the coreset posterior's draws do not recover from: on 100
-    points of AirportDelays they ended at KL 40 from the full posterior, and from the refit
-    at 1.9. The last steps then use the per-point ridge of the quasi-Newton core, which keeps
-    steps on hundreds of points stable, and minimise each step's quadratic model over the
-    non-negative weights instead of clipping the unconstrained step at 0 (on hundreds of
-    points that step makes many weights negative, and clipping undoes most of it); their
-    size decays, so that the noise of the draws averages out.
+    fit (how the Hilbert coresets weight their points), so that the next choice is made
+    under the posterior of good weights. The paper's steps from the coreset posterior's own
+    draws left weights they did not recover from: on 100 points of AirportDelays the KL to
+    the full posterior was 40 with them, 1.9 with one refit before the last steps and 0.25
+    with a refit every round. The last steps then use the per-point ridge of the
+    quasi-Newton core, which keeps steps on hundreds of points stable, and minimise each
+    step's quadratic model over the non-negative weights instead of clipping the
+    unconstrained step at 0 (on hundreds of points that step makes many weights negative,
+    and clipping undoes most of it); their size decays, so that the noise of the draws
+    averages out.
 
     :class:`QuasiNewtonCoreset` and :class:`CoresetMCMC` start from a Hilbert coreset. In
     ``benchmarks/bench_posterior.py`` both came within twice the Monte Carlo floor from 50
