@@ -572,8 +572,8 @@ class SparseVICoreset(_KLCoreset):
 
     :class:`QuasiNewtonCoreset` and :class:`CoresetMCMC` start from a Hilbert coreset. In
     ``benchmarks/bench_posterior.py`` both came within twice the Monte Carlo floor from 50
-    points on Phishing and BikeTrips; SparseVI did from 200 points on BikeTrips, and on
-    Phishing only at 1000: prefer them.
+    points on Phishing and BikeTrips; SparseVI did from 500 points on Phishing and 200 on
+    BikeTrips, at a higher cost: prefer them.
 
     Parameters
     ----------
