@@ -75,6 +75,12 @@ def kl_gradient(g, r, w):
     return -(centred.T @ resid) / (S - 1), centred
 
 
+def _gradient_at(problem, thetas, idx, w):
+    """:func:`kl_gradient` of the support ``idx`` with weights ``w`` at the draws ``thetas``
+    of ``problem``."""
+    return kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
+
+
 def model_hessian(centred, tau, ridge="average"):
     """``H = C + tau R``, ``C = centred^T centred / (S - 1)``: the Hessian of the weight step's
     quadratic model of the KL divergence.
@@ -235,7 +241,7 @@ def quasi_newton(
         for it in range(1, max_iter + 1):
             n_iter = it
             thetas = problem.draws(idx, w, n_draws)
-            grad, centred = kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
+            grad, centred = _gradient_at(problem, thetas, idx, w)
             step = step_size / np.sqrt(it) if decay else step_size
             w = newton_step(w, grad, centred, step, tau, max_step, max_weight, ridge, projection)
             bar.update()
@@ -309,7 +315,7 @@ def sparse_vi(
             w = refit(problem, idx, w, max_weight)
             for _ in range(n_steps):
                 thetas = problem.draws(idx, w, n_draws)
-                grad, centred = kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
+                grad, centred = _gradient_at(problem, thetas, idx, w)
                 w = newton_step(w, grad, centred, step_size, tau, max_step, max_weight)
                 n_iter += 1
             if budget.spent():
@@ -367,7 +373,7 @@ def refit(problem, idx, w, max_weight=None):
     """
     n = max(_REFIT_MIN_DRAWS, _REFIT_DRAWS_PER_POINT * idx.shape[0])
     thetas = problem.laplace_draws(n)
-    grad, centred = kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
+    grad, centred = _gradient_at(problem, thetas, idx, w)
     return newton_step(w, grad, centred, 1.0, _REFIT_TAU, None, max_weight, "per_point", "exact")
 
 
@@ -460,7 +466,7 @@ def coreset_mcmc(
     with ProgressBar(n_train, progress, "Coreset MCMC", "step") as bar:
         for t in range(1, n_train + 1):
             thetas = problem.transition(idx, w)
-            grad, _ = kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
+            grad, _ = _gradient_at(problem, thetas, idx, w)
             m = beta1 * m + (1 - beta1) * grad
             v = beta2 * v + (1 - beta2) * grad**2
             m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
