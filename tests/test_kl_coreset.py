@@ -197,16 +197,69 @@ def test_exact_projection_keeps_the_trust_region_and_cap():
             assert np.any(new == upper) and np.any(new == 0.0)
 
 
-def test_refit_is_least_squares_on_laplace_draws(gaussian_data):
-    """SparseVI's refit: the weights minimising the quadratic model built from draws of the
-    data's Laplace fit (the exact posterior here) over ``0 <= w <= max_weight``, against the
-    bounded least-squares oracle on the same draws."""
-    x = gaussian_data
-    problem = G.GaussianProblem(x, 11)
+def _nnls_kkt(A, b, v, rtol=1e-8):
+    """The optimality conditions of min ||b - A v|| over v >= 0 at ``v``."""
+    g = A.T @ (A @ v - b)  # the objective's gradient
+    tol = rtol * np.abs(A.T @ b).max()
+    assert np.all(v >= 0)
+    assert np.all(np.abs(g[v > 0]) < tol) and np.all(g[v == 0] > -tol)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nonnegative_fit_is_the_centred_least_squares_optimum(seed):
+    """Against the optimality conditions, and the bounded least-squares oracle's value, on
+    nearly collinear log-likelihoods where the fit keeps only some of the points."""
+    import scipy.optimize
+
+    _, _, centred = _collinear_model(seed)
+    rng = np.random.default_rng(seed)
+    g = centred + rng.normal(5.0, 1.0, size=centred.shape[1])  # uncentred columns
+    r = centred @ rng.uniform(-1.0, 3.0, centred.shape[1]) + 7.0
+    v = _kl.nonnegative_fit(g, r)
+    A, b = g - g.mean(axis=0), r - r.mean()
+    _nnls_kkt(A, b, v)
+    assert 0 < np.count_nonzero(v) < v.shape[0]
+    oracle = scipy.optimize.lsq_linear(A, b, bounds=(0.0, np.inf), method="bvls", tol=1e-14).x
+    np.testing.assert_allclose(np.linalg.norm(A @ v - b), np.linalg.norm(A @ oracle - b))
+
+
+def test_nonnegative_fit_reports_a_solver_failure(monkeypatch):
+    import scipy.optimize
+
+    def fail(A, b):
+        raise RuntimeError("Maximum number of iterations reached.")
+
+    monkeypatch.setattr(scipy.optimize, "nnls", fail)
+    assert _kl.nonnegative_fit(np.eye(3), np.ones(3)) is None
+
+
+def _refit_problem(gaussian_data):
+    problem = G.GaussianProblem(gaussian_data, 11)
     thetas = problem.laplace_draws(3000)
     problem.laplace_draws = lambda n: thetas  # the same draws for the oracle
     idx = np.arange(0, N_SMALL, 2)  # 30 points for 20 dimensions
-    w = np.full(idx.shape[0], 1.0)
+    return problem, thetas, idx, np.full(idx.shape[0], 1.0)
+
+
+def test_refit_of_a_small_support_is_exact_least_squares(gaussian_data):
+    """SparseVI's refit: the non-negative least-squares fit, on draws of the data's Laplace fit
+    (the exact posterior here), of the full log-likelihood sum by the support's."""
+    x = gaussian_data
+    problem, thetas, idx, w = _refit_problem(x)
+    assert idx.shape[0] <= _kl._EXACT_FIT_MAX
+    new = _kl.refit(problem, idx, w, max_weight=float(N_SMALL))
+    g, r = problem.loglik(thetas, idx), problem.full(thetas)
+    _nnls_kkt(g - g.mean(axis=0), r - r.mean(), new)
+    # and it fits: the coreset posterior is far closer to the full one than at the start
+    assert G.reverse_kl(x[idx], new, x) < 0.01 * G.reverse_kl(x[idx], w, x)
+
+
+def test_refit_of_a_large_support_is_the_ridged_step(gaussian_data, monkeypatch):
+    """Above ``_EXACT_FIT_MAX`` points: the weights minimising the ridged quadratic model over
+    ``0 <= w <= max_weight``, against the bounded least-squares oracle on the same draws."""
+    x = gaussian_data
+    problem, thetas, idx, w = _refit_problem(x)
+    monkeypatch.setattr(_kl, "_EXACT_FIT_MAX", idx.shape[0] - 1)
     new = _kl.refit(problem, idx, w, max_weight=float(N_SMALL))
     grad, centred = _kl.kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
     H = _kl.model_hessian(centred, _kl._REFIT_TAU, "per_point")
@@ -214,8 +267,35 @@ def test_refit_is_least_squares_on_laplace_draws(gaussian_data):
     best = model(_bvls(H, grad - H @ w, np.full(w.shape, float(N_SMALL))))
     assert np.all((new >= 0) & (new <= N_SMALL))
     assert model(new) - best <= 0.01 * (model(w) - best)
-    # and it fits: the coreset posterior is far closer to the full one than at the start
     assert G.reverse_kl(x[idx], new, x) < 0.01 * G.reverse_kl(x[idx], w, x)
+
+
+def test_refit_keeps_the_cap(gaussian_data):
+    """An exact fit above ``max_weight`` gives way to the capped step."""
+    problem, thetas, idx, w = _refit_problem(gaussian_data)
+    free = _kl.refit(problem, idx, w)
+    cap = 0.5 * free.max()
+    new = _kl.refit(problem, idx, w, max_weight=cap)
+    assert np.all((new >= 0) & (new <= cap)) and np.any(new == cap)
+
+
+def test_selection_weights_leave_no_copy_of_the_support_to_choose():
+    """The choice correlates with the residual of the support's own fit on the draws: a copy
+    of a support point is not chosen, as it is from weights fitted elsewhere."""
+    rng = np.random.default_rng(5)
+    S = 200
+    a, b, c = rng.standard_normal((3, S))
+    r = 3.0 * a + 2.0 * b + 1.0 * c
+    g = np.column_stack([a, b, a + 0.01 * rng.standard_normal(S), c])  # 2 is a copy of 0
+    idx, w = np.array([0, 1]), np.array([0.5, 0.5])  # weights fitted elsewhere
+    assert _kl.greedy_batch(g, r, idx, w, 1).tolist() == [2]
+    fit = _kl._selection_weights(g, r, idx, w, n_params=1)
+    np.testing.assert_allclose(fit, [3.0, 2.0], atol=0.2)
+    assert _kl.greedy_batch(g, r, idx, fit, 1).tolist() == [3]
+    # w is kept with fewer than twice as many draws as points (the fit would match noise),
+    # and with fewer points than twice the parameters (pi_w is wide)
+    assert _kl._selection_weights(g[:3], r[:3], idx, w, n_params=1) is w
+    assert _kl._selection_weights(g, r, idx, w, n_params=2) is w
 
 
 def test_sparse_vi_refits_after_every_round(gaussian_data, monkeypatch):
