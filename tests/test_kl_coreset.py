@@ -233,19 +233,20 @@ def test_nonnegative_fit_reports_a_solver_failure(monkeypatch):
     assert _kl.nonnegative_fit(np.eye(3), np.ones(3)) is None
 
 
-def _refit_problem(gaussian_data):
+def _refit_problem(gaussian_data, monkeypatch):
     problem = G.GaussianProblem(gaussian_data, 11)
     thetas = problem.laplace_draws(3000)
+    monkeypatch.setattr(_kl, "_REFIT_MIN_DRAWS", thetas.shape[0])
     problem.laplace_draws = lambda n: thetas  # the same draws for the oracle
     idx = np.arange(0, N_SMALL, 2)  # 30 points for 20 dimensions
     return problem, thetas, idx, np.full(idx.shape[0], 1.0)
 
 
-def test_refit_of_a_small_support_is_exact_least_squares(gaussian_data):
+def test_refit_of_a_small_support_is_exact_least_squares(gaussian_data, monkeypatch):
     """SparseVI's refit: the non-negative least-squares fit, on draws of the data's Laplace fit
     (the exact posterior here), of the full log-likelihood sum by the support's."""
     x = gaussian_data
-    problem, thetas, idx, w = _refit_problem(x)
+    problem, thetas, idx, w = _refit_problem(x, monkeypatch)
     assert idx.shape[0] <= _kl._EXACT_FIT_MAX
     new = _kl.refit(problem, idx, w, max_weight=float(N_SMALL))
     g, r = problem.loglik(thetas, idx), problem.full(thetas)
@@ -258,7 +259,7 @@ def test_refit_of_a_large_support_is_the_ridged_step(gaussian_data, monkeypatch)
     """Above ``_EXACT_FIT_MAX`` points: the weights minimising the ridged quadratic model over
     ``0 <= w <= max_weight``, against the bounded least-squares oracle on the same draws."""
     x = gaussian_data
-    problem, thetas, idx, w = _refit_problem(x)
+    problem, thetas, idx, w = _refit_problem(x, monkeypatch)
     monkeypatch.setattr(_kl, "_EXACT_FIT_MAX", idx.shape[0] - 1)
     new = _kl.refit(problem, idx, w, max_weight=float(N_SMALL))
     grad, centred = _kl.kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
@@ -270,13 +271,30 @@ def test_refit_of_a_large_support_is_the_ridged_step(gaussian_data, monkeypatch)
     assert G.reverse_kl(x[idx], new, x) < 0.01 * G.reverse_kl(x[idx], w, x)
 
 
-def test_refit_keeps_the_cap(gaussian_data):
+def test_refit_keeps_the_cap(gaussian_data, monkeypatch):
     """An exact fit above ``max_weight`` gives way to the capped step."""
-    problem, thetas, idx, w = _refit_problem(gaussian_data)
+    problem, thetas, idx, w = _refit_problem(gaussian_data, monkeypatch)
     free = _kl.refit(problem, idx, w)
     cap = 0.5 * free.max()
     new = _kl.refit(problem, idx, w, max_weight=cap)
     assert np.all((new >= 0) & (new <= cap)) and np.any(new == cap)
+
+
+def test_laplace_sample_extends_and_keeps_its_draws(gaussian_data):
+    problem = G.GaussianProblem(gaussian_data, 3)
+    calls = []
+    draw = problem.laplace_draws
+    problem.laplace_draws = lambda n: calls.append(n) or draw(n)
+    sample = _kl.LaplaceSample(problem)
+    t1, r1 = sample.take(100)
+    t2, r2 = sample.take(250)
+    t3, r3 = sample.take(50)
+    assert calls == [100, 150]  # only the new draws are drawn, and summed
+    assert t2.shape[0] == r2.shape[0] == 250
+    np.testing.assert_array_equal(t2[:100], t1)
+    np.testing.assert_array_equal(t3, t1[:50])
+    np.testing.assert_allclose(r2, problem.full(t2))
+    np.testing.assert_array_equal(r3, r1[:50])
 
 
 def test_selection_weights_leave_no_copy_of_the_support_to_choose():
@@ -303,14 +321,16 @@ def test_sparse_vi_refits_after_every_round(gaussian_data, monkeypatch):
     calls = []
     real = _kl.refit
 
-    def spy(problem, idx, w, max_weight=None):
-        calls.append(idx.shape[0])
-        return real(problem, idx, w, max_weight)
+    def spy(problem, idx, w, max_weight=None, sample=None):
+        calls.append((idx.shape[0], id(sample)))
+        return real(problem, idx, w, max_weight, sample)
 
     monkeypatch.setattr(_kl, "refit", spy)
     kw = dict(n_draws=50, n_rounds=10, n_polish=3, first_round=4, max_step=N_SMALL / 10)
     _kl.sparse_vi(G.GaussianProblem(gaussian_data, 0), N_SMALL, 10, **kw)
-    assert calls == [4, 5, 6, 7, 8, 9, 10]
+    assert [m for m, _ in calls] == [4, 5, 6, 7, 8, 9, 10]
+    # all on one sample of the Laplace fit
+    assert len({sample for _, sample in calls}) == 1
 
 
 def test_greedy_batch_is_matching_pursuit_on_the_draws():

@@ -306,6 +306,7 @@ def sparse_vi(
     idx = np.empty(0, dtype=np.intp)
     w = np.empty(0)
     n_iter, reason = 0, "size_reached"
+    sample = LaplaceSample(problem)  # the refits' draws
     with ProgressBar(n_points, progress, "SparseVI", "point") as bar:
         while idx.shape[0] < n_points:
             thetas = problem.draws(idx, w, n_draws)
@@ -322,7 +323,7 @@ def sparse_vi(
             bar.advance_to(idx.shape[0])
             # the next choice is made under the coreset posterior of these weights: the
             # refit's, which SparseVI's own steps did not reach (see :func:`refit`)
-            w = refit(problem, idx, w, max_weight)
+            w = refit(problem, idx, w, max_weight, sample)
             for _ in range(n_steps):
                 thetas = problem.draws(idx, w, n_draws)
                 grad, centred = _gradient_at(problem, thetas, idx, w)
@@ -361,7 +362,32 @@ def sparse_vi(
     return idx, w, n_iter, reason
 
 
-def refit(problem, idx, w, max_weight=None):
+class LaplaceSample:
+    """Draws of the full data's Laplace fit with the full log-likelihood sum at each: the
+    refits' draws, kept across SparseVI's rounds and extended as the support grows.
+
+    The sum is a pass over the pool per draw: with fresh draws every round the refits took
+    1.8 s of SparseVI's 3.3 s at 50 points of Phishing. Kept, they leave each refit the
+    support's own log-likelihoods, and every refit fits the same sample, as the Hilbert
+    coresets fit one projection.
+    """
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.thetas, self.r = None, np.empty(0)
+
+    def take(self, n):
+        """``(thetas, r)``: the first ``n`` draws and the full sums at them."""
+        have = self.r.shape[0]
+        if n > have:
+            new = self.problem.laplace_draws(n - have)
+            r = self.problem.full(new)
+            self.thetas = new if self.thetas is None else np.vstack([self.thetas, new])
+            self.r = np.concatenate([self.r, r])
+        return self.thetas[:n], self.r[:n]
+
+
+def refit(problem, idx, w, max_weight=None, sample=None):
     """The weights of ``idx`` refitted on draws of the full data's Laplace fit.
 
     One exact-projection Newton step (:func:`newton_step`) of full size with a small ridge:
@@ -382,8 +408,8 @@ def refit(problem, idx, w, max_weight=None):
     points, at KL 5e6.
     """
     n = max(_REFIT_MIN_DRAWS, _REFIT_DRAWS_PER_POINT * idx.shape[0])
-    thetas = problem.laplace_draws(n)
-    g, r = problem.loglik(thetas, idx), problem.full(thetas)
+    thetas, r = (LaplaceSample(problem) if sample is None else sample).take(n)
+    g = problem.loglik(thetas, idx)
     v = nonnegative_fit(g, r) if idx.shape[0] <= _EXACT_FIT_MAX else None
     if v is not None and (max_weight is None or v.max(initial=0.0) <= max_weight):
         return v
