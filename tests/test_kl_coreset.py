@@ -333,6 +333,37 @@ def test_sparse_vi_refits_after_every_round(gaussian_data, monkeypatch):
     assert len({sample for _, sample in calls}) == 1
 
 
+def test_sparse_vi_stops_when_the_log_likelihoods_overflow(gaussian_data):
+    """Draws far enough out to overflow the log-likelihoods are no guide to a choice: the
+    rounds stop there and say why (the estimator then warns)."""
+    problem = G.GaussianProblem(gaussian_data, 0)
+    real, rounds = problem.loglik, []
+
+    def loglik(thetas, idx):
+        if idx is None:  # a round's choice: the third one's draws overflow
+            rounds.append(1)
+            if len(rounds) == 3:
+                return np.full((thetas.shape[0], N_SMALL), -np.inf)
+        return real(thetas, idx)
+
+    problem.loglik = loglik
+    kw = dict(n_draws=50, n_rounds=10, n_polish=0, first_round=4)
+    idx, _, _, reason = _kl.sparse_vi(problem, N_SMALL, 10, **kw)
+    assert reason == "nonfinite_loglik"
+    assert idx.shape[0] == 5  # two rounds: 4 points, then 1
+
+
+@pytest.mark.parametrize("reason", ["no_correlation", "nonfinite_loglik"])
+def test_sparse_vi_coreset_warns_when_it_stops_early(regression, monkeypatch, reason):
+    X, y = regression
+    monkeypatch.setattr(
+        _kl, "sparse_vi", lambda problem, *a, **k: (np.arange(3), np.ones(3), 0, reason)
+    )
+    with pytest.warns(UserWarning, match="stopped at 3 of 20 points"):
+        cs = SparseVICoreset(20, random_state=0).fit(X, y)
+    assert cs.stop_reason_ == reason and cs.n_points_ == 3
+
+
 def test_greedy_batch_is_matching_pursuit_on_the_draws():
     rng = np.random.default_rng(4)
     S = 200

@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_limits
 
 from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
+from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
 from ..models import SeparationWarning, laplace_approximation, laplace_from_blocks
@@ -46,6 +47,13 @@ _FULL_BATCH = 1000
 # another job on the machine) costs more than NumPy's log density; above, NumPy's logaddexp
 # (~15 ns per entry) is the slower.
 _FUSED_MIN = 200_000
+
+
+# SparseVI's stops before the size is reached that are not the user's budget
+_EARLY_STOPS = {
+    "no_correlation": "no candidate correlates with the residual under the coreset posterior",
+    "nonfinite_loglik": "the log-likelihoods overflowed at the coreset posterior's draws",
+}
 
 
 class _Taylor:
@@ -558,17 +566,20 @@ class SparseVICoreset(_KLCoreset):
     and 1700 with it and 4 900 to 30 000 without.
 
     After every round the support's weights are refitted: non-negative least squares of the
-    full log-likelihood sum by the support's log-likelihoods, on draws of the data's Laplace
-    fit (how the Hilbert coresets weight their points), so that the next choice is made
-    under the posterior of good weights. The paper's steps from the coreset posterior's own
-    draws left weights they did not recover from: on 100 points of AirportDelays the KL to
-    the full posterior was 40 with them, 1.9 with one refit before the last steps and 0.25
-    with a refit every round. The last steps then use the per-point ridge of the
-    quasi-Newton core, which keeps steps on hundreds of points stable, and minimise each
-    step's quadratic model over the non-negative weights instead of clipping the
-    unconstrained step at 0 (on hundreds of points that step makes many weights negative,
-    and clipping undoes most of it); their size decays, so that the noise of the draws
-    averages out.
+    full log-likelihood sum by the support's log-likelihoods, on one sample of draws of the
+    data's Laplace fit (how the Hilbert coresets weight their points, exactly up to 256
+    points), so that the next choice is made under the posterior of good weights. The
+    choice itself correlates with the residual of the support's own least-squares fit on
+    the coreset posterior's draws, so that it does not go to near-copies of the support's
+    points (from twice as many points as parameters). The paper's steps from the coreset
+    posterior's own draws left weights they did not recover from: on 100 points of
+    AirportDelays the KL to the full posterior was 40 with them, 1.9 with one refit before
+    the last steps and 0.25 with a refit every round. The last steps then use the per-point
+    ridge of the quasi-Newton core, which keeps steps on hundreds of points stable, and
+    minimise each step's quadratic model over the non-negative weights instead of clipping
+    the unconstrained step at 0 (on hundreds of points that step makes many weights
+    negative, and clipping undoes most of it); their size decays, so that the noise of the
+    draws averages out.
 
     :class:`QuasiNewtonCoreset` and :class:`CoresetMCMC` start from a Hilbert coreset. In
     ``benchmarks/bench_posterior.py`` both came within twice the Monte Carlo floor from 50
@@ -641,7 +652,8 @@ class SparseVICoreset(_KLCoreset):
         Weight steps taken.
     stop_reason_ : str
         'size_reached', 'no_correlation' (no candidate correlates with the residual),
-        'max_seconds', or 'all_rows' when every row was kept.
+        'nonfinite_loglik' (the log-likelihoods overflowed at the coreset posterior's draws;
+        both warn), 'max_seconds', or 'all_rows' when every row was kept.
     n_features_in_ : int
         Number of features seen in fit.
     feature_names_in_ : ndarray of str
@@ -731,6 +743,13 @@ class SparseVICoreset(_KLCoreset):
             max_seconds=self.max_seconds,
             progress=self._show_core_progress(),
         )
+        if reason in _EARLY_STOPS:
+            warn(
+                f"SparseVICoreset stopped at {idx.shape[0]} of {self._target_size} points: "
+                f"{_EARLY_STOPS[reason]}. The coreset may be far from the full posterior; "
+                "try more points, a larger n_draws, or QuasiNewtonCoreset.",
+                UserWarning,
+            )
         return idx, w, {"n_iter": n_iter, "stop_reason": reason}
 
 
