@@ -297,6 +297,19 @@ def test_laplace_sample_extends_and_keeps_its_draws(gaussian_data):
     np.testing.assert_array_equal(r3, r1[:50])
 
 
+@pytest.mark.parametrize("n_points", [5, 300])
+def test_refit_draws_enough_for_the_points_and_the_parameters(n_points, monkeypatch):
+    """The refit's draws grow with the support and with the parameters: a least-squares fit
+    with fewer draws than the parameters' directions need follows the draws' noise."""
+    monkeypatch.setattr(_kl, "_REFIT_MIN_DRAWS", 50)
+    for n_params in (3, 40):
+        x = np.random.default_rng(n_params).normal(1.0, 1.0, size=(400, n_params))
+        sample = _kl.LaplaceSample(G.GaussianProblem(x, 5))
+        thetas, r = sample.for_support(n_points)
+        want = max(50, _kl._REFIT_DRAWS_PER_POINT * n_points, _kl._REFIT_DRAWS_PER_PARAM * n_params)
+        assert thetas.shape == (want, n_params) and r.shape == (want,)
+
+
 def test_selection_weights_leave_no_copy_of_the_support_to_choose():
     """The choice correlates with the residual of the support's own fit on the draws: a copy
     of a support point is not chosen, as it is from weights fitted elsewhere."""
