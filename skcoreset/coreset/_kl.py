@@ -399,7 +399,7 @@ class LaplaceSample:
     def for_support(self, n_points):
         """``(thetas, r)`` for the refit of ``n_points`` points: enough draws for the points
         and for the parameters (``_REFIT_DRAWS_PER_POINT``, ``_REFIT_DRAWS_PER_PARAM``)."""
-        n_params = self.take(_REFIT_MIN_DRAWS)[0].shape[1]
+        n_params = self.take(_REFIT_MIN_DRAWS)[0].shape[1]  # the first draws give the count
         return self.take(
             max(
                 _REFIT_MIN_DRAWS,
