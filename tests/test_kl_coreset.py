@@ -366,6 +366,32 @@ def test_sparse_vi_stops_when_the_log_likelihoods_overflow(gaussian_data):
     assert idx.shape[0] == 5  # two rounds: 4 points, then 1
 
 
+def test_sparse_vi_stops_when_the_laplace_draws_overflow(gaussian_data, monkeypatch):
+    """A refit whose draws overflow the log-likelihoods has nothing to fit (and its step would
+    make the weights NaN): the rounds stop at the last refitted support, with finite weights."""
+    # four draws per point and no more: the sample grows with every round
+    monkeypatch.setattr(_kl, "_REFIT_MIN_DRAWS", 20)
+    monkeypatch.setattr(_kl, "_REFIT_DRAWS_PER_PARAM", 1)
+    problem = G.GaussianProblem(gaussian_data, 0)
+    real, sums = problem.full, []
+
+    def full(thetas, g_all=None):
+        if g_all is None:  # the full sums at new Laplace draws: from the third batch on, NaN
+            sums.append(1)
+            if len(sums) >= 3:
+                return np.full(thetas.shape[0], np.nan)
+        return real(thetas, g_all)
+
+    problem.full = full
+    kw = dict(n_draws=100, n_rounds=3, n_polish=0, first_round=10)
+    idx, w, _, reason = _kl.sparse_vi(problem, N_SMALL, 30, **kw)
+    assert reason == "nonfinite_loglik"
+    # round 1 (10 points) drew 20, then 20 more draws; round 2's 40 more overflowed
+    assert len(sums) == 3 and idx.shape[0] == 10
+    assert w.shape == idx.shape and np.isfinite(w).all() and np.any(w > 0)
+    assert _kl.refit(problem, idx, w) is None  # the refit itself says so
+
+
 @pytest.mark.parametrize("reason", ["no_correlation", "nonfinite_loglik"])
 def test_sparse_vi_coreset_warns_when_it_stops_early(regression, monkeypatch, reason):
     X, y = regression
@@ -375,6 +401,11 @@ def test_sparse_vi_coreset_warns_when_it_stops_early(regression, monkeypatch, re
     with pytest.warns(UserWarning, match="stopped at 3 of 20 points"):
         cs = SparseVICoreset(20, random_state=0).fit(X, y)
     assert cs.stop_reason_ == reason and cs.n_points_ == 3
+    # stopped before the first point: no coreset at all, an error
+    none = (np.empty(0, dtype=np.intp), np.empty(0), 0, reason)
+    monkeypatch.setattr(_kl, "sparse_vi", lambda problem, *a, **k: none)
+    with pytest.raises(ValueError, match="found no point"):
+        SparseVICoreset(20, random_state=0).fit(X, y)
 
 
 def test_greedy_batch_is_matching_pursuit_on_the_draws():

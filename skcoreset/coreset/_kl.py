@@ -333,7 +333,13 @@ def sparse_vi(
             bar.advance_to(idx.shape[0])
             # the next choice is made under the coreset posterior of these weights: the
             # refit's, which SparseVI's own steps did not reach (see :func:`refit`)
-            w = refit(problem, idx, w, max_weight, sample)
+            fitted = refit(problem, idx, w, max_weight, sample)
+            if fitted is None:
+                # the data's Laplace draws overflow the log-likelihoods: keep the last support
+                reason = "nonfinite_loglik"
+                idx, w = idx[: -new.shape[0]], w[: -new.shape[0]]
+                break
+            w = fitted
             for _ in range(n_steps):
                 thetas = problem.draws(idx, w, n_draws)
                 grad, centred = _gradient_at(problem, thetas, idx, w)
@@ -436,10 +442,13 @@ def refit(problem, idx, w, max_weight=None, sample=None):
     points, at KL 5e6.
 
     ``sample``: the :class:`LaplaceSample` of ``problem`` to take the draws from (None:
-    fresh draws).
+    fresh draws). Returns None when the log-likelihoods overflow at those draws: there is
+    nothing to fit, and a step would make the weights NaN.
     """
     thetas, r = (LaplaceSample(problem) if sample is None else sample).for_support(idx.shape[0])
     g = problem.loglik(thetas, idx)
+    if not (np.isfinite(r).all() and np.isfinite(g).all()):
+        return None
     v = nonnegative_fit(g, r) if idx.shape[0] <= _EXACT_FIT_MAX else None
     if v is not None and (max_weight is None or v.max(initial=0.0) <= max_weight):
         return v

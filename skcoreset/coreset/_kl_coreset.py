@@ -52,7 +52,8 @@ _FUSED_MIN = 200_000
 # SparseVI's stops before the size is reached that are not the user's budget
 _EARLY_STOPS = {
     "no_correlation": "no candidate correlates with the residual under the coreset posterior",
-    "nonfinite_loglik": "the log-likelihoods overflowed at the coreset posterior's draws",
+    "nonfinite_loglik": "the log-likelihoods overflowed at the draws of the coreset posterior "
+    "or of the data's Laplace fit",
 }
 
 
@@ -652,8 +653,9 @@ class SparseVICoreset(_KLCoreset):
         Weight steps taken.
     stop_reason_ : str
         'size_reached', 'no_correlation' (no candidate correlates with the residual),
-        'nonfinite_loglik' (the log-likelihoods overflowed at the coreset posterior's draws;
-        both warn), 'max_seconds', or 'all_rows' when every row was kept.
+        'nonfinite_loglik' (the log-likelihoods overflowed at the coreset posterior's draws
+        or the data's Laplace fit's; both warn, and raise ``ValueError`` before any point is
+        chosen), 'max_seconds', or 'all_rows' when every row was kept.
     n_features_in_ : int
         Number of features seen in fit.
     feature_names_in_ : ndarray of str
@@ -743,6 +745,12 @@ class SparseVICoreset(_KLCoreset):
             max_seconds=self.max_seconds,
             progress=self._show_core_progress(),
         )
+        if reason in _EARLY_STOPS and idx.shape[0] == 0:
+            raise ValueError(
+                f"SparseVICoreset found no point: {_EARLY_STOPS[reason]}. Check the "
+                "features' scale (standardise them, for example with StandardScaler), or use "
+                "QuasiNewtonCoreset."
+            )
         if reason in _EARLY_STOPS:
             warn(
                 f"SparseVICoreset stopped at {idx.shape[0]} of {self._target_size} points: "
