@@ -319,7 +319,7 @@ def sparse_vi(
             k = min(first_round if idx.shape[0] == 0 else per_round, n_points - idx.shape[0])
             g = problem.loglik(thetas, None)
             r = problem.full(thetas, g)
-            if not (np.isfinite(r).all() and np.isfinite(g).all()):
+            if not _finite(g, r):
                 # draws so far out that the log-likelihoods overflow: no choice is meaningful
                 reason = "nonfinite_loglik"
                 break
@@ -447,13 +447,19 @@ def refit(problem, idx, w, max_weight=None, sample=None):
     """
     thetas, r = (LaplaceSample(problem) if sample is None else sample).for_support(idx.shape[0])
     g = problem.loglik(thetas, idx)
-    if not (np.isfinite(r).all() and np.isfinite(g).all()):
+    if not _finite(g, r):
         return None
     v = nonnegative_fit(g, r) if idx.shape[0] <= _EXACT_FIT_MAX else None
     if v is not None and (max_weight is None or v.max(initial=0.0) <= max_weight):
         return v
     grad, centred = kl_gradient(g, r, w)
     return newton_step(w, grad, centred, 1.0, _REFIT_TAU, None, max_weight, "per_point", "exact")
+
+
+def _finite(g, r):
+    """Whether the log-likelihoods ``g`` and their sums ``r`` at some draws are all finite:
+    far out in the tails they overflow, and neither a choice nor a fit means anything."""
+    return bool(np.isfinite(r).all() and np.isfinite(g).all())
 
 
 def nonnegative_fit(g, r):

@@ -745,13 +745,13 @@ class SparseVICoreset(_KLCoreset):
             max_seconds=self.max_seconds,
             progress=self._show_core_progress(),
         )
-        if reason in _EARLY_STOPS and idx.shape[0] == 0:
-            raise ValueError(
-                f"SparseVICoreset found no point: {_EARLY_STOPS[reason]}. Check the "
-                "features' scale (standardise them, for example with StandardScaler), or use "
-                "QuasiNewtonCoreset."
-            )
         if reason in _EARLY_STOPS:
+            if idx.shape[0] == 0:
+                raise ValueError(
+                    f"SparseVICoreset found no point: {_EARLY_STOPS[reason]}. Check the "
+                    "features' scale (standardise them, for example with StandardScaler), or "
+                    "use QuasiNewtonCoreset."
+                )
             warn(
                 f"SparseVICoreset stopped at {idx.shape[0]} of {self._target_size} points: "
                 f"{_EARLY_STOPS[reason]}. The coreset may be far from the full posterior; "
