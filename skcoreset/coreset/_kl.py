@@ -16,6 +16,7 @@ weights. They see the model only through a *problem* object:
   problem may reuse;
 * ``problem.draws(idx, w, n)``: n draws from pi_w (w on candidates ``idx``);
 * ``problem.laplace_draws(n)``: n draws of the full data's Laplace fit (SparseVI only);
+* ``problem.n_params``: the number of parameters, the draws' length (SparseVI only);
 * ``problem.transition(idx, w)``: one Markov transition of persistent chains targeting pi_w,
   returning their (K, P) states (Coreset MCMC only).
 
@@ -168,9 +169,7 @@ def newton_step(
     """
     if projection == "exact":
         H = model_hessian(centred, tau, ridge)
-        upper = np.full(w.shape, np.inf) if max_step is None else w + np.maximum(w, max_step)
-        if max_weight is not None:
-            upper = np.minimum(upper, max_weight)
+        upper = _step_ceiling(w, max_step, max_weight)
         # start from the full Newton step clipped into the box: the sweeps only lower the
         # model from there, so the result is never worse than clipping
         free = w - scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
@@ -178,12 +177,17 @@ def newton_step(
         box_qp(H, grad - H @ w, v, upper, _QP_RTOL, _QP_MAX_SWEEPS)
         # a step_size above 1 extrapolates past v: back into the box
         return np.clip(w + step_size * (v - w), 0.0, upper)
-    delta = -step_size * newton_direction(grad, centred, tau, ridge)
-    if max_step is None:
-        w = np.maximum(w + delta, 0.0)
-    else:
-        w = w + np.clip(delta, -0.5 * w, np.maximum(w, max_step))
-    return w if max_weight is None else np.minimum(w, max_weight)
+    free = w - step_size * newton_direction(grad, centred, tau, ridge)
+    floor = 0.0 if max_step is None else 0.5 * w  # each weight at most halves
+    return np.clip(free, floor, _step_ceiling(w, max_step, max_weight))
+
+
+def _step_ceiling(w, max_step, max_weight):
+    """The trust region's upper bound on the weights after a step of :func:`newton_step`:
+    each weight at most doubles, a zero one grows to at most ``max_step`` (None: no bound),
+    and none exceeds ``max_weight``."""
+    upper = np.full(w.shape, np.inf) if max_step is None else w + np.maximum(w, max_step)
+    return upper if max_weight is None else np.minimum(upper, max_weight)
 
 
 class _Budget:
@@ -323,7 +327,7 @@ def sparse_vi(
                 # draws so far out that the log-likelihoods overflow: no choice is meaningful
                 reason = "nonfinite_loglik"
                 break
-            fit = _selection_weights(g, r, idx, w, thetas.shape[1])
+            fit = _selection_weights(g, r, idx, w, problem.n_params)
             new = greedy_batch(g, r, idx, fit, k)
             if new.shape[0] == 0:
                 reason = "no_correlation"
@@ -405,12 +409,11 @@ class LaplaceSample:
     def for_support(self, n_points):
         """``(thetas, r)`` for the refit of ``n_points`` points: enough draws for the points
         and for the parameters (``_REFIT_DRAWS_PER_POINT``, ``_REFIT_DRAWS_PER_PARAM``)."""
-        n_params = self.take(_REFIT_MIN_DRAWS)[0].shape[1]  # the first draws give the count
         return self.take(
             max(
                 _REFIT_MIN_DRAWS,
                 _REFIT_DRAWS_PER_POINT * n_points,
-                _REFIT_DRAWS_PER_PARAM * n_params,
+                _REFIT_DRAWS_PER_PARAM * self.problem.n_params,
             )
         )
 

@@ -163,8 +163,12 @@ class _GLMProblem:
     def _retarget(self, idx, w):
         self.chains.set_target(self.Xd[idx], self.y[idx], w)
 
+    @property
+    def n_params(self):
+        return self.Xd.shape[1]
+
     def laplace_draws(self, n):
-        z = self.rng.standard_normal((n, self.start.mean.shape[0]))
+        z = self.rng.standard_normal((n, self.n_params))
         return self.start.mean + z @ self.start.chol.T
 
     def draws(self, idx, w, n):

@@ -50,6 +50,7 @@ class GaussianProblem:
         self.x = self.x_full if candidates is None else self.x_full[candidates]
         self.rng = np.random.default_rng(random_state)
         self.n_chains = n_chains
+        self.n_params = self.x_full.shape[1]
 
     def loglik(self, thetas, idx):
         return loglik(self.x if idx is None else self.x[idx], thetas)
