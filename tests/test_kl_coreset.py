@@ -457,6 +457,24 @@ def test_cores_beat_uniform_on_gaussian(gaussian_data, M):
     assert G.reverse_kl(x[sv_idx], sv_w, x) < uniform
 
 
+def test_coreset_mcmc_steps_follow_the_uniform_weight_not_the_start(gaussian_data):
+    """ADAM's first step moves every weight by the step size: in units of the uniform weight
+    W / M it leaves the ordinary weights of a start that has one huge weight in place; in units
+    of the start's mean (the huge weight's share) it zeroes them."""
+    x = gaussian_data
+    M = 10
+    idx = np.arange(M)
+    w0 = np.r_[1e9, np.full(M - 1, 20.0)]
+    lr = 0.003
+    kw = dict(n_train=1, learning_rate=lr)
+    w, _, _ = _kl.coreset_mcmc(G.GaussianProblem(x, 3), idx, w0, weight_scale=N_SMALL / M, **kw)
+    moved = np.abs(w - w0)
+    assert np.all(moved <= lr * N_SMALL / M * (1 + 1e-6)) and np.all(w[1:] > 0)
+    assert moved[1:].max() > 0.5 * lr * N_SMALL / M  # the step was taken
+    w, _, _ = _kl.coreset_mcmc(G.GaussianProblem(x, 3), idx, w0, **kw)  # mean(w0) ~ 1e8
+    assert np.count_nonzero(w[1:]) < M - 1
+
+
 def test_sparse_vi_first_round_adds_first_round_points(gaussian_data):
     # one point per round, two weight steps per round, no polish: the steps count the rounds
     x = gaussian_data

@@ -1,5 +1,7 @@
 """The models' kernels, target rules and the Laplace approximation against the NumPy oracle."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import approx_fprime, minimize
@@ -11,6 +13,7 @@ from skcoreset.models import (
     laplace_approximation,
     model_from_targets,
 )
+from skcoreset.models._laplace import solve_spd
 
 from .oracles import models_oracle as oracle
 
@@ -131,6 +134,37 @@ def test_laplace_mode_and_covariance(name):
     # lbfgs finds the same mode
     lap2 = laplace_approximation(model, X, y, w, method="lbfgs", tol=1e-9, max_iter=1000)
     np.testing.assert_allclose(lap2.mean, lap.mean, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_laplace_of_features_on_very_different_scales(name):
+    """A feature in units 10^9 times larger (amounts beside codes) is the same posterior in
+    other units: the fit scales its coefficient by 10^-9, exactly enough, and without scipy's
+    ill-conditioning warning (the Hessian's condition number is near 10^18; the solve warned
+    from 10^8 on before it was equilibrated)."""
+    X, y = _data(name, n=400)
+    scale = np.array([1.0, 1e9, 1.0, 1.0])
+    prior = np.r_[2.0 / scale, 2.0]  # the same prior, in the new units
+    noise = 0.3 if name == "gaussian" else None  # (its estimate is not part of this test)
+    ref = laplace_approximation(get_model(name, prior_scale=2.0, noise_scale=noise), X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = get_model(name, prior_scale=prior, noise_scale=noise)
+        lap = laplace_approximation(model, X * scale, y)
+    unit = np.r_[1.0 / scale, 1.0]
+    np.testing.assert_allclose(lap.mean / unit, ref.mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(lap.cov / np.outer(unit, unit), ref.cov, rtol=1e-8, atol=1e-14)
+
+
+def test_solve_spd_refuses_what_is_not_positive_definite():
+    H = np.array([[4.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(np.linalg.LinAlgError):
+        solve_spd(H, np.ones(2))
+    H[1, 1] = 1e-20  # positive diagonal, indefinite
+    with pytest.raises(np.linalg.LinAlgError):
+        solve_spd(H, np.ones(2))
+    H = np.array([[1e12, 3e5], [3e5, 1.0]])
+    np.testing.assert_allclose(H @ solve_spd(H, np.array([1.0, 2.0])), [1.0, 2.0], rtol=1e-9)
 
 
 def test_gaussian_noise_is_estimated():

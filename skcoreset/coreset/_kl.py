@@ -27,10 +27,10 @@ model with exact draws (the tests and benchmarks/bench_kl_gaussian.py).
 import time
 
 import numpy as np
-import scipy.linalg
 import scipy.optimize
 
 from .._progress import ProgressBar
+from ..models._laplace import solve_spd
 from ._kl_kernels import box_qp
 
 # the constrained step's solver stops when a sweep lowers the model by less than this fraction
@@ -126,8 +126,7 @@ def model_hessian(centred, tau, ridge="average"):
 
 def newton_direction(grad, centred, tau, ridge="average"):
     """``H^-1 grad`` with ``H`` of :func:`model_hessian`."""
-    H = model_hessian(centred, tau, ridge)
-    return scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
+    return solve_spd(model_hessian(centred, tau, ridge), grad)
 
 
 def newton_step(
@@ -172,7 +171,7 @@ def newton_step(
         upper = _step_ceiling(w, max_step, max_weight)
         # start from the full Newton step clipped into the box: the sweeps only lower the
         # model from there, so the result is never worse than clipping
-        free = w - scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
+        free = w - solve_spd(H, grad)
         v = np.clip(free, 0.0, upper)
         box_qp(H, grad - H @ w, v, upper, _QP_RTOL, _QP_MAX_SWEEPS)
         # a step_size above 1 extrapolates past v: back into the box
@@ -562,14 +561,20 @@ def coreset_mcmc(
     *,
     n_train=2000,
     learning_rate=0.01,
+    weight_scale=None,
     max_seconds=None,
     progress=False,
 ):
     """Coreset MCMC weights (Chen & Campbell 2024): after every transition of the chains,
     an ADAM step on the weights with the gradient from the chains' states, clipped at 0.
 
-    The step is ``learning_rate * mean(w0) / sqrt(1 + t / 100)`` per coordinate (ADAM's
-    normalised units), so it follows the scale of the weights and decays slowly. ADAM moves
+    The step is ``learning_rate * weight_scale / sqrt(1 + t / 100)`` per coordinate (ADAM's
+    normalised units), so it follows the scale of the weights and decays slowly.
+    ``weight_scale`` is the uniform weight W / M (None: the mean of ``w0``, the same for a
+    uniform start). Not the mean of an OMP start: that can put 10^11 on a point whose
+    log-likelihood is nearly constant (eta = 30 on elec2, for a total weight of 45 312), and
+    steps of 0.3% of it zeroed most other weights in the first step (Laplace KL 0.02 to
+    10^4). ADAM moves
     every weight by about that step whatever the gradient's size, so near the optimum the
     iterates wander at the noise of the gradient: the weights returned are the average of
     the iterates over the second half of training (Polyak-Ruppert). Measured with an OMP
@@ -582,7 +587,8 @@ def coreset_mcmc(
     stop_reason : {'max_iter', 'max_seconds'}
     """
     w = np.array(w0, dtype=np.float64)
-    scale = learning_rate * max(float(np.mean(w)), np.finfo(float).tiny)
+    weight_scale = float(np.mean(w)) if weight_scale is None else weight_scale
+    scale = learning_rate * max(weight_scale, np.finfo(float).tiny)
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     m, v = np.zeros_like(w), np.zeros_like(w)
     budget = _Budget(max_seconds)

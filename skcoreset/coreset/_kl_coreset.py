@@ -936,6 +936,7 @@ class CoresetMCMC(_KLCoreset):
             w0,
             n_train=self.n_train,
             learning_rate=self.learning_rate,
+            weight_scale=total / self._target_size,
             max_seconds=self.max_seconds,
             progress=self._show_core_progress(),
         )

@@ -178,7 +178,7 @@ def _newton(posterior, theta, tol, max_iter):
                 "Hessian); check the scale of X and y, e.g. standardise X."
             )
         try:
-            step = -scipy.linalg.solve(H, g, assume_a="pos")
+            step = -solve_spd(H, g)
         except np.linalg.LinAlgError:
             raise ValueError(
                 "The Hessian of the Laplace fit is numerically singular; check the "
@@ -198,6 +198,27 @@ def _newton(posterior, theta, tol, max_iter):
                 return theta, it
         theta, f, g = cand, -fc, -gc
     return theta, max_iter
+
+
+def _equilibration(H):
+    """``d`` with ``diag(d) H diag(d)`` of unit diagonal (H symmetric positive definite):
+    each unknown in units of its own curvature. Unknowns on different scales (coefficients of
+    amounts in 10^5 beside those of 0/1 codes; weights of points whose log-likelihoods vary
+    by 10^-14 beside others varying by 1) give H a condition number near 1 / machine epsilon
+    that this scaling removes, and scipy then warns that a solve may be inaccurate where it
+    is not."""
+    diag = np.diag(H)
+    if not np.all(diag > 0):  # also NaN
+        raise np.linalg.LinAlgError("The matrix is not positive definite.")
+    return 1.0 / np.sqrt(diag)
+
+
+def solve_spd(H, b):
+    """``H^-1 b`` for symmetric positive definite ``H``, solved after equilibration
+    (:func:`_equilibration`). Raises ``numpy.linalg.LinAlgError`` when H is not positive
+    definite."""
+    d = _equilibration(H)
+    return d * scipy.linalg.solve(H * np.outer(d, d), d * b, assume_a="pos", check_finite=False)
 
 
 def _lbfgs(posterior, theta, tol, max_iter):
@@ -231,7 +252,8 @@ def fit_posterior(model, posterior, theta0, method="newton", tol=1e-14, max_iter
     if not np.all(np.isfinite(mean)):
         raise ValueError("The Laplace fit diverged (non-finite MAP); check the data's scale.")
     H = posterior.neg_hessian(mean)
-    cov = scipy.linalg.inv(H, check_finite=True)
+    d = _equilibration(H)
+    cov = np.outer(d, d) * scipy.linalg.inv(H * np.outer(d, d), check_finite=True)
     cov = 0.5 * (cov + cov.T)
     chol = np.linalg.cholesky(cov)
     return LaplaceApproximation(mean=mean, cov=cov, chol=chol, model=model, n_iter=n_iter)
