@@ -811,7 +811,8 @@ class CoresetMCMC(_KLCoreset):
     n_train : int, default=2000
         Training transitions, each followed by an ADAM step on the weights.
     learning_rate : float, default=0.003
-        ADAM's step, relative to the mean starting weight; it decays as
+        ADAM's step, relative to the uniform weight W / M (W the data's total weight, M the
+        size; not the start's mean, which one huge OMP weight can dominate); it decays as
         1 / sqrt(1 + t / 100). ADAM moves every weight by about this step whatever the size
         of its gradient, so near a good start the noise of the chains' draws moves the
         weights away from it. From OMP's start at 100 and 500 points of AirportDelays (KL
