@@ -745,7 +745,7 @@ class SparseVICoreset(_KLCoreset):
             # the first round's draws are of the data's Laplace fit (every weight is zero);
             # later rounds draw from the coreset posterior, which fewer points than
             # parameters leave nearly improper: pin every parameter down from the good draws
-            first_round=problem.start.mean.shape[0],
+            first_round=problem.n_params,
             max_seconds=self.max_seconds,
             progress=self._show_core_progress(),
         )
