@@ -684,6 +684,24 @@ def test_taylor_total_and_remainder_on_all_rows_give_the_exact_sum(poisson_taylo
     assert np.ptp(diff) < 1e-9 * np.ptp(exact)
 
 
+def test_taylor_correction_of_a_batch_is_the_quadratic_of_its_sums(poisson_taylor):
+    """A batch of rows (with repeats, as Coreset MCMC draws them) is corrected through its
+    linear predictors; that is the difference of the two quadratics, from their sums."""
+    from skcoreset.coreset._kl_coreset import _Taylor
+
+    model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
+    taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
+    rows = np.random.default_rng(4).integers(len(y), size=300)
+    weights = w[rows] * len(y) / 300
+    d, c = model.loglik_derivatives(Xd @ lap.mean, y)
+    G_b = Xd[rows].T @ (weights * d[rows])
+    H_b = Xd[rows].T @ (Xd[rows] * (weights * c[rows])[:, None])
+    near = thetas[:20]  # the bulk, where the quadratic is not capped
+    delta = near - lap.mean
+    want = delta @ (G - G_b) - 0.5 * np.einsum("sp,pq,sq->s", delta, H - H_b, delta)
+    np.testing.assert_allclose(taylor.correction(near, rows, weights), want, rtol=1e-9)
+
+
 def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):
     from skcoreset.coreset._kl_coreset import _Taylor
 

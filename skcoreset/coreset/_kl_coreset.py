@@ -101,17 +101,27 @@ class _Taylor:
         ``rows`` with ``weights`` (None: every pooled row at its weight), for each row of
         ``thetas``.
 
-        Both sums are quadratics in ``theta - theta0``, so their difference needs only the
-        rows' gradient and curvature sums: O(P^2) per draw, not a pass over the rows.
+        Both sums are quadratics in ``theta - theta0``. The data's needs only its gradient and
+        curvature sums, O(P^2) per draw; so does the whole pool's, summed once. A batch of
+        rows (Coreset MCMC's, new at every step for a few draws) is summed through its
+        linear predictors instead, O(P) per row and draw: its curvature sum cost O(P^2) per
+        row, and 0.5 of the 3.5 s of a 10-point coreset of BikeTrips.
         """
-        G_rows, H_rows = self._pool if rows is None else self._sums(rows, weights)
         delta = thetas - self.theta0
-        dH = self.H - H_rows
-        quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, dH, delta)
+        linear = delta @ self.G
+        quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, self.H, delta)
+        if rows is None:
+            G_pool, H_pool = self._pool
+            linear -= delta @ G_pool
+            quadratic += 0.5 * np.einsum("sp,pq,sq->s", delta, H_pool, delta)
+        else:
+            e = delta @ self.Xd[rows].T  # x_b . (theta - theta0), (S, B)
+            linear -= e @ (weights * self.d[rows])
+            quadratic += 0.5 * (e * e) @ (weights * self.c[rows])
         z = scipy.linalg.solve_triangular(self.chol, delta.T, lower=True, check_finite=False)
         d2 = np.einsum("ps,ps->s", z, z)
         cap = self._bulk / np.maximum(d2, self._bulk)
-        return delta @ (self.G - G_rows) + cap * quadratic
+        return linear + cap * quadratic
 
 
 class _GLMProblem:
