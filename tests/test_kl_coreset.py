@@ -700,6 +700,8 @@ def test_taylor_correction_of_a_batch_is_the_quadratic_of_its_sums(poisson_taylo
     delta = near - lap.mean
     want = delta @ (G - G_b) - 0.5 * np.einsum("sp,pq,sq->s", delta, H - H_b, delta)
     np.testing.assert_allclose(taylor.correction(near, rows, weights), want, rtol=1e-9)
+    eta = near @ Xd[rows].T  # the caller's linear predictors, as Coreset MCMC's steps pass them
+    np.testing.assert_allclose(taylor.correction(near, rows, weights, eta), want, rtol=1e-9)
 
 
 def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):

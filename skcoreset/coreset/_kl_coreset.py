@@ -83,8 +83,11 @@ class _Taylor:
     """
 
     def __init__(self, model, theta0, chol, G, H, Xd, y, weights):
-        self.theta0, self.chol, self.G, self.H, self.Xd = theta0, chol, G, H, Xd
-        self.d, self.c = model.loglik_derivatives(Xd @ theta0, y)
+        self.theta0, self.G, self.H, self.Xd = theta0, G, H, Xd
+        # whitens theta - theta0 for the cap: one product per call, not a triangular solve
+        self._whiten = scipy.linalg.solve_triangular(chol, np.eye(chol.shape[0]), lower=True)
+        self.eta0 = Xd @ theta0
+        self.d, self.c = model.loglik_derivatives(self.eta0, y)
         self._pool = self._sums(None, weights)  # of all the pooled rows, at their weights
         P = theta0.shape[0]
         self._bulk = P + 4.0 * np.sqrt(2.0 * P)
@@ -95,7 +98,7 @@ class _Taylor:
         Xd = self.Xd[take]
         return Xd.T @ (weights * self.d[take]), Xd.T @ (Xd * (weights * self.c[take])[:, None])
 
-    def correction(self, thetas, rows=None, weights=None):
+    def correction(self, thetas, rows=None, weights=None, eta=None):
         """What turns the rows' estimate ``sum_b weights_b l_b(theta)`` into the controlled
         one: ``sum_n w_n q_n(theta) - sum_b weights_b q_b(theta)`` over the pooled rows
         ``rows`` with ``weights`` (None: every pooled row at its weight), for each row of
@@ -105,7 +108,8 @@ class _Taylor:
         curvature sums, O(P^2) per draw; so does the whole pool's, summed once. A batch of
         rows (Coreset MCMC's, new at every step for a few draws) is summed through its
         linear predictors instead, O(P) per row and draw: its curvature sum cost O(P^2) per
-        row, and 0.5 of the 3.5 s of a 10-point coreset of BikeTrips.
+        row, and 0.5 of the 3.5 s of a 10-point coreset of BikeTrips. ``eta``: the batch's
+        linear predictors at ``thetas``, (S, B), when the caller has them.
         """
         delta = thetas - self.theta0
         linear = delta @ self.G
@@ -115,11 +119,12 @@ class _Taylor:
             linear -= delta @ G_pool
             quadratic += 0.5 * np.einsum("sp,pq,sq->s", delta, H_pool, delta)
         else:
-            e = delta @ self.Xd[rows].T  # x_b . (theta - theta0), (S, B)
+            # x_b . (theta - theta0), (S, B)
+            e = delta @ self.Xd[rows].T if eta is None else eta - self.eta0[rows]
             linear -= e @ (weights * self.d[rows])
             quadratic += 0.5 * (e * e) @ (weights * self.c[rows])
-        z = scipy.linalg.solve_triangular(self.chol, delta.T, lower=True, check_finite=False)
-        d2 = np.einsum("ps,ps->s", z, z)
+        z = delta @ self._whiten.T
+        d2 = np.einsum("sp,sp->s", z, z)
         cap = self._bulk / np.maximum(d2, self._bulk)
         return linear + cap * quadratic
 
@@ -149,11 +154,17 @@ class _GLMProblem:
         self._mode = None
 
     def loglik(self, thetas, idx):
+        return self._loglik(thetas, idx)[0]
+
+    def _loglik(self, thetas, idx):
+        """:meth:`loglik` and the linear predictors it went through (None from the fused
+        kernel, which does not keep them)."""
         Xd, y = (self.Xd, self.y) if idx is None else (self.Xd[idx], self.y[idx])
         if Xd.shape[0] * thetas.shape[0] >= _FUSED_MIN:
-            return self.model.loglik_matrix(Xd, y, thetas).T
+            return self.model.loglik_matrix(Xd, y, thetas).T, None
         # few draws: one BLAS product and the vectorised log density
-        return self.model.log_density(y[None, :], thetas @ Xd.T)
+        eta = thetas @ Xd.T
+        return self.model.log_density(y[None, :], eta), eta
 
     def full(self, thetas, g_all=None):
         n = self.Xd.shape[0]
@@ -162,12 +173,15 @@ class _GLMProblem:
             # with replacement: unbiased all the same, and no permutation of the pool per step
             rows = self.rng.randint(n, size=self.full_batch)
             weights = self.full_weights[rows] * (n / self.full_batch)
+        eta = None
         if rows is None and g_all is not None:
             r = g_all @ weights  # the pool's log-likelihoods, already at hand
         else:
-            r = self.loglik(thetas, rows) @ weights
+            g, eta = self._loglik(thetas, rows)
+            r = g @ weights
         if self.taylor is not None:
-            r += self.taylor.correction(thetas, rows, weights)
+            # a batch's linear predictors serve its control variate too (Coreset MCMC's steps)
+            r += self.taylor.correction(thetas, rows, weights, None if rows is None else eta)
         return r
 
     def _retarget(self, idx, w):
