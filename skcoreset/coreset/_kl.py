@@ -574,11 +574,11 @@ def coreset_mcmc(
     uniform start). Not the mean of an OMP start: that can put 10^11 on a point whose
     log-likelihood is nearly constant (eta = 30 on elec2, for a total weight of 45 312), and
     steps of 0.3% of it zeroed most other weights in the first step (Laplace KL 0.02 to
-    10^4). ADAM moves
-    every weight by about that step whatever the gradient's size, so near the optimum the
-    iterates wander at the noise of the gradient: the weights returned are the average of
-    the iterates over the second half of training (Polyak-Ruppert). Measured with an OMP
-    start, the last iterate had moved BikeTrips' 165-point coreset from KL 0.02 to 1.3.
+    10^4). ADAM moves every weight by about that step whatever the gradient's size, so near
+    the optimum the iterates wander at the noise of the gradient: the weights returned are
+    the average of the iterates over the second half of training (Polyak-Ruppert). Measured
+    with an OMP start, the last iterate had moved BikeTrips' 165-point coreset from KL 0.02
+    to 1.3.
 
     Returns
     -------
