@@ -751,7 +751,7 @@ def test_taylor_correction_grows_at_most_linearly_far_out(poisson_taylor):
     pool = np.arange(200)
     per_row = np.full(len(pool), W / len(pool))
     taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool], per_row)
-    G_pool, H_pool = taylor._sums(None, per_row)
+    G_pool, H_pool = taylor._pool_sums(per_row)
     # the direction (in the posterior's units) where the pool's curvature most exceeds H's
     L = lap.chol
     evals, evecs = np.linalg.eigh(L.T @ (H_pool - H) @ L)

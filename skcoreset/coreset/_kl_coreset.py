@@ -86,17 +86,19 @@ class _Taylor:
         self.theta0, self.G, self.H, self.Xd = theta0, G, H, Xd
         # whitens theta - theta0 for the cap: one product per call, not a triangular solve
         self._whiten = scipy.linalg.solve_triangular(chol, np.eye(chol.shape[0]), lower=True)
-        self.eta0 = Xd @ theta0
-        self.d, self.c = model.loglik_derivatives(self.eta0, y)
-        self._pool = self._sums(None, weights)  # of all the pooled rows, at their weights
+        self._eta0 = Xd @ theta0
+        self.d, self.c = model.loglik_derivatives(self._eta0, y)
+        # the data's sums less those of all the pooled rows at their weights: the correction
+        # of the pool's own estimate, the same for every call
+        G_pool, H_pool = self._pool_sums(weights)
+        self._G_rest, self._H_rest = G - G_pool, H - H_pool
         P = theta0.shape[0]
         self._bulk = P + 4.0 * np.sqrt(2.0 * P)
 
-    def _sums(self, rows, weights):
-        """``sum_b weights_b l_b' x_b`` and ``sum_b weights_b c_b x_b x_b^T`` of ``rows``."""
-        take = slice(None) if rows is None else rows
-        Xd = self.Xd[take]
-        return Xd.T @ (weights * self.d[take]), Xd.T @ (Xd * (weights * self.c[take])[:, None])
+    def _pool_sums(self, weights):
+        """``sum_b weights_b l_b' x_b`` and ``sum_b weights_b c_b x_b x_b^T`` over the pool."""
+        Xd = self.Xd
+        return Xd.T @ (weights * self.d), Xd.T @ (Xd * (weights * self.c)[:, None])
 
     def correction(self, thetas, rows=None, weights=None, eta=None):
         """What turns the rows' estimate ``sum_b weights_b l_b(theta)`` into the controlled
@@ -109,19 +111,18 @@ class _Taylor:
         rows (Coreset MCMC's, new at every step for a few draws) is summed through its
         linear predictors instead, O(P) per row and draw: its curvature sum cost O(P^2) per
         row, and 0.5 of the 3.5 s of a 10-point coreset of BikeTrips. ``eta``: the batch's
-        linear predictors at ``thetas``, (S, B), when the caller has them.
+        linear predictors at ``thetas``, (S, B), when the caller has them (unused without
+        ``rows``).
         """
         delta = thetas - self.theta0
-        linear = delta @ self.G
-        quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, self.H, delta)
         if rows is None:
-            G_pool, H_pool = self._pool
-            linear -= delta @ G_pool
-            quadratic += 0.5 * np.einsum("sp,pq,sq->s", delta, H_pool, delta)
+            linear = delta @ self._G_rest
+            quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, self._H_rest, delta)
         else:
             # x_b . (theta - theta0), (S, B)
-            e = delta @ self.Xd[rows].T if eta is None else eta - self.eta0[rows]
-            linear -= e @ (weights * self.d[rows])
+            e = delta @ self.Xd[rows].T if eta is None else eta - self._eta0[rows]
+            linear = delta @ self.G - e @ (weights * self.d[rows])
+            quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, self.H, delta)
             quadratic += 0.5 * (e * e) @ (weights * self.c[rows])
         z = delta @ self._whiten.T
         d2 = np.einsum("sp,sp->s", z, z)
@@ -181,7 +182,7 @@ class _GLMProblem:
             r = g @ weights
         if self.taylor is not None:
             # a batch's linear predictors serve its control variate too (Coreset MCMC's steps)
-            r += self.taylor.correction(thetas, rows, weights, None if rows is None else eta)
+            r += self.taylor.correction(thetas, rows, weights, eta)
         return r
 
     def _retarget(self, idx, w):
