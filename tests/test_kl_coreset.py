@@ -651,7 +651,7 @@ def test_coreset_mcmc_draws_the_coreset_posterior(regression):
 @pytest.fixture(scope="module")
 def poisson_taylor():
     """Poisson rows, the Laplace fit of all of them, its draws, and the exact summary."""
-    from skcoreset.coreset._kl_coreset import _data_summary, _split_summary
+    from skcoreset.coreset._kl_coreset import data_summary, split_summary
     from skcoreset.coreset._merge_reduce import Node
     from skcoreset.models import get_model, laplace_approximation
 
@@ -665,18 +665,18 @@ def poisson_taylor():
     lap = laplace_approximation(model, Xd, y, w, design=True)
     # the summary of two blocks, added: as the pass accumulates it
     halves = [slice(0, N // 2), slice(N // 2, N)]
-    summary = sum(_data_summary(lap, Node(np.arange(N)[h], w[h], X[h], y[h], None)) for h in halves)
+    summary = sum(data_summary(lap, Node(np.arange(N)[h], w[h], X[h], y[h], None)) for h in halves)
     thetas = lap.sample(300, random_state=0)
     exact = model.loglik_matrix(Xd, y, thetas).T @ w
-    return model, Xd, y, w, lap, _split_summary(summary, D + 1), thetas, exact
+    return model, Xd, y, w, lap, split_summary(summary, D + 1), thetas, exact
 
 
 def test_taylor_total_and_remainder_on_all_rows_give_the_exact_sum(poisson_taylor):
-    from skcoreset.coreset._kl_coreset import _Taylor
+    from skcoreset.coreset._kl_problem import Taylor
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
     assert W == pytest.approx(w.sum()) and n == len(y)
-    taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
+    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
     ll = model.loglik_matrix(Xd, y, thetas).T
     estimate = ll @ w + taylor.correction(thetas)
     # equal up to one constant (the expansion's value at theta0, left out)
@@ -687,10 +687,10 @@ def test_taylor_total_and_remainder_on_all_rows_give_the_exact_sum(poisson_taylo
 def test_taylor_correction_of_a_batch_is_the_quadratic_of_its_sums(poisson_taylor):
     """A batch of rows (with repeats, as Coreset MCMC draws them) is corrected through its
     linear predictors; that is the difference of the two quadratics, from their sums."""
-    from skcoreset.coreset._kl_coreset import _Taylor
+    from skcoreset.coreset._kl_problem import Taylor
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
-    taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
+    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
     rows = np.random.default_rng(4).integers(len(y), size=300)
     weights = w[rows] * len(y) / 300
     d, c = model.loglik_derivatives(Xd @ lap.mean, y)
@@ -705,7 +705,7 @@ def test_taylor_correction_of_a_batch_is_the_quadratic_of_its_sums(poisson_taylo
 
 
 def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):
-    from skcoreset.coreset._kl_coreset import _Taylor
+    from skcoreset.coreset._kl_problem import Taylor
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
     rng = np.random.default_rng(2)
@@ -713,7 +713,7 @@ def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):
     ll = model.loglik_matrix(Xd[pool], y[pool], thetas).T
     per_row = np.full(len(pool), W / len(pool))
     plain = ll @ per_row
-    taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool], per_row)
+    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool], per_row)
     controlled = plain + taylor.correction(thetas)
     # what matters to the KL gradient is how the error varies over the posterior's draws
     # (a constant cancels): the control variate cuts it by orders of magnitude
@@ -745,12 +745,12 @@ def test_taylor_correction_grows_at_most_linearly_far_out(poisson_taylor):
     # a pool whose curvature differs from the data's: uncapped, the quadratic part of the
     # correction grows like s^2 along a ray and, where the pool's curvature is the larger,
     # makes the estimated target improper; capped, it is bounded and the linear part rules
-    from skcoreset.coreset._kl_coreset import _Taylor
+    from skcoreset.coreset._kl_problem import Taylor
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
     pool = np.arange(200)
     per_row = np.full(len(pool), W / len(pool))
-    taylor = _Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool], per_row)
+    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool], per_row)
     G_pool, H_pool = taylor._pool_sums(per_row)
     # the direction (in the posterior's units) where the pool's curvature most exceeds H's
     L = lap.chol

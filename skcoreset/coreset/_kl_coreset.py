@@ -5,17 +5,13 @@ Like the greedy Hilbert methods, they build a pool of candidates in one pass ove
 keys) together with the data's total weight and row count; the algorithm of
 :mod:`._kl` then runs on the pool in ``_finalize``. The pool also gives the full-data
 log-likelihood sum at each draw: exactly when the pool is all the rows, otherwise the unbiased
-estimate ``(W / B) sum_b l_b`` over the B pooled rows. Memory is bounded by the pool.
-
-Draws from the coreset posterior pi_w come from :class:`~skcoreset.sampler._chains.MALAChains`,
-persistent preconditioned MALA chains started at a Laplace fit of the data.
+estimate ``(W / B) sum_b l_b`` over the B pooled rows. Memory is bounded by the pool. The pool,
+its sums and the chains make the *problem* the algorithms work on (:mod:`._kl_problem`).
 """
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg
 from threadpoolctl import threadpool_limits
 
 from .._logging import phase
@@ -23,30 +19,21 @@ from .._sklearn_compat import Interval, StrOptions
 from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
-from ..models import SeparationWarning, laplace_approximation, laplace_from_blocks
+from ..models import laplace_approximation
 from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
 from ._base import BaseCoreset
 from ._blocks import laplace_of_all_rows
+from ._kl_problem import BURN_IN, GLMProblem, Taylor, data_summary, split_summary
 from ._merge_reduce import Node
 
 # n_candidates='auto': the pool of the greedy Hilbert methods, max(10 000, 50 n_points) rows.
 _POOL_MIN = 10_000
 _POOL_PER_POINT = 50
 
-# MALA steps after each change of the weights before draws are kept (the chains start from
-# the previous target's draws, which are close).
-_BURN_IN = 20
-
 # full_batch='auto' of Coreset MCMC: rows of the full-data term at each training step.
 _FULL_BATCH = 1000
-
-# Entries (rows x draws) from which the log-likelihoods come from the threaded fused kernel
-# of the projections: below, its start-up (~6 ms per call measured with 4 draws on 1000 rows,
-# another job on the machine) costs more than NumPy's log density; above, NumPy's logaddexp
-# (~15 ns per entry) is the slower.
-_FUSED_MIN = 200_000
 
 
 # SparseVI's stops before the size is reached that are not the user's budget
@@ -55,215 +42,6 @@ _EARLY_STOPS = {
     "nonfinite_loglik": "the log-likelihoods overflowed at the draws of the coreset posterior "
     "or of the data's Laplace fit",
 }
-
-
-class _Taylor:
-    """Control variate of the full-data log-likelihood sum when it is estimated from rows.
-
-    Every row's second-order Taylor expansion around ``theta0`` (where the pass measured the
-    rows' derivatives) is summed exactly over all the data: ``G = sum_n w_n l_n' x_n`` and
-    ``H = sum_n w_n c_n x_n x_n^T`` (``c = -l''``), accumulated block by block in the pass.
-    Only the remainder ``l_n - q_n`` is then estimated from the pooled rows (Bardenet,
-    Doucet & Holmes 2017). The plain estimate ``(W / B) sum_b l_b`` has the pool's own
-    posterior as its target, some sqrt(N / B - 1) posterior sd from the full one: it moved a
-    50-point OMP coreset of BikeTrips from KL 0.02 to 400 (pool of 10 000 of 17 379 rows). The
-    remainder is third order in ``x . (theta - theta0)``, and tiny across the posterior.
-    Constants are left out: they cancel in the KL gradient's covariance.
-
-    Far from ``theta0`` the quadratic is no model of the log-likelihood, and the estimate's
-    tails are ``-(H - H_pool) / 2`` in ``theta - theta0``: where the pool's curvature exceeds
-    the data's, an improper target, toward which SparseVI's weights ran away (to 1e16 on
-    20 000 logistic rows with a pool of 5000). Each part of the correction is unbiased
-    whatever its factor at each ``theta``, so the quadratic part is capped: full within the
-    bulk of ``N(theta0, chol chol^T)``, ``d^2 <= t = P + 4 sqrt(2 P)`` (mean plus 4 sd of the
-    chi-square of a draw of it), times ``t / d^2`` beyond, where it stays bounded. The linear
-    part, which moves the pool's posterior back onto the data's, is kept everywhere: fading
-    all of it far out gave the chains of Coreset MCMC a second, wrong target there (the
-    pool's posterior, some sqrt(N / B) sd away), and they settled in it.
-    """
-
-    def __init__(self, model, theta0, chol, G, H, Xd, y, weights):
-        self.theta0, self.G, self.H, self.Xd = theta0, G, H, Xd
-        # whitens theta - theta0 for the cap: one product per call, not a triangular solve
-        self._whiten = scipy.linalg.solve_triangular(chol, np.eye(chol.shape[0]), lower=True)
-        self._eta0 = Xd @ theta0
-        self.d, self.c = model.loglik_derivatives(self._eta0, y)
-        # the data's sums less those of all the pooled rows at their weights: the correction
-        # of the pool's own estimate, the same for every call
-        G_pool, H_pool = self._pool_sums(weights)
-        self._G_rest, self._H_rest = G - G_pool, H - H_pool
-        P = theta0.shape[0]
-        self._bulk = P + 4.0 * np.sqrt(2.0 * P)
-
-    def _pool_sums(self, weights):
-        """``sum_b weights_b l_b' x_b`` and ``sum_b weights_b c_b x_b x_b^T`` over the pool."""
-        Xd = self.Xd
-        return Xd.T @ (weights * self.d), Xd.T @ (Xd * (weights * self.c)[:, None])
-
-    def correction(self, thetas, rows=None, weights=None, eta=None):
-        """What turns the rows' estimate ``sum_b weights_b l_b(theta)`` into the controlled
-        one: ``sum_n w_n q_n(theta) - sum_b weights_b q_b(theta)`` over the pooled rows
-        ``rows`` with ``weights`` (None: every pooled row at its weight), for each row of
-        ``thetas``.
-
-        Both sums are quadratics in ``theta - theta0``. The data's needs only its gradient and
-        curvature sums, O(P^2) per draw; so does the whole pool's, summed once. A batch of
-        rows (Coreset MCMC's, new at every step for a few draws) is summed through its
-        linear predictors instead, O(P) per row and draw: its curvature sum cost O(P^2) per
-        row, and 0.5 of the 3.5 s of a 10-point coreset of BikeTrips. ``eta``: the batch's
-        linear predictors at ``thetas``, (S, B), when the caller has them (unused without
-        ``rows``).
-        """
-        delta = thetas - self.theta0
-        if rows is None:
-            linear = delta @ self._G_rest
-            quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, self._H_rest, delta)
-        else:
-            # x_b . (theta - theta0), (S, B)
-            e = delta @ self.Xd[rows].T if eta is None else eta - self._eta0[rows]
-            linear = delta @ self.G - e @ (weights * self.d[rows])
-            quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, self.H, delta)
-            quadratic += 0.5 * (e * e) @ (weights * self.c[rows])
-        z = delta @ self._whiten.T
-        d2 = np.einsum("sp,sp->s", z, z)
-        cap = self._bulk / np.maximum(d2, self._bulk)
-        return linear + cap * quadratic
-
-
-class _GLMProblem:
-    """The *problem* of :mod:`._kl` for a GLM: candidate rows, full sums, MALA draws."""
-
-    def __init__(
-        self,
-        model,
-        Xd,
-        y,
-        full_weights,
-        chains,
-        random_state,
-        full_batch=None,
-        start=None,
-        taylor=None,
-    ):
-        self.model, self.Xd, self.y = model, Xd, y
-        self.start = start
-        self.full_weights = full_weights
-        self.chains = chains
-        self.rng = random_state
-        self.full_batch = full_batch
-        self.taylor = taylor
-        self._mode = None
-
-    def loglik(self, thetas, idx):
-        return self._loglik(thetas, idx)[0]
-
-    def _loglik(self, thetas, idx):
-        """:meth:`loglik` and the linear predictors it went through (None from the fused
-        kernel, which does not keep them)."""
-        Xd, y = (self.Xd, self.y) if idx is None else (self.Xd[idx], self.y[idx])
-        if Xd.shape[0] * thetas.shape[0] >= _FUSED_MIN:
-            return self.model.loglik_matrix(Xd, y, thetas).T, None
-        # few draws: one BLAS product and the vectorised log density
-        eta = thetas @ Xd.T
-        return self.model.log_density(y[None, :], eta), eta
-
-    def full(self, thetas, g_all=None):
-        n = self.Xd.shape[0]
-        rows, weights = None, self.full_weights
-        if self.full_batch is not None and self.full_batch < n:
-            # with replacement: unbiased all the same, and no permutation of the pool per step
-            rows = self.rng.randint(n, size=self.full_batch)
-            weights = self.full_weights[rows] * (n / self.full_batch)
-        eta = None
-        if rows is None and g_all is not None:
-            r = g_all @ weights  # the pool's log-likelihoods, already at hand
-        else:
-            g, eta = self._loglik(thetas, rows)
-            r = g @ weights
-        if self.taylor is not None:
-            # a batch's linear predictors serve its control variate too (Coreset MCMC's steps)
-            r += self.taylor.correction(thetas, rows, weights, eta)
-        return r
-
-    def _retarget(self, idx, w):
-        self.chains.set_target(self.Xd[idx], self.y[idx], w)
-
-    @property
-    def n_params(self):
-        return self.Xd.shape[1]
-
-    def laplace_draws(self, n):
-        z = self.rng.standard_normal((n, self.n_params))
-        return self.start.mean + z @ self.start.chol.T
-
-    def draws(self, idx, w, n):
-        if not np.any(w > 0):
-            # SparseVI's start, pi_0: draws of the full posterior's Laplace fit instead. Under
-            # the prior's draws the log-likelihoods of counts reach exp(|x . theta|) for wide
-            # priors, and the first greedy choice and step then follow outliers (BikeTrips:
-            # forward KL 10^6 at 200 points).
-            return self.laplace_draws(n)
-        self.restart(idx, w)
-        _, acc = self.chains.advance(_BURN_IN)
-        self.chains.tune(acc)
-        n_steps = -(-n // self.chains.n_chains)
-        draws, acc = self.chains.advance(n_steps, store=True)
-        self.chains.tune(acc)
-        return draws.reshape(-1, draws.shape[-1])[:n]
-
-    def restart(self, idx, w):
-        """Chains restarted from the Laplace fit of the coreset posterior pi_w, and
-        preconditioned with it: Newton on the M coreset rows costs little next to the MALA
-        steps, and it follows pi_w as the weights move, however far (from the prior's width
-        to the full posterior's) they take it."""
-        Xd, y = self.Xd[idx], self.y[idx]
-        fit = None
-        # Newton from the last mode first (close when the weights moved little), else from the
-        # data's Laplace mean, else from the model's own start. From a mode of other weights,
-        # Poisson's exp(x . theta) can overflow Newton's first step into a singular Hessian:
-        # on BikeTrips 153 of SparseVI's 168 restarts failed so, and the chains, left where
-        # they were, drew 10^7 Mahalanobis units from pi_w.
-        data_mean = None if self.start is None else self.start.mean
-        for start in (self._mode, data_mean, None):
-            try:
-                with warnings.catch_warnings():
-                    # a few weighted rows are often separable: this fit only places and
-                    # shapes the chains, and the prior keeps it finite
-                    warnings.simplefilter("ignore", SeparationWarning)
-                    fit = laplace_from_blocks(
-                        self.model, lambda: [(Xd, y, w)], theta0=start, tol=1e-8, max_iter=50
-                    )
-                break
-            except ValueError:  # a numerically singular Hessian
-                continue
-        if fit is not None:
-            self._mode = fit.mean
-            z = self.rng.standard_normal((self.chains.n_chains, fit.mean.shape[0]))
-            self.chains.reset(fit.mean + z @ fit.chol.T, fit.chol)
-        self.chains.set_target(Xd, y, w)
-
-    def transition(self, idx, w):
-        self._retarget(idx, w)
-        _, acc = self.chains.advance(1)
-        self.chains.tune(acc, rate=0.05)
-        return self.chains.theta.copy()
-
-
-def _data_summary(laplace, node):
-    """``[W, n, G, H.ravel()]`` of a node's rows: total weight, row count, and the weighted
-    sums of the log-likelihood's gradient and curvature at the Laplace mean (:class:`_Taylor`).
-    Sums, so that the summaries of blocks add up to that of their union."""
-    model = laplace.model
-    Xd = model.design(node.X)
-    d, c = model.loglik_derivatives(Xd @ laplace.mean, node.y)
-    G = Xd.T @ (node.weights * d)
-    H = Xd.T @ (Xd * (node.weights * c)[:, None])
-    return np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
-
-
-def _split_summary(summary, P):
-    """``(W, n, G, H)`` from :func:`_data_summary`."""
-    return summary[0], summary[1], summary[2 : 2 + P], summary[2 + P :].reshape(P, P)
 
 
 class _KLCoreset(BaseCoreset):
@@ -280,7 +58,7 @@ class _KLCoreset(BaseCoreset):
     # -- the hooks of the block construction ------------------------------------------------
     def _begin(self, data, model, random_state):
         """The Laplace fit of all the data: where the chains start, their preconditioner, and
-        the expansion point of the control variate (:class:`_Taylor`)."""
+        the expansion point of the control variate (:class:`Taylor`)."""
         with phase(self, "Laplace fit"):
             self.laplace_, _ = laplace_of_all_rows(data, model, random_state)
         return self.laplace_
@@ -293,10 +71,10 @@ class _KLCoreset(BaseCoreset):
         return max(size, self._target_size)
 
     def _summarize(self, node, laplace, random_state):
-        """The node's exact summary (:func:`_data_summary`); keys of a sample proportional to
+        """The node's exact summary (:func:`data_summary`); keys of a sample proportional to
         weight."""
         if node.summary is None:
-            node.summary = _data_summary(laplace, node)
+            node.summary = data_summary(laplace, node)
         if node.keys is None:
             u = random_state.random_sample(len(node))
             node.keys = np.log(u) / node.weights
@@ -312,14 +90,14 @@ class _KLCoreset(BaseCoreset):
             return node
         node = self._summarize(node, laplace, random_state)
         model = laplace.model
-        total, count, G, H = _split_summary(node.summary, laplace.mean.shape[0])
+        total, count, G, H = split_summary(node.summary, laplace.mean.shape[0])
         Xd = model.design(node.X)
         # the pool is every row: exact full sums, controlled only when drawn in batches
         exact = len(node) == int(count)
         full_weights = node.weights if exact else np.full(len(node), total / len(node))
         taylor = None
         if not exact or self._full_batch(len(node)) is not None:
-            taylor = _Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y, full_weights)
+            taylor = Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y, full_weights)
         init = (
             laplace.mean
             + 0.1
@@ -329,7 +107,7 @@ class _KLCoreset(BaseCoreset):
         chains = MALAChains(
             model.code, init, model.prior_scale, model.noise, laplace.chol, random_state
         )
-        problem = _GLMProblem(
+        problem = GLMProblem(
             model,
             Xd,
             node.y,
@@ -977,7 +755,7 @@ class CoresetMCMC(_KLCoreset):
             design = problem.model.design(node.X)
             chains = problem.chains
             chains.set_target(design, node.y, node.weights)
-            _, acc = chains.advance(_BURN_IN)
+            _, acc = chains.advance(BURN_IN)
             chains.tune(acc)
             draws, self.acceptance_rate_ = chains.advance(self.n_samples, store=True)
         n_coef = draws.shape[2] - self.fit_intercept
@@ -996,4 +774,4 @@ class CoresetMCMC(_KLCoreset):
         model = laplace.model
         init = np.tile(laplace.mean, (self.n_chains, 1))
         chains = MALAChains(model.code, init, model.prior_scale, model.noise, laplace.chol, rng)
-        return _GLMProblem(model, Xd, node.y, node.weights, chains, rng)
+        return GLMProblem(model, Xd, node.y, node.weights, chains, rng)
