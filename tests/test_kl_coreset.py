@@ -684,24 +684,43 @@ def test_taylor_total_and_remainder_on_all_rows_give_the_exact_sum(poisson_taylo
     assert np.ptp(diff) < 1e-9 * np.ptp(exact)
 
 
-def test_taylor_correction_of_a_batch_is_the_quadratic_of_its_sums(poisson_taylor):
-    """A batch of rows (with repeats, as Coreset MCMC draws them) is corrected through its
-    linear predictors; that is the difference of the two quadratics, from their sums."""
+def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
+    """A batch of rows (with repeats, as Coreset MCMC draws them): the kernel's sums of
+    log-likelihoods and Taylor terms against NumPy's, and the correction they give against
+    the difference of the two quadratics, from their gradient and curvature sums."""
     from skcoreset.coreset._kl_problem import Taylor
+    from skcoreset.coreset._kl_problem_kernels import batch_sums
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
     taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
     rows = np.random.default_rng(4).integers(len(y), size=300)
-    weights = w[rows] * len(y) / 300
+    scale = len(y) / 300
+    near = thetas[:20]  # the bulk, where the quadratic is not capped
+    Xc = np.ascontiguousarray(Xd)
+    out = batch_sums(
+        model.code, Xc, y, rows, w, scale, near, model.noise, taylor.eta0, taylor.d, taylor.c,
+        np.empty((3, 20)),
+    )  # fmt: skip
+    weights = w[rows] * scale
+    r = model.log_density(y[rows][None, :], near @ Xd[rows].T) @ weights
+    diff = out[0] - r  # the rows' constants, left out by the kernel: the same at every draw
+    np.testing.assert_allclose(diff, diff[0], rtol=1e-10, atol=1e-9 * np.ptp(r))
+    e = near @ Xd[rows].T - (Xd @ lap.mean)[rows]
     d, c = model.loglik_derivatives(Xd @ lap.mean, y)
+    np.testing.assert_allclose(out[1], e @ (weights * d[rows]), rtol=1e-10)
+    np.testing.assert_allclose(out[2], (e * e) @ (weights * c[rows]), rtol=1e-10)
     G_b = Xd[rows].T @ (weights * d[rows])
     H_b = Xd[rows].T @ (Xd[rows] * (weights * c[rows])[:, None])
-    near = thetas[:20]  # the bulk, where the quadratic is not capped
     delta = near - lap.mean
     want = delta @ (G - G_b) - 0.5 * np.einsum("sp,pq,sq->s", delta, H - H_b, delta)
-    np.testing.assert_allclose(taylor.correction(near, rows, weights), want, rtol=1e-9)
-    eta = near @ Xd[rows].T  # the caller's linear predictors, as Coreset MCMC's steps pass them
-    np.testing.assert_allclose(taylor.correction(near, rows, weights, eta), want, rtol=1e-9)
+    np.testing.assert_allclose(taylor.correction(near, out[1:]), want, rtol=1e-9)
+    # without Taylor terms, the log-likelihoods alone
+    bare = batch_sums(
+        model.code, Xc, y, rows, w, scale, near, model.noise, np.empty(0), np.empty(0),
+        np.empty(0), np.full((3, 20), np.nan),
+    )  # fmt: skip
+    np.testing.assert_array_equal(bare[0], out[0])
+    assert not bare[1:].any()
 
 
 def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):

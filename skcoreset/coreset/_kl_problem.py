@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from ..models import SeparationWarning, laplace_from_blocks
+from ._kl_problem_kernels import batch_sums, capped_correction
 
 # MALA steps after each change of the weights before draws are kept (the chains start from
 # the previous target's draws, which are close).
@@ -54,16 +55,18 @@ class Taylor:
     """
 
     def __init__(self, model, theta0, chol, G, H, Xd, y, weights):
-        self.theta0, self.G, self.H, self.Xd = theta0, G, H, Xd
-        # whitens theta - theta0 for the cap: one product per call, not a triangular solve
-        self._whiten = scipy.linalg.solve_triangular(chol, np.eye(chol.shape[0]), lower=True)
-        self._eta0 = Xd @ theta0
-        self.d, self.c = model.loglik_derivatives(self._eta0, y)
+        self.theta0, self.G, self.H, self.Xd = theta0, G, np.ascontiguousarray(H), Xd
+        # whitens theta - theta0 for the cap (transposed): one product, not a triangular solve
+        P = theta0.shape[0]
+        self._whiten_t = np.ascontiguousarray(
+            scipy.linalg.solve_triangular(chol, np.eye(P), lower=True).T
+        )
+        self.eta0 = Xd @ theta0
+        self.d, self.c = model.loglik_derivatives(self.eta0, y)
         # the data's sums less those of all the pooled rows at their weights: the correction
         # of the pool's own estimate, the same for every call
         G_pool, H_pool = self._pool_sums(weights)
-        self._G_rest, self._H_rest = G - G_pool, H - H_pool
-        P = theta0.shape[0]
+        self._G_rest, self._H_rest = G - G_pool, np.ascontiguousarray(H - H_pool)
         self._bulk = P + 4.0 * np.sqrt(2.0 * P)
 
     def _pool_sums(self, weights):
@@ -71,38 +74,36 @@ class Taylor:
         Xd = self.Xd
         return Xd.T @ (weights * self.d), Xd.T @ (Xd * (weights * self.c)[:, None])
 
-    def correction(self, thetas, rows=None, weights=None, eta=None):
+    def correction(self, thetas, batch=None):
         """What turns the rows' estimate ``sum_b weights_b l_b(theta)`` into the controlled
-        one: ``sum_n w_n q_n(theta) - sum_b weights_b q_b(theta)`` over the pooled rows
-        ``rows`` with ``weights`` (None: every pooled row at its weight), for each row of
-        ``thetas``.
+        one, ``sum_n w_n q_n(theta) - sum_b weights_b q_b(theta)``, for each row of
+        ``thetas``: over every pooled row at its weight, or over a batch of them (Coreset
+        MCMC's, new at every step) given by its Taylor terms ``batch = (sum_b v_b d_b e_b,
+        sum_b v_b c_b e_b^2)`` (:func:`~._kl_problem_kernels.batch_sums`).
 
         Both sums are quadratics in ``theta - theta0``. The data's needs only its gradient and
-        curvature sums, O(P^2) per draw; so does the whole pool's, summed once. A batch of
-        rows (Coreset MCMC's, new at every step for a few draws) is summed through its
-        linear predictors instead, O(P) per row and draw: its curvature sum cost O(P^2) per
-        row, and 0.5 of the 3.5 s of a 10-point coreset of BikeTrips. ``eta``: the batch's
-        linear predictors at ``thetas``, (S, B), when the caller has them (unused without
-        ``rows``).
+        curvature sums, O(P^2) per draw; so does the whole pool's, summed once. A batch's
+        goes through its linear predictors, O(P) per row and draw: its curvature sum cost
+        O(P^2) per row, and 0.5 of the 3.5 s of a 10-point coreset of BikeTrips.
         """
-        delta = thetas - self.theta0
-        if rows is None:
-            linear = delta @ self._G_rest
-            quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, self._H_rest, delta)
+        thetas = np.ascontiguousarray(thetas, dtype=np.float64)
+        if batch is None:
+            G, H, batch = self._G_rest, self._H_rest, np.zeros((2, thetas.shape[0]))
         else:
-            # x_b . (theta - theta0), (S, B)
-            e = delta @ self.Xd[rows].T if eta is None else eta - self._eta0[rows]
-            linear = delta @ self.G - e @ (weights * self.d[rows])
-            quadratic = -0.5 * np.einsum("sp,pq,sq->s", delta, self.H, delta)
-            quadratic += 0.5 * (e * e) @ (weights * self.c[rows])
-        z = delta @ self._whiten.T
-        d2 = np.einsum("sp,sp->s", z, z)
-        cap = self._bulk / np.maximum(d2, self._bulk)
-        return linear + cap * quadratic
+            G, H = self.G, self.H
+        return capped_correction(
+            thetas, self.theta0, G, H, self._whiten_t, self._bulk, batch[0], batch[1]
+        )
 
 
 class GLMProblem:
-    """The *problem* of :mod:`._kl` for a GLM: candidate rows, full sums, MALA draws."""
+    """The *problem* of :mod:`._kl` for a GLM: candidate rows, full sums, MALA draws.
+
+    ``Xd``, ``y``: the pooled rows (design matrix) and targets; ``full_weights``: their
+    weights in the full data's sum; ``full_batch``: rows drawn from the pool for each
+    estimate of that sum (None: all the pool), which needs the control variate ``taylor``;
+    ``start``: the data's Laplace fit.
+    """
 
     def __init__(
         self,
@@ -116,48 +117,58 @@ class GLMProblem:
         start=None,
         taylor=None,
     ):
-        self.model, self.Xd, self.y = model, Xd, y
+        self.model = model
+        self.Xd = np.ascontiguousarray(Xd, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.start = start
-        self.full_weights = full_weights
+        self.full_weights = np.ascontiguousarray(full_weights, dtype=np.float64)
         self.chains = chains
         self.rng = random_state
         self.full_batch = full_batch
         self.taylor = taylor
         self._mode = None
+        self._support = None
+
+    def _rows(self, idx):
+        """The design rows and targets of the support ``idx``, gathered once while it stays
+        the same (every training step of Coreset MCMC)."""
+        kept = self._support
+        if kept is None or kept[0].shape != idx.shape or not (kept[0] == idx).all():
+            kept = self._support = (idx.copy(), self.Xd[idx], self.y[idx])
+        return kept[1], kept[2]
 
     def loglik(self, thetas, idx):
-        return self._loglik(thetas, idx)[0]
-
-    def _loglik(self, thetas, idx):
-        """:meth:`loglik` and the linear predictors it went through (None from the fused
-        kernel, which does not keep them)."""
-        Xd, y = (self.Xd, self.y) if idx is None else (self.Xd[idx], self.y[idx])
+        Xd, y = (self.Xd, self.y) if idx is None else self._rows(idx)
         if Xd.shape[0] * thetas.shape[0] >= _FUSED_MIN:
-            return self.model.loglik_matrix(Xd, y, thetas).T, None
+            return self.model.loglik_matrix(Xd, y, thetas).T
         # few draws: one BLAS product and the vectorised log density
-        eta = thetas @ Xd.T
-        return self.model.log_density(y[None, :], eta), eta
+        return self.model.log_density(y[None, :], thetas @ Xd.T)
 
     def full(self, thetas, g_all=None):
+        """The full data's log-likelihood sum at each row of ``thetas``, up to a constant the
+        same for all of them (which the KL gradient's covariance cancels): exact, or
+        estimated on the pool (``g_all``: the pool's log-likelihoods at ``thetas``, when
+        the caller has them), or on a batch of it drawn afresh (``full_batch``)."""
         n = self.Xd.shape[0]
-        rows, weights = None, self.full_weights
         if self.full_batch is not None and self.full_batch < n:
             # with replacement: unbiased all the same, and no permutation of the pool per step
             rows = self.rng.randint(n, size=self.full_batch)
-            weights = self.full_weights[rows] * (n / self.full_batch)
-        eta = None
-        if rows is None and g_all is not None:
-            r = g_all @ weights  # the pool's log-likelihoods, already at hand
-        else:
-            g, eta = self._loglik(thetas, rows)
-            r = g @ weights
+            taylor = self.taylor
+            sums = batch_sums(
+                self.model.code, self.Xd, self.y, rows, self.full_weights, n / self.full_batch,
+                np.ascontiguousarray(thetas), self.model.noise, taylor.eta0, taylor.d, taylor.c,
+                np.empty((3, thetas.shape[0])),
+            )  # fmt: skip
+            # the batch's linear predictors serve its control variate too
+            return sums[0] + taylor.correction(thetas, sums[1:])
+        g = self.loglik(thetas, None) if g_all is None else g_all
+        r = g @ self.full_weights
         if self.taylor is not None:
-            # a batch's linear predictors serve its control variate too (Coreset MCMC's steps)
-            r += self.taylor.correction(thetas, rows, weights, eta)
+            r += self.taylor.correction(thetas)
         return r
 
     def _retarget(self, idx, w):
-        self.chains.set_target(self.Xd[idx], self.y[idx], w)
+        self.chains.set_target(*self._rows(idx), w)
 
     @property
     def n_params(self):
@@ -187,7 +198,7 @@ class GLMProblem:
         preconditioned with it: Newton on the M coreset rows costs little next to the MALA
         steps, and it follows pi_w as the weights move, however far (from the prior's width
         to the full posterior's) they take it."""
-        Xd, y = self.Xd[idx], self.y[idx]
+        Xd, y = self._rows(idx)
         fit = None
         # Newton from the last mode first (close when the weights moved little), else from the
         # data's Laplace mean, else from the model's own start. From a mode of other weights,

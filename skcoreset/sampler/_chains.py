@@ -109,7 +109,7 @@ class MALAChains:
     def tune(self, acceptance, rate=_TUNE_RATE):
         """Move the step size toward the optimal acceptance 0.574 (training phases only: a
         step size that follows the chain's history does not leave the target invariant)."""
-        gap = float(np.mean(acceptance)) - TARGET_ACCEPT
+        gap = float(acceptance.sum()) / acceptance.shape[0] - TARGET_ACCEPT
         self.eps *= float(np.exp(rate * gap))
 
     def reset(self, init, precond_chol):
