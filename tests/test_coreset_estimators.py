@@ -7,6 +7,7 @@ import pytest
 from sklearn.base import clone
 
 from skcoreset.coreset import (
+    CoresetCoverageWarning,
     CoresetSizeWarning,
     FrankWolfeCoreset,
     GIGACoreset,
@@ -290,3 +291,49 @@ def test_fewer_points_than_parameters_warns(cls):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CoresetSizeWarning)
         cls(n_points=5, random_state=0, **kw).fit(X, y)
+
+
+def _rare_feature_data(n=2000, seed=0):
+    # two continuous features and a rare 0/1 one (5 rows): a uniform coreset of 60 points
+    # misses the rare rows about 86% of the time
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.standard_normal((n, 2)), np.zeros(n)])
+    X[rng.choice(n, 5, replace=False), 2] = 1.0
+    y = (rng.random(n) < 1 / (1 + np.exp(-X[:, 0]))).astype(float)
+    return X, y
+
+
+def test_coverage_warning_exactly_when_a_varying_feature_is_constant_on_the_coreset():
+    pd = pytest.importorskip("pandas")
+    X, y = _rare_feature_data()
+    frame = pd.DataFrame(X, columns=["a", "b", "rare"])
+    outcomes = set()
+    for seed in range(12):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cs = UniformCoreset(60, projection=None, random_state=seed).fit(frame, y)
+        covered = bool(np.any(X[cs.sample_indices_, 2] != 0))
+        coverage = [w for w in caught if w.category is CoresetCoverageWarning]
+        assert len(coverage) == (0 if covered else 1)
+        if coverage:
+            message = str(coverage[0].message)
+            assert "1 of the data's features constant (rare)" in message
+        outcomes.add(covered)
+    assert outcomes == {True, False}  # both cases met
+
+
+def test_coverage_warning_follows_what_the_data_identify():
+    X, y = _rare_feature_data()
+    # without an intercept a constant nonzero column is identified, and a zero one is not
+    X_const = np.column_stack([X[:, :2], np.ones(len(y))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoresetCoverageWarning)
+        UniformCoreset(60, projection=None, fit_intercept=False, random_state=0).fit(X_const, y)
+        # with an intercept a column constant in all the data is no loss either
+        UniformCoreset(60, projection=None, random_state=0).fit(X_const, y)
+        # a given prior: the data's moments are not measured, and nothing is checked
+        UniformCoreset(60, projection=None, prior_scale=1.0, random_state=1).fit(X, y)
+    cs = UniformCoreset(60, projection=None, fit_intercept=False, random_state=1)
+    with pytest.warns(CoresetCoverageWarning, match="features zero"):
+        cs.fit(X, y)
+    assert not np.any(X[cs.sample_indices_, 2])

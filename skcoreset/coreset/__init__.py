@@ -1,6 +1,6 @@
 """Coreset estimators: each ``fit(X, y)`` selects ``sample_indices_`` and ``sample_weight_``."""
 
-from ._base import BaseCoreset, CoresetSizeWarning
+from ._base import BaseCoreset, CoresetCoverageWarning, CoresetSizeWarning
 from ._hilbert import (
     FrankWolfeCoreset,
     GIGACoreset,
@@ -14,6 +14,7 @@ from ._sensitivity import SensitivityCoreset, sensitivity_coreset_size
 
 __all__ = [
     "BaseCoreset",
+    "CoresetCoverageWarning",
     "CoresetMCMC",
     "CoresetSizeWarning",
     "FrankWolfeCoreset",

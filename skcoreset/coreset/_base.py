@@ -94,6 +94,32 @@ class CoresetSizeWarning(UserWarning):
     """
 
 
+class CoresetCoverageWarning(UserWarning):
+    """A coreset whose points leave a feature of the data unmeasured.
+
+    A feature that varies in the data (with an intercept; without one, that is not zero in
+    every row) but is constant over the coreset's points (zero, without an intercept): the
+    coreset's log-likelihood says nothing about its coefficient, whose coreset posterior is
+    then the prior's, however close the rest. Rare categories of one-hot features are the
+    usual cause. Issued when the data's moments are known, which the default
+    ``prior_scale='auto'`` measures.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skcoreset.coreset import CoresetCoverageWarning, UniformCoreset
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.column_stack([rng.standard_normal(1000), np.arange(1000) == 0])
+    >>> y = rng.integers(0, 2, 1000)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     coreset = UniformCoreset(n_points=20, projection=None, random_state=0).fit(X, y)
+    >>> [w.category.__name__ for w in caught]
+    ['CoresetCoverageWarning']
+    """
+
+
 class BaseCoreset(BaseEstimator):
     """Base class of the coreset estimators (do not use directly).
 
@@ -496,7 +522,36 @@ class BaseCoreset(BaseEstimator):
             self.sample_indices_, self.sample_weight_, node.X[order], node.y[order]
         )
         self._labels = stream["labels"]
+        self._warn_uncovered(self._coreset_node.X)
         self._finish(node, stream["context"])
+
+    def _warn_uncovered(self, X):
+        """A :class:`CoresetCoverageWarning` when the coreset's points ``X`` leave a feature
+        the data identify constant (zero, without an intercept)."""
+        identified = getattr(self, "_identified", None)
+        if identified is None or X.shape[0] == 0:
+            return
+        X = np.asarray(X, dtype=np.float64)
+        if self.fit_intercept:
+            size = np.maximum(np.abs(X).max(axis=0), 1e-300)
+            flat = np.ptp(X, axis=0) <= 1e-10 * size
+        else:
+            flat = ~np.any(X != 0, axis=0)
+        uncovered = np.flatnonzero(identified & flat)
+        if uncovered.shape[0] == 0:
+            return
+        names = getattr(self, "feature_names_in_", None)
+        shown = [str(names[k]) if names is not None else f"x{k}" for k in uncovered[:10]]
+        more = f" and {uncovered.shape[0] - 10} more" if uncovered.shape[0] > 10 else ""
+        how = "constant" if self.fit_intercept else "zero"
+        warn(
+            f"The coreset's {X.shape[0]} points leave {uncovered.shape[0]} of the data's "
+            f"features {how} ({', '.join(shown)}{more}): its likelihood says nothing of their "
+            "coefficients, whose coreset posterior is the prior's. Rare categories of one-hot "
+            "features are the usual cause: use more points, an algorithm that aims at the "
+            "full likelihood (OMPCoreset), or merge the rare categories.",
+            CoresetCoverageWarning,
+        )
 
     def _drop_fitted_attributes(self):
         # A refit must not keep what the previous fit set and this one may not (laplace_,
@@ -509,8 +564,12 @@ class BaseCoreset(BaseEstimator):
         """The model with its prior: ``prior_scale``, or for 'auto' the rule of
         :func:`~skcoreset.models.default_prior_scale` on the moments of all rows (one
         pass)."""
+        # the features whose coefficients the data identify, for the coverage check
+        self._identified = None
         if self.prior_scale == "auto":
-            scale = prior_from_moments(model, data.moments())
+            moments = data.moments()
+            scale = prior_from_moments(model, moments)
+            self._identified = moments.varying() if model.fit_intercept else moments.nonzero()
         else:
             scale = np.asarray(float(self.prior_scale))
         self.prior_scale_ = scale

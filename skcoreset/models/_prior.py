@@ -116,12 +116,23 @@ class Moments:
         sd_y = float(np.sqrt(max(self.yy / self.w - dy * dy, 0.0)))
         return self.shift[0] + dx, sd_x, self.shift[1] + dy, sd_y
 
+    def varying(self):
+        """Which features vary: a standard deviation above 1e-10 of the mean's size (below,
+        rounding in the sums)."""
+        mean, sd, _, _ = self.mean_and_sd()
+        return sd > 1e-10 * np.maximum(np.abs(mean), 1e-300)
+
+    def nonzero(self):
+        """Which features are not zero in every row."""
+        mean, sd, _, _ = self.mean_and_sd()
+        return (sd > 0) | (mean != 0)
+
 
 def prior_from_moments(model, moments):
     """:func:`default_prior_scale` from the data's :class:`Moments`."""
     mean, sd, y_mean, y_sd = moments.mean_and_sd()
     # a constant column (its coefficient is not identified by the data): unit scale
-    sd = np.where(sd > 1e-10 * np.maximum(np.abs(mean), 1e-300), sd, 1.0)
+    sd = np.where(moments.varying(), sd, 1.0)
     if model.name == "gaussian":
         s_y, level = (y_sd or max(abs(y_mean), 1.0)), y_mean
     elif model.name == "poisson":
