@@ -408,6 +408,25 @@ def test_sparse_vi_coreset_warns_when_it_stops_early(regression, monkeypatch, re
         SparseVICoreset(20, random_state=0).fit(X, y)
 
 
+def test_flat_candidates_are_never_chosen():
+    # a candidate whose log-likelihood barely varies over the draws but points exactly along
+    # the residual: chosen by correlation alone, it would need a weight 1e7 times the others'
+    rng = np.random.default_rng(5)
+    S = 200
+    a, b = rng.standard_normal(S), rng.standard_normal(S)
+    r = a.copy()
+    g = np.column_stack([1e-7 * a, a + 0.5 * b, b, rng.standard_normal(S)]) - 0.7
+    none, w0 = np.empty(0, dtype=np.intp), np.empty(0)
+    corr = [np.corrcoef(g[:, j], r)[0, 1] for j in range(4)]
+    assert np.argmax(corr) == 0 and corr[0] > 0.999
+    assert _kl.flat(np.linalg.norm(g - g.mean(axis=0), axis=0)).tolist() == [1, 0, 0, 0]
+    assert _kl.greedy_batch(g, r, none, w0, 1).tolist() == [1]
+    assert 0 not in _kl.greedy_batch(g, r, none, w0, 3)
+    # at a millionth of the median and more, a candidate is chosen as before
+    g[:, 0] = 1e-5 * a
+    assert _kl.greedy_batch(g, r, none, w0, 1).tolist() == [0]
+
+
 def test_greedy_batch_is_matching_pursuit_on_the_draws():
     rng = np.random.default_rng(4)
     S = 200

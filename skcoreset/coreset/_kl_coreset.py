@@ -169,6 +169,7 @@ class _KLCoreset(BaseCoreset):
                 fix = problem.taylor.correction(proj.thetas_t.T)
                 target += (fix - fix.mean()) / np.sqrt(proj.n_projections)
             sigma, _ = row_norms_and_sum(V)
+            sigma[_kl.flat(sigma)] = 0.0  # never chosen
             w, _, _ = _omp(V, M, sigma, target)
         idx = np.flatnonzero(w)
         if idx.shape[0] == 0:  # the projection measured nothing
