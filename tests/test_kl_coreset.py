@@ -375,7 +375,7 @@ def test_sparse_vi_stops_when_the_laplace_draws_overflow(gaussian_data, monkeypa
     problem = G.GaussianProblem(gaussian_data, 0)
     real, sums = problem.full, []
 
-    def full(thetas, g_all=None):
+    def full(thetas, g_all=None, step=False):
         if g_all is None:  # the full sums at new Laplace draws: from the second batch on, NaN
             sums.append(1)
             if len(sums) >= 2:
@@ -740,6 +740,27 @@ def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
     )  # fmt: skip
     np.testing.assert_array_equal(bare[0], out[0])
     assert not bare[1:].any()
+
+
+def test_weight_steps_estimate_the_full_sum_on_batches_without_bias(poisson_taylor):
+    """``full_batch``: a weight step's full sum comes from a fresh batch of pooled rows under
+    the control variate, unbiased up to a constant; every other call gets the pool's sum."""
+    from skcoreset.coreset._kl_problem import GLMProblem, Taylor
+
+    model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
+    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
+    rng = np.random.RandomState(0)
+    problem = GLMProblem(model, Xd, y, w, None, rng, full_batch=50, start=lap, taylor=taylor)
+    near = thetas[:6]
+    np.testing.assert_allclose(problem.full(near), exact[:6], rtol=1e-10)
+    # differences between draws: the constant the batch leaves out cancels
+    steps = np.array([problem.full(near, step=True) for _ in range(400)])
+    steps -= steps[:, :1]
+    want = exact[:6] - exact[0]
+    sd = steps.std(axis=0)
+    assert np.all(sd[1:] > 0)  # a new batch at every step
+    # within 4 standard errors (a batch's scale 10% off fails it)
+    assert np.all(np.abs(steps.mean(axis=0) - want) <= 4 * sd / np.sqrt(400) + 1e-9)
 
 
 def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):

@@ -11,9 +11,10 @@ weights. They see the model only through a *problem* object:
 
 * ``problem.loglik(thetas, idx)``: the (S, len(idx)) log-likelihoods of candidates ``idx``
   (all candidates for None) at the S rows of ``thetas``;
-* ``problem.full(thetas, g_all=None)``: the (S,) full-data log-likelihood sums (exact, or an
-  unbiased subsample estimate); ``g_all``, when given, is ``loglik(thetas, None)``, which the
-  problem may reuse;
+* ``problem.full(thetas, g_all=None, step=False)``: the (S,) full-data log-likelihood sums
+  (exact, or an unbiased subsample estimate); ``g_all``, when given, is
+  ``loglik(thetas, None)``, which the problem may reuse; ``step``: for the gradient of a
+  weight step, where the problem may use a cheaper, noisier estimate;
 * ``problem.draws(idx, w, n)``: n draws from pi_w (w on candidates ``idx``);
 * ``problem.laplace_draws(n)``: n draws of the full data's Laplace fit (SparseVI only);
 * ``problem.n_params``: the number of parameters, the draws' length (SparseVI only);
@@ -112,7 +113,7 @@ def kl_gradient(g, r, w):
 def _gradient_at(problem, thetas, idx, w):
     """:func:`kl_gradient` of the support ``idx`` with weights ``w`` at the draws ``thetas``
     of ``problem``."""
-    return kl_gradient(problem.loglik(thetas, idx), problem.full(thetas), w)
+    return kl_gradient(problem.loglik(thetas, idx), problem.full(thetas, step=True), w)
 
 
 def model_hessian(centred, tau, ridge="average"):

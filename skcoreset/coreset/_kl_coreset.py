@@ -32,7 +32,7 @@ from ._merge_reduce import Node
 _POOL_MIN = 10_000
 _POOL_PER_POINT = 50
 
-# full_batch='auto' of Coreset MCMC: rows of the full-data term at each training step.
+# full_batch='auto': pooled rows of the full-data term of each weight step.
 _FULL_BATCH = 1000
 
 
@@ -52,6 +52,7 @@ class _KLCoreset(BaseCoreset):
         "n_candidates": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_chains": [Interval(Integral, 2, None, closed="left")],
         "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
+        "full_batch": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"}), None],
         "verbose": ["verbose"],
     }
 
@@ -139,7 +140,7 @@ class _KLCoreset(BaseCoreset):
         )
 
     def _full_batch(self, n_pool):
-        return None
+        return _FULL_BATCH if self.full_batch == "auto" else self.full_batch
 
     def _initial_support(self, problem, node, random_state):
         """``(idx, w0)``: the start of the weights' optimisation among the pooled rows.
@@ -232,6 +233,12 @@ class QuasiNewtonCoreset(_KLCoreset):
         (at most ``n_points`` rows). 'uniform': ``n_points`` pooled rows weighted
         ``W / n_points``, as in the paper; at small sizes its coreset posterior is often
         nearly improper (separable or unidentified), and the Monte Carlo steps then wander.
+    full_batch : int, 'auto' or None, default='auto'
+        Pooled rows drawn at each quasi-Newton step for the full-data log-likelihood (all the
+        pool for None; 'auto': 1000), under the control variate of the exact second-order
+        Taylor sum of all the data (see :class:`CoresetMCMC`). On Phishing and BikeTrips
+        (10 to 1000 points) it gave the KL of the whole pool within the Monte Carlo error, at
+        a fraction of the cost of a step.
     n_draws : int, default=500
         MALA draws of the coreset posterior per step.
     max_iter : int, default=20
@@ -310,6 +317,7 @@ class QuasiNewtonCoreset(_KLCoreset):
         block_size="auto",
         n_candidates="auto",
         init="omp",
+        full_batch="auto",
         n_draws=500,
         max_iter=20,
         step_size=1.0,
@@ -327,6 +335,7 @@ class QuasiNewtonCoreset(_KLCoreset):
         self.fit_intercept = fit_intercept
         self.block_size = block_size
         self.n_candidates = n_candidates
+        self.full_batch = full_batch
         self.init = init
         self.n_draws = n_draws
         self.max_iter = max_iter
@@ -416,6 +425,13 @@ class SparseVICoreset(_KLCoreset):
         Rows of the pool sampled in the pass (proportional to ``sample_weight``); the greedy
         choice is among them and the full-data log-likelihood at each draw is estimated on
         them (exact when the pool is all the rows). 'auto': max(10 000, 50 n_points).
+    full_batch : int, 'auto' or None, default='auto'
+        Pooled rows drawn at each weight step for the full-data log-likelihood (all the pool
+        for None; 'auto': 1000), under the control variate of the exact second-order Taylor
+        sum of all the data (see :class:`CoresetMCMC`). The greedy choices and the refits
+        use the whole pool, whose log-likelihoods they compute anyway. On Phishing and
+        BikeTrips (10 to 1000 points) it gave the KL of the whole pool within the Monte Carlo
+        error, and took a quarter to a half off the construction time at 10 to 50 points.
     n_draws : int, default=200
         MALA draws of the coreset posterior per greedy choice and per weight step.
     n_rounds : int, default=50
@@ -503,6 +519,7 @@ class SparseVICoreset(_KLCoreset):
         fit_intercept=True,
         block_size="auto",
         n_candidates="auto",
+        full_batch="auto",
         n_draws=200,
         n_rounds=50,
         n_steps=0,
@@ -521,6 +538,7 @@ class SparseVICoreset(_KLCoreset):
         self.fit_intercept = fit_intercept
         self.block_size = block_size
         self.n_candidates = n_candidates
+        self.full_batch = full_batch
         self.n_draws = n_draws
         self.n_rounds = n_rounds
         self.n_steps = n_steps
@@ -687,7 +705,6 @@ class CoresetMCMC(_KLCoreset):
         "n_train": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "init": [StrOptions({"omp", "uniform"})],
-        "full_batch": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"}), None],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -727,9 +744,6 @@ class CoresetMCMC(_KLCoreset):
         self.progress = progress
         self.verbose = verbose
         self.random_state = random_state
-
-    def _full_batch(self, n_pool):
-        return _FULL_BATCH if self.full_batch == "auto" else self.full_batch
 
     def _select(self, problem, node, total, random_state):
         idx, w0 = self._initial_support(problem, node, random_state)

@@ -144,13 +144,14 @@ class GLMProblem:
         # few draws: one BLAS product and the vectorised log density
         return self.model.log_density(y[None, :], thetas @ Xd.T)
 
-    def full(self, thetas, g_all=None):
+    def full(self, thetas, g_all=None, step=False):
         """The full data's log-likelihood sum at each row of ``thetas``, up to a constant the
         same for all of them (which the KL gradient's covariance cancels): exact, or
         estimated on the pool (``g_all``: the pool's log-likelihoods at ``thetas``, when
-        the caller has them), or on a batch of it drawn afresh (``full_batch``)."""
+        the caller has them), or, for a weight ``step``, on a batch of it drawn afresh
+        (``full_batch``)."""
         n = self.Xd.shape[0]
-        if self.full_batch is not None and self.full_batch < n:
+        if step and self.full_batch is not None and self.full_batch < n:
             # with replacement: unbiased all the same, and no permutation of the pool per step
             rows = self.rng.randint(n, size=self.full_batch)
             taylor = self.taylor

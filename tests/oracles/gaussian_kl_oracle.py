@@ -55,7 +55,7 @@ class GaussianProblem:
     def loglik(self, thetas, idx):
         return loglik(self.x if idx is None else self.x[idx], thetas)
 
-    def full(self, thetas, g_all=None):
+    def full(self, thetas, g_all=None, step=False):
         if g_all is not None and self.x is self.x_full:
             return g_all.sum(axis=1)
         return loglik(self.x_full, thetas).sum(axis=1)
