@@ -528,14 +528,16 @@ class BaseCoreset(BaseEstimator):
     def _warn_uncovered(self, X):
         """A :class:`CoresetCoverageWarning` when the coreset's points ``X`` leave a feature
         the data identify constant (zero, without an intercept)."""
-        identified = getattr(self, "_identified", None)
-        if identified is None or X.shape[0] == 0:
+        moments = getattr(self, "_data_moments", None)
+        if moments is None or X.shape[0] == 0:
             return
         X = np.asarray(X, dtype=np.float64)
-        if self.fit_intercept:
+        if self.fit_intercept:  # a constant column is the intercept's: not measured
+            identified = moments.varying()
             size = np.maximum(np.abs(X).max(axis=0), 1e-300)
             flat = np.ptp(X, axis=0) <= 1e-10 * size
         else:
+            identified = moments.nonzero()
             flat = ~np.any(X != 0, axis=0)
         uncovered = np.flatnonzero(identified & flat)
         if uncovered.shape[0] == 0:
@@ -564,12 +566,10 @@ class BaseCoreset(BaseEstimator):
         """The model with its prior: ``prior_scale``, or for 'auto' the rule of
         :func:`~skcoreset.models.default_prior_scale` on the moments of all rows (one
         pass)."""
-        # the features whose coefficients the data identify, for the coverage check
-        self._identified = None
+        self._data_moments = None  # kept for the coverage check (:meth:`_warn_uncovered`)
         if self.prior_scale == "auto":
-            moments = data.moments()
-            scale = prior_from_moments(model, moments)
-            self._identified = moments.varying() if model.fit_intercept else moments.nonzero()
+            self._data_moments = data.moments()
+            scale = prior_from_moments(model, self._data_moments)
         else:
             scale = np.asarray(float(self.prior_scale))
         self.prior_scale_ = scale

@@ -13,7 +13,7 @@ All arrays are C-contiguous float64 but ``rows`` (intp); only ``out`` is written
 import numpy as np
 from numba import njit
 
-from ..models._glm_kernels import GAUSSIAN, LOGISTIC, POISSON, dot_reassoc, loglik_terms
+from ..models._glm_kernels import dot_reassoc, loglik_rows_inplace
 
 _CONTRACT = {"contract"}
 
@@ -74,23 +74,9 @@ def batch_sums(code, X, y, rows, weights, scale, thetas, noise, eta0, d, c, out)
         else:
             out[1, k] = 0.0
             out[2, k] = 0.0
-        _loglik_rows(code, eta, yb, inv_var)
+        loglik_rows_inplace(code, eta, yb, inv_var)
         out[0, k] = dot_reassoc(vb, eta)
     return out
-
-
-@njit(cache=True, inline="always")
-def _loglik_rows(code, buf, y, inv_var):
-    """buf[b] <- l(buf[b], y[b]) - l0_b, one loop per model so that each vectorises."""
-    if code == LOGISTIC:
-        for b in range(buf.shape[0]):
-            buf[b] = loglik_terms(LOGISTIC, buf[b], y[b], inv_var)[0]
-    elif code == POISSON:
-        for b in range(buf.shape[0]):
-            buf[b] = loglik_terms(POISSON, buf[b], y[b], inv_var)[0]
-    else:
-        for b in range(buf.shape[0]):
-            buf[b] = loglik_terms(GAUSSIAN, buf[b], y[b], inv_var)[0]
 
 
 @njit(cache=True)

@@ -137,6 +137,21 @@ def loglik_inplace(code, buf, y, inv_var):
 
 
 @njit(cache=True, inline="always")
+def loglik_rows_inplace(code, buf, y, inv_var):
+    """buf[i] <- l(buf[i], y[i]) - l0_i for one parameter and rows i: :func:`loglik_inplace`
+    with a target per entry."""
+    if code == LOGISTIC:
+        for i in range(buf.shape[0]):
+            buf[i] = loglik_terms(LOGISTIC, buf[i], y[i], inv_var)[0]
+    elif code == POISSON:
+        for i in range(buf.shape[0]):
+            buf[i] = loglik_terms(POISSON, buf[i], y[i], inv_var)[0]
+    else:
+        for i in range(buf.shape[0]):
+            buf[i] = loglik_terms(GAUSSIAN, buf[i], y[i], inv_var)[0]
+
+
+@njit(cache=True, inline="always")
 def dloglik_inplace(code, buf, y, inv_var):
     """buf[j] <- dl/deta at buf[j] for one datum, one loop per model so that each vectorises."""
     if code == LOGISTIC:
