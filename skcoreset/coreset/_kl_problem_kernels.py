@@ -13,9 +13,7 @@ All arrays are C-contiguous float64 but ``rows`` (intp); only ``out`` is written
 import numpy as np
 from numba import njit
 
-from ..models._glm_kernels import dot_reassoc, loglik_rows_inplace
-
-_CONTRACT = {"contract"}
+from ..models._glm_kernels import _CONTRACT, dot_reassoc, loglik_rows_inplace
 
 
 @njit(cache=True, fastmath=_CONTRACT)
