@@ -3,6 +3,8 @@ form of the conjugate Gaussian model (tests/oracles/gaussian_kl_oracle.py), the 
 that model with exact draws, and the estimators (MALA draws) on Gaussian linear regression,
 whose coreset posteriors are Gaussian so that the Laplace KL is exact."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -684,10 +686,76 @@ def poisson_taylor():
     lap = laplace_approximation(model, Xd, y, w, design=True)
     # the summary of two blocks, added: as the pass accumulates it
     halves = [slice(0, N // 2), slice(N // 2, N)]
-    summary = sum(data_summary(lap, Node(np.arange(N)[h], w[h], X[h], y[h], None)) for h in halves)
+    summary = sum(
+        data_summary(lap, Node(np.arange(N)[h], w[h], X[h], y[h], None))[0] for h in halves
+    )
     thetas = lap.sample(300, random_state=0)
     exact = model.loglik_matrix(Xd, y, thetas).T @ w
     return model, Xd, y, w, lap, split_summary(summary, D + 1), thetas, exact
+
+
+def test_row_spread_is_the_sd_of_the_second_order_expansion(poisson_taylor):
+    # the oracle: the sample sd, over draws of the Laplace fit, of each row's second-order
+    # expansion d e - c e^2 / 2 in e = x . (theta - mu), with its own standard error
+    from skcoreset.coreset._kl_problem import row_spread
+
+    model, Xd, y, w, lap, _, _, _ = poisson_taylor
+    rows = slice(0, 40)
+    X = Xd[rows, :-1]  # the design's last column is the intercept
+    spread = row_spread(lap, X, y[rows])
+    d, c = model.loglik_derivatives(Xd[rows] @ lap.mean, y[rows])
+    S = 40_000
+    e = (lap.sample(S, random_state=3) - lap.mean) @ Xd[rows].T  # (S, rows)
+    q = d * e - 0.5 * c * e**2
+    q -= q.mean(axis=0)
+    sd = np.sqrt((q**2).mean(axis=0))
+    se = np.sqrt(((q**4).mean(axis=0) - sd**4) / (4 * S * sd**2))  # delta method
+    assert np.all(np.abs(sd - spread) < 5 * se)
+    # the curvature term matters: without it the formula is off by many standard errors
+    assert np.max(np.abs(sd - np.sqrt(d**2 * (e**2).mean(axis=0))) / se) > 10
+
+
+def _rare_rows(n=20_000, seed=0):
+    # two continuous features and a 0/1 one set in 2 rows: a uniform pool of 1000 rows holds
+    # one of them 10% of the time
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.standard_normal((n, 2)), np.zeros(n)])
+    X[rng.choice(n, 2, replace=False), 2] = 1.0
+    y = (rng.random(n) < 1 / (1 + np.exp(-X[:, 0]))).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize("spread_rows", [True, False])
+def test_pool_adds_the_rows_of_largest_spread_as_candidates_only(spread_rows, monkeypatch):
+    from skcoreset.coreset import CoresetCoverageWarning
+    from skcoreset.coreset import _kl_coreset as KC
+
+    if not spread_rows:  # the uniform pool alone, for contrast
+        size = KC._KLCoreset._pool_size
+        monkeypatch.setattr(KC._KLCoreset, "_pool_size", lambda self: (size(self)[0], 0))
+    problems = []
+    init = KC.GLMProblem.__init__
+
+    def keep(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        problems.append(self)
+
+    monkeypatch.setattr(KC.GLMProblem, "__init__", keep)
+    X, y = _rare_rows()
+    for seed in range(3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cs = QuasiNewtonCoreset(20, n_candidates=1000, n_draws=100, random_state=seed)
+            cs.fit(X, y)
+        covered = X[cs.sample_indices_, 2].any()
+        assert covered == spread_rows
+        assert any(w.category is CoresetCoverageWarning for w in caught) != covered
+        # the full data's sums are estimated on the uniform part alone: 1000 rows at W / 1000
+        fw = problems[-1].full_weights
+        assert np.count_nonzero(fw) == 1000
+        np.testing.assert_allclose(fw[fw > 0], len(y) / 1000)
+        # and 250 rows of largest spread join them, less those sampled already
+        assert 1000 < len(fw) <= 1250 if spread_rows else len(fw) == 1000
 
 
 def test_taylor_total_and_remainder_on_all_rows_give_the_exact_sum(poisson_taylor):

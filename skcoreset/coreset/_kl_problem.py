@@ -100,9 +100,10 @@ class GLMProblem:
     """The *problem* of :mod:`._kl` for a GLM: candidate rows, full sums, MALA draws.
 
     ``Xd``, ``y``: the pooled rows (design matrix) and targets; ``full_weights``: their
-    weights in the full data's sum; ``full_batch``: rows drawn from the pool for each
-    estimate of that sum (None: all the pool), which needs the control variate ``taylor``;
-    ``start``: the data's Laplace fit.
+    weights in the full data's sum (0 for the rows that are candidates only);
+    ``full_batch``: rows drawn from the weighted ones for each estimate of that sum (None:
+    all the pool), which needs the control variate ``taylor``; ``start``: the data's Laplace
+    fit.
     """
 
     def __init__(
@@ -122,6 +123,7 @@ class GLMProblem:
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.start = start
         self.full_weights = np.ascontiguousarray(full_weights, dtype=np.float64)
+        self._weighted = np.flatnonzero(self.full_weights)  # the rows batches are drawn from
         self.chains = chains
         self.rng = random_state
         self.full_batch = full_batch
@@ -150,10 +152,10 @@ class GLMProblem:
         estimated on the pool (``g_all``: the pool's log-likelihoods at ``thetas``, when
         the caller has them), or, for a weight ``step``, on a batch of it drawn afresh
         (``full_batch``)."""
-        n = self.Xd.shape[0]
+        n = self._weighted.shape[0]
         if step and self.full_batch is not None and self.full_batch < n:
             # with replacement: unbiased all the same, and no permutation of the pool per step
-            rows = self.rng.randint(n, size=self.full_batch)
+            rows = self._weighted[self.rng.randint(n, size=self.full_batch)]
             taylor = self.taylor
             sums = batch_sums(
                 self.model.code, self.Xd, self.y, rows, self.full_weights, n / self.full_batch,
@@ -233,15 +235,44 @@ class GLMProblem:
 
 
 def data_summary(laplace, node):
-    """``[W, n, G, H.ravel()]`` of a node's rows: total weight, row count, and the weighted
-    sums of the log-likelihood's gradient and curvature at the Laplace mean (:class:`Taylor`).
-    Sums, so that the summaries of blocks add up to that of their union."""
-    model = laplace.model
-    Xd = model.design(node.X)
-    d, c = model.loglik_derivatives(Xd @ laplace.mean, node.y)
+    """``(summary, spread)`` of a node's rows.
+
+    ``summary = [W, n, G, H.ravel()]``: the total weight, the row count, and the weighted sums
+    of the log-likelihood's gradient and curvature at the Laplace mean (:class:`Taylor`);
+    sums, so that the summaries of blocks add up to that of their union. ``spread``: each
+    row's :func:`row_spread`, from the same derivatives.
+    """
+    Xd, d, c = _taylor_terms(laplace, node.X, node.y)
     G = Xd.T @ (node.weights * d)
     H = Xd.T @ (Xd * (node.weights * c)[:, None])
-    return np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
+    summary = np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
+    return summary, _spread(laplace, Xd, d, c)
+
+
+def row_spread(laplace, X, y):
+    """How much each row's log-likelihood varies under the data's Laplace fit.
+
+    The standard deviation of its second-order expansion at the mean,
+    ``l_n(theta) - l_n(mu) ~ d_n e - c_n e^2 / 2`` with ``e = x_n . (theta - mu)`` normal of
+    variance ``s_n^2 = x_n^T Sigma x_n``: ``sqrt(d_n^2 s_n^2 + c_n^2 s_n^4 / 2)``. Large for
+    the rows the posterior is uncertain about (a rare category's, a point near the decision
+    boundary), near 0 for rows the fit already explains; it is the Laplace counterpart of
+    the norm of a row's log-likelihood projection.
+    """
+    return _spread(laplace, *_taylor_terms(laplace, X, y))
+
+
+def _taylor_terms(laplace, X, y):
+    model = laplace.model
+    Xd = model.design(X)
+    d, c = model.loglik_derivatives(Xd @ laplace.mean, y)
+    return Xd, d, c
+
+
+def _spread(laplace, Xd, d, c):
+    XL = Xd @ laplace.chol  # Sigma = L L^T: s_n^2 = ||x_n L||^2
+    s2 = np.einsum("ij,ij->i", XL, XL)
+    return np.sqrt(s2 * (d * d + 0.5 * (c * c) * s2))
 
 
 def split_summary(summary, P):
