@@ -541,6 +541,38 @@ def test_quasi_newton_stops_when_the_gradient_settles(gaussian_data):
     assert G.reverse_kl(x[idx], w, x) < 0.75 * G.reverse_kl(x[idx], w0, x)
 
 
+@pytest.mark.parametrize(
+    "norms, kept",
+    [
+        ([0.2, 1.1, 2.7, 14.5], 0),  # growing from the start: astray, the start is kept
+        ([5.0, 2.0, 1.0, 1.5, 1.2, 1.1], 2),  # settled after its least: that iterate
+        ([5.0, 4.0, 3.0, 2.0], 4),  # still falling at max_iter: the last step is kept
+    ],
+)
+def test_quasi_newton_keeps_the_weights_of_least_gradient(norms, kept, monkeypatch):
+    # each step adds 1 to every weight; the gradient's norm at iterate k is norms[k]
+    calls = iter(norms)
+
+    def gradient(problem, thetas, idx, w):
+        return np.full(w.shape, next(calls) / np.sqrt(w.shape[0])), None
+
+    monkeypatch.setattr(_kl, "_gradient_at", gradient)
+    monkeypatch.setattr(_kl, "newton_step", lambda w, *args: w + 1.0)
+
+    class Problem:
+        def draws(self, idx, w, n):
+            return None
+
+    w0 = np.zeros(3)
+    w, n_iter, reason = _kl.quasi_newton(Problem(), np.arange(3), w0, max_iter=len(norms))
+    np.testing.assert_array_equal(w, w0 + kept)
+    assert n_iter == len(norms)
+    # without the stop rule (tol=None, SparseVI's decaying steps) the last iterate stays
+    calls = iter(norms)
+    w, _, _ = _kl.quasi_newton(Problem(), np.arange(3), w0, max_iter=len(norms), tol=None)
+    np.testing.assert_array_equal(w, w0 + len(norms))
+
+
 def test_quasi_newton_decaying_steps_take_every_step(gaussian_data, monkeypatch):
     # decay=True: the k-th step is step_size / sqrt(k), and with tol=None no settling stops
     # the loop (the test above settles within 100 steps)
