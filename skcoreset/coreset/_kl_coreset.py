@@ -491,9 +491,9 @@ class SparseVICoreset(_KLCoreset):
         MALA draws of the coreset posterior per greedy choice and per weight step. The
         choice is the noisiest part of SparseVI on large data: on 2 x 10^5 rows with 21
         parameters (the synthetic logistic data of ``benchmarks/bench_scale.py``, 100
-        points, three seeds) 500 draws gave a Laplace KL of 0.36 to 0.54 where 200 gave 0.53
-        to 0.85, in 13-14 s against 6-7 s; :class:`QuasiNewtonCoreset` reached 0.10 in
-        2.5 s (seed 0).
+        points, three seeds) 500 draws gave a Laplace KL of 0.31 to 0.53 where 200 gave 0.59
+        to 0.88, at about twice the time; :class:`QuasiNewtonCoreset` reached 0.13 in less
+        than half the time of 200 draws (seed 0).
     n_rounds : int, default=50
         Greedy rounds: each adds ceil(n_points / n_rounds) points (the paper adds one point
         per round; fewer rounds cost fewer MALA runs). On Phishing at 50 points, one point per
