@@ -293,12 +293,12 @@ def test_fewer_points_than_parameters_warns(cls):
         cls(n_points=5, random_state=0, **kw).fit(X, y)
 
 
-def _rare_feature_data(n=2000, seed=0):
-    # two continuous features and a rare 0/1 one (5 rows): a uniform coreset of 60 points
-    # misses the rare rows about 86% of the time
+def _rare_feature_data(n=2000, n_rare=5, seed=0):
+    # two continuous features and a rare 0/1 one (5 of 2000 rows by default: a uniform
+    # coreset of 60 points misses the rare rows about 86% of the time)
     rng = np.random.default_rng(seed)
     X = np.column_stack([rng.standard_normal((n, 2)), np.zeros(n)])
-    X[rng.choice(n, 5, replace=False), 2] = 1.0
+    X[rng.choice(n, n_rare, replace=False), 2] = 1.0
     y = (rng.random(n) < 1 / (1 + np.exp(-X[:, 0]))).astype(float)
     return X, y
 

@@ -12,6 +12,7 @@ from skcoreset.coreset import CoresetMCMC, QuasiNewtonCoreset, SparseVICoreset, 
 from skcoreset.metrics import coreset_laplace_kl
 
 from .oracles import gaussian_kl_oracle as G
+from .test_coreset_estimators import _rare_feature_data
 
 
 def test_kl_gradient_matches_finite_differences_of_closed_form():
@@ -747,16 +748,6 @@ def test_row_spread_is_the_sd_of_the_second_order_expansion(poisson_taylor):
     assert np.max(np.abs(sd - np.sqrt(d**2 * (e**2).mean(axis=0))) / se) > 10
 
 
-def _rare_rows(n=20_000, seed=0):
-    # two continuous features and a 0/1 one set in 2 rows: a uniform pool of 1000 rows holds
-    # one of them 10% of the time
-    rng = np.random.default_rng(seed)
-    X = np.column_stack([rng.standard_normal((n, 2)), np.zeros(n)])
-    X[rng.choice(n, 2, replace=False), 2] = 1.0
-    y = (rng.random(n) < 1 / (1 + np.exp(-X[:, 0]))).astype(float)
-    return X, y
-
-
 @pytest.mark.parametrize("spread_rows", [True, False])
 def test_pool_adds_the_rows_of_largest_spread_as_candidates_only(spread_rows, monkeypatch):
     from skcoreset.coreset import CoresetCoverageWarning
@@ -773,7 +764,8 @@ def test_pool_adds_the_rows_of_largest_spread_as_candidates_only(spread_rows, mo
         problems.append(self)
 
     monkeypatch.setattr(KC.GLMProblem, "__init__", keep)
-    X, y = _rare_rows()
+    # a 0/1 feature set in 2 of 20 000 rows: a uniform pool of 1000 holds one 10% of the time
+    X, y = _rare_feature_data(20_000, n_rare=2)
     for seed in range(3):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
