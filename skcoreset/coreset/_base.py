@@ -52,7 +52,7 @@ from ..models import (
     get_model,
     model_from_targets,
 )
-from ..models._prior import prior_from_moments
+from ..models._prior import Moments, prior_from_moments
 from ._blocks import (
     InMemoryData,
     as_source,
@@ -531,15 +531,12 @@ class BaseCoreset(BaseEstimator):
         moments = getattr(self, "_data_moments", None)
         if moments is None or X.shape[0] == 0:
             return
-        X = np.asarray(X, dtype=np.float64)
+        # the coreset's columns judged by the data's own rule
+        core = Moments.of(X, np.zeros(X.shape[0]))
         if self.fit_intercept:  # a constant column is the intercept's: not measured
-            identified = moments.varying()
-            size = np.maximum(np.abs(X).max(axis=0), 1e-300)
-            flat = np.ptp(X, axis=0) <= 1e-10 * size
+            uncovered = np.flatnonzero(moments.varying() & ~core.varying())
         else:
-            identified = moments.nonzero()
-            flat = ~np.any(X != 0, axis=0)
-        uncovered = np.flatnonzero(identified & flat)
+            uncovered = np.flatnonzero(moments.nonzero() & ~core.nonzero())
         if uncovered.shape[0] == 0:
             return
         names = getattr(self, "feature_names_in_", None)

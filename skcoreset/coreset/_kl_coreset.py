@@ -28,7 +28,7 @@ from . import _kl
 from ._base import BaseCoreset
 from ._blocks import laplace_of_all_rows
 from ._kl_problem import BURN_IN, GLMProblem, Taylor, data_summary, row_spread, split_summary
-from ._merge_reduce import Node
+from ._merge_reduce import Node, largest
 
 # n_candidates='auto': the pool of the greedy Hilbert methods, max(10 000, 50 n_points) rows.
 _POOL_MIN = 10_000
@@ -47,16 +47,6 @@ _EARLY_STOPS = {
     "nonfinite_loglik": "the log-likelihoods overflowed at the draws of the coreset posterior "
     "or of the data's Laplace fit",
 }
-
-
-def _top(keys, size):
-    """Positions (sorted) of the ``size`` largest ``keys``."""
-    n = keys.shape[0]
-    if size >= n:
-        return np.arange(n)
-    if size <= 0:
-        return np.empty(0, dtype=np.intp)
-    return np.sort(np.argpartition(keys, n - size)[n - size :])
 
 
 class _KLCoreset(BaseCoreset):
@@ -115,7 +105,7 @@ class _KLCoreset(BaseCoreset):
     def _pool_rows(self, node):
         """The rows of both parts of the pool (sorted positions, each row once)."""
         uniform, spread = self._pool_size()
-        return np.union1d(_top(node.keys[:, 0], uniform), _top(node.keys[:, 1], spread))
+        return np.union1d(largest(node.keys[:, 0], uniform), largest(node.keys[:, 1], spread))
 
     def _finalize(self, node, laplace, random_state):
         if len(node) <= self._target_size:
@@ -132,7 +122,7 @@ class _KLCoreset(BaseCoreset):
             # weight; the rows added for their spread are candidates only (weight 0 there)
             node = node.subset(self._pool_rows(node))
             sampled = np.zeros(len(node), dtype=bool)
-            sampled[_top(node.keys[:, 0], self._pool_size()[0])] = True
+            sampled[largest(node.keys[:, 0], self._pool_size()[0])] = True
             full_weights = np.where(sampled, total / np.count_nonzero(sampled), 0.0)
         Xd = model.design(node.X)
         taylor = None
@@ -195,7 +185,7 @@ class _KLCoreset(BaseCoreset):
         """
         M = self._target_size
         full_weights = problem.full_weights
-        uniform = _top(node.keys[:, 0], M), np.full(M, float(full_weights.sum()) / M)
+        uniform = largest(node.keys[:, 0], M), np.full(M, float(full_weights.sum()) / M)
         if self.init == "uniform":
             return uniform
         with phase(self, "OMP start"):

@@ -46,8 +46,8 @@ class Node:
     info : dict
         What the last reduction reported (``n_iter``, ``stop_reason``, ``error``).
     keys : ndarray of float64 or None
-        Sampling keys of the rows, for reductions that keep the rows with the largest keys
-        (candidate pools), or None.
+        Sampling keys of the rows (one column, or several), for reductions that keep the rows
+        with the largest keys (candidate pools), or None.
     """
 
     indices: np.ndarray
@@ -64,8 +64,7 @@ class Node:
     def top_keys(self, size):
         """Positions (sorted) of the ``size`` rows with the largest keys: a weighted sample
         without replacement, when the keys are Efraimidis-Spirakis keys."""
-        n = len(self)
-        return np.sort(np.argpartition(self.keys, n - size)[n - size :])
+        return largest(self.keys, size)
 
     def subset(self, positions):
         """The node restricted to some of its rows (the summary of all the data is kept)."""
@@ -77,6 +76,17 @@ class Node:
             summary=self.summary,
             keys=None if self.keys is None else self.keys[positions],
         )
+
+
+def largest(keys, size):
+    """Positions (sorted) of the ``size`` largest ``keys`` (all of them, or none, at the
+    ends)."""
+    n = keys.shape[0]
+    if size >= n:
+        return np.arange(n)
+    if size <= 0:
+        return np.empty(0, dtype=np.intp)
+    return np.sort(np.argpartition(keys, n - size)[n - size :])
 
 
 def union(nodes):
