@@ -77,11 +77,11 @@ def bench_sampler(name, M, D, n_samples, n_warmup, n_chains, repeat):
     init = lap.mean + rng.standard_normal((n_chains, D)) @ lap.chol.T
     kw = dict(precond_chol=lap.chol, n_samples=n_samples, n_warmup=n_warmup)
     # Compile outside the timing (cache=True makes this a load in later processes).
-    sample_mala(model.code, Xd, y, w, init, precond_chol=lap.chol, n_samples=4, n_warmup=4)
+    sample_mala(model, Xd, y, w, init, precond_chol=lap.chol, n_samples=4, n_warmup=4)
     sec, np_sec = np.inf, np.inf
     for _ in range(repeat):
         t = time.perf_counter()
-        res = sample_mala(model.code, Xd, y, w, init, random_state=0, **kw)
+        res = sample_mala(model, Xd, y, w, init, random_state=0, **kw)
         sec = min(sec, time.perf_counter() - t)
         t = time.perf_counter()
         ref = mala_chains(name, Xd, y, w, init, seed=0, **kw)

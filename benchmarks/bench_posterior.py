@@ -78,13 +78,12 @@ def posterior_draws(model, X, y, w, n_samples, n_warmup, seed):
     rng = np.random.RandomState(seed)
     init = lap.mean + 0.1 * rng.standard_normal((4, lap.mean.shape[0])) @ lap.chol.T
     res = sample_mala(
-        model.code,
+        lap.model,
         Xd,
         y,
         w,
         init,
         prior_scale=model.prior_scale,
-        noise_scale=lap.model.noise,
         precond_chol=lap.chol,
         n_samples=n_samples,
         n_warmup=n_warmup,

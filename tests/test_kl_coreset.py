@@ -809,7 +809,7 @@ def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
     near = thetas[:20]  # the bulk, where the quadratic is not capped
     Xc = np.ascontiguousarray(Xd)
     out = batch_sums(
-        model.code, Xc, y, rows, w, scale, near, model.noise, taylor.eta0, taylor.d, taylor.c,
+        model.family, Xc, y, rows, w, scale, near, model.extra, taylor.eta0, taylor.d, taylor.c,
         np.empty((3, 20)),
     )  # fmt: skip
     weights = w[rows] * scale
@@ -827,7 +827,7 @@ def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
     np.testing.assert_allclose(taylor.correction(near, out[1:]), want, rtol=1e-9)
     # without Taylor terms, the log-likelihoods alone
     bare = batch_sums(
-        model.code, Xc, y, rows, w, scale, near, model.noise, np.empty(0), np.empty(0),
+        model.family, Xc, y, rows, w, scale, near, model.extra, np.empty(0), np.empty(0),
         np.empty(0), np.full((3, 20), np.nan),
     )  # fmt: skip
     np.testing.assert_array_equal(bare[0], out[0])

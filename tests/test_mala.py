@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from skcoreset.models import _glm_kernels as GK
+from skcoreset.models import get_model
 from skcoreset.sampler import _mala as M
 from skcoreset.sampler import _mala_kernels as K
 from skcoreset.sampler import ess_bulk, sample_mala, split_rhat
@@ -14,6 +15,9 @@ from .oracles.mala_oracle import glm_log_posterior, mala_chains, mala_oracle
 
 SIGMA = 0.7
 PRIOR = 1.5
+GAUSS = get_model("gaussian", noise_scale=SIGMA)  # the noise scale fixed
+LOGISTIC = get_model("logistic").family
+GAUSSIAN = get_model("gaussian").family
 
 
 def _gaussian_problem(seed=0, N=40, D=3):
@@ -48,13 +52,12 @@ def test_recovers_gaussian_posterior(precond):
     rng = np.random.default_rng(1)
     init = mean + rng.standard_normal((4, 3)) @ np.linalg.cholesky(cov).T
     res = sample_mala(
-        GK.GAUSSIAN,
+        GAUSS,
         X,
         y,
         w,
         init,
         prior_scale=PRIOR,
-        noise_scale=SIGMA,
         precond_chol=L,
         n_samples=1000,
         n_warmup=400,
@@ -76,13 +79,12 @@ def test_matches_numpy_oracle():
     oracle, acc_o, _ = mala_oracle(f, mean, 2000, 300, A=cov, seed=3)
     oracle = oracle[None]
     res = sample_mala(
-        GK.GAUSSIAN,
+        GAUSS,
         X,
         y,
         w,
         np.tile(mean, (4, 1)),
         prior_scale=PRIOR,
-        noise_scale=SIGMA,
         precond_chol=np.linalg.cholesky(cov),
         n_samples=500,
         n_warmup=300,
@@ -110,7 +112,7 @@ def test_fixed_step_oracle_acceptance_logistic():
     theta0 = np.zeros(3)
     _, acc_o, _ = mala_oracle(f, theta0, 3000, 200, step_size=0.15, seed=6)
     res = sample_mala(
-        GK.LOGISTIC,
+        "logistic",
         X,
         y,
         w,
@@ -127,11 +129,11 @@ def test_fixed_step_oracle_acceptance_logistic():
 
 def test_reproducible_and_seed_dependent():
     X, y, w, mean, _cov = _gaussian_problem()
-    kw = {"prior_scale": PRIOR, "noise_scale": SIGMA, "n_samples": 150, "n_warmup": 120}
+    kw = {"prior_scale": PRIOR, "n_samples": 150, "n_warmup": 120}
     init = np.tile(mean, (2, 1))
-    a = sample_mala(GK.GAUSSIAN, X, y, w, init, random_state=11, **kw)
-    b = sample_mala(GK.GAUSSIAN, X, y, w, init, random_state=11, **kw)
-    c = sample_mala(GK.GAUSSIAN, X, y, w, init, random_state=12, **kw)
+    a = sample_mala(GAUSS, X, y, w, init, random_state=11, **kw)
+    b = sample_mala(GAUSS, X, y, w, init, random_state=11, **kw)
+    c = sample_mala(GAUSS, X, y, w, init, random_state=12, **kw)
     np.testing.assert_array_equal(a.draws, b.draws)
     assert a.step_size == b.step_size
     assert not np.array_equal(a.draws, c.draws)
@@ -145,7 +147,7 @@ def test_non_finite_proposals_rejected():
     y = rng.poisson(3.0, 50).astype(float)
     init = np.array([[0.0, np.log(3.0)]])
     res = sample_mala(
-        GK.POISSON, X, y, np.ones(50), init, n_samples=50, n_warmup=0, step_size=1e3, random_state=0
+        "poisson", X, y, np.ones(50), init, n_samples=50, n_warmup=0, step_size=1e3, random_state=0
     )
     assert np.all(np.isfinite(res.draws))
     assert res.acceptance_rate[0] == 0.0
@@ -155,7 +157,7 @@ def test_non_finite_proposals_rejected():
 def test_non_finite_start_raises():
     X = np.ones((3, 1))
     with pytest.raises(ValueError, match="not finite"):
-        sample_mala(GK.POISSON, X, np.ones(3), np.ones(3), np.array([[1e4]]), n_samples=4)
+        sample_mala("poisson", X, np.ones(3), np.ones(3), np.array([[1e4]]), n_samples=4)
 
 
 def test_log_target_gradient_with_noise():
@@ -170,7 +172,7 @@ def test_log_target_gradient_with_noise():
     def f(t):
         lp, g = np.empty(1), np.empty((1, 3))
         K.mala_init(
-            GK.GAUSSIAN,
+            GAUSSIAN,
             True,
             t[None],
             X,
@@ -224,13 +226,13 @@ def test_sampled_noise_matches_quadrature():
     init = exact + 0.1 * rng.standard_normal((4, 2))
     L = np.diag(np.sqrt(exact_var))
     res = sample_mala(
-        GK.GAUSSIAN,
+        "gaussian",
         X,
         y,
         w,
         init,
-        sample_noise=True,
-        noise_log_prior=(s_mu, s_sd),
+        sample_extra=True,
+        extra_log_prior=(s_mu, s_sd),
         precond_chol=L,
         n_samples=1500,
         n_warmup=300,
@@ -251,7 +253,7 @@ def _driver_problem(C=4, N=300, D=3, seed=13):
     logp = np.empty(C)
     grad = np.empty((C, D))
     prec = np.ones(X.shape[1])
-    assert K.mala_init(GK.LOGISTIC, False, theta, X, y, w, prec, 1.0, 0.0, 1.0, logp, grad) == 0
+    assert K.mala_init(LOGISTIC, False, theta, X, y, w, prec, 1.0, 0.0, 1.0, logp, grad) == 0
     L = np.linalg.cholesky(np.linalg.inv(X.T @ (w[:, None] * X) / 4 + np.eye(D)))
     return X, y, w, theta, logp, grad, L
 
@@ -269,7 +271,7 @@ def _run_driver(run, problem, adapt, n_steps=60, n_calls=2, seed=14):
         z, u = rng.standard_normal((C, n_steps, P)), rng.random_sample((C, n_steps))
         eps.append(
             run(
-                GK.LOGISTIC,
+                LOGISTIC,
                 False,
                 theta,
                 logp,
@@ -360,18 +362,17 @@ def test_sample_mala_same_draws_either_driver(monkeypatch):
     X, y, w, mean, _cov = _gaussian_problem(N=60)
     kw = {
         "prior_scale": PRIOR,
-        "noise_scale": SIGMA,
         "n_samples": 130,
         "n_warmup": 110,
         "random_state": 3,
     }
     init = mean + 0.1 * np.random.default_rng(4).standard_normal((3, 3))
     monkeypatch.setattr(M, "PARALLEL_MIN_WORK", 10**12)
-    a = sample_mala(GK.GAUSSIAN, X, y, w, init, **kw)
+    a = sample_mala(GAUSS, X, y, w, init, **kw)
     monkeypatch.setattr(M, "PARALLEL_MIN_WORK", 0)
     if numba.get_num_threads() > 1:
         assert M._use_parallel(X.shape[0], 3, 3)
-    b = sample_mala(GK.GAUSSIAN, X, y, w, init, **kw)
+    b = sample_mala(GAUSS, X, y, w, init, **kw)
     np.testing.assert_array_equal(a.draws, b.draws)
     np.testing.assert_array_equal(a.acceptance_rate, b.acceptance_rate)
     assert a.step_size == b.step_size
@@ -395,11 +396,11 @@ def test_same_chains_as_batched_numpy_mala(name):
     """The NumPy MALA of the benchmark consumes the same random numbers: same chains, up to
     rounding, through warm-up (dual averaging) and the kept draws; same accept decisions."""
     X, y, w = _glm_problem(name, 20)
-    code = {"logistic": GK.LOGISTIC, "poisson": GK.POISSON, "gaussian": GK.GAUSSIAN}[name]
+    model = get_model(name, noise_scale=SIGMA)
     init = 0.1 * np.random.default_rng(21).standard_normal((3, 4))
     L = np.linalg.cholesky(np.linalg.inv(X.T @ (w[:, None] * X) + np.eye(4)))
     kw = {"precond_chol": L, "n_samples": 250, "n_warmup": 150}
-    res = sample_mala(code, X, y, w, init, noise_scale=SIGMA, random_state=22, **kw)
+    res = sample_mala(model, X, y, w, init, random_state=22, **kw)
     draws, acc, eps = mala_chains(name, X, y, w, init, noise=SIGMA, seed=22, **kw)
     assert res.step_size == pytest.approx(eps, rel=1e-6)
     np.testing.assert_array_equal(res.acceptance_rate, acc)
@@ -475,7 +476,7 @@ def test_chain_layout_aligned_padded_and_same_results():
             ll, grad = np.empty(3), np.empty((3, D))
             work = np.empty((2, 3, GK.CHAIN_BLOCK))
             GK.weighted_loglik_grad_chains(
-                GK.LOGISTIC, thetas, xt, yy, ww, 0.0, np.ones(3), ll, grad, work
+                LOGISTIC, False, thetas, xt, yy, ww, ww.sum(), 0.0, np.ones(3), ll, grad, work
             )
             out.append((ll, grad))
         np.testing.assert_array_equal(out[0][0], out[1][0])
@@ -483,26 +484,27 @@ def test_chain_layout_aligned_padded_and_same_results():
 
 
 @pytest.mark.parametrize("D", [7, 8, 2, 1])  # column groups: 3 + 4, 4 + 4, 2, 1
-@pytest.mark.parametrize("code", [GK.LOGISTIC, GK.POISSON, GK.GAUSSIAN])
-def test_chain_kernel_matches_oracle_and_is_batch_independent(code, D):
+@pytest.mark.parametrize("name", ["logistic", "poisson", "gaussian"])
+def test_chain_kernel_matches_oracle_and_is_batch_independent(name, D):
     """weighted_loglik_grad_chains: each chain against the NumPy formulas (|eta| up to ~5000
     for the logistic model), several row blocks; a chain alone gives the bits it gives in a
     batch."""
-    name = {GK.LOGISTIC: "logistic", GK.POISSON: "poisson", GK.GAUSSIAN: "gaussian"}[code]
+    family = get_model(name).family
     N, C = 2 * GK.CHAIN_BLOCK + 37, 5
     X, y, w = _glm_problem(name, 30, N=N, D=D)
     rng = np.random.default_rng(31)
     thetas = np.column_stack([0.5 * rng.standard_normal((C, D)), rng.standard_normal(C)])
-    if code == GK.LOGISTIC:
+    if name == "logistic":
         thetas[0, :D] = 3000.0 * np.sign(rng.standard_normal(D))  # |eta| in the thousands
     noise = rng.uniform(0.3, 2.0, C)
-    offset = GK.weighted_offset(code, y, w)
+    offset = GK.weighted_offset(family, y, w)
     Xt = np.ascontiguousarray(X.T)
 
     def run(th, sig):
         ll, grad = np.empty(len(th)), np.full((len(th), D + 1), 7.0)
+        work = np.empty((2, len(th), GK.CHAIN_BLOCK))
         GK.weighted_loglik_grad_chains(
-            code, th, Xt, y, w, offset, sig, ll, grad, np.empty((2, len(th), GK.CHAIN_BLOCK))
+            family, False, th, Xt, y, w, w.sum(), offset, sig, ll, grad, work
         )
         return ll, grad
 

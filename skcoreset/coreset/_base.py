@@ -47,6 +47,7 @@ from .._sklearn_compat import (
 )
 from .._warnings import warn
 from ..models import (
+    GLM,
     MODEL_NAMES,
     BinaryLabels,
     get_model,
@@ -151,7 +152,7 @@ class BaseCoreset(BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "model": [StrOptions({"auto", *MODEL_NAMES})],
+        "model": [StrOptions({"auto", *MODEL_NAMES}), GLM],
         "prior_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -254,13 +255,14 @@ class BaseCoreset(BaseEstimator):
             raise ValueError(f"In {label}: {exc}") from None
         if first:
             self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
-            if classes is not None and self._model_name(y, None) in (None, "logistic"):
+            name = self._model_name(y, None)
+            if classes is not None and (name is None or self._model_named(name).binary_labels):
                 y_for_model = np.asarray(classes)
             else:
                 y_for_model = y
             model, inferred = self._resolve_model(y_for_model, None)
             labels = None
-            if model.name == "logistic" and classes is not None:
+            if model.binary_labels and classes is not None:
                 labels = BinaryLabels.fit(classes, input_name="classes")
             coded, labels = self._encode_targets(y, model, s, inferred, labels)
             rng = check_random_state(self.random_state)
@@ -413,7 +415,7 @@ class BaseCoreset(BaseEstimator):
         name, values = _dask.model_from_digests(digests) if inferred else (name, None)
         model = self._model_named(name)
         labels = None
-        if model.name == "logistic":
+        if model.binary_labels:
             if values is None:
                 values = _dask.model_from_digests(digests)[1]
             labels = BinaryLabels.fit(values)
@@ -589,8 +591,15 @@ class BaseCoreset(BaseEstimator):
         return self._model_named(name), inferred
 
     def _model_named(self, name):
-        """The model ``name`` with the estimator's prior: for 'auto' a unit placeholder, which
-        :meth:`_with_prior` replaces once the data's moments are known."""
+        """The model ``name`` (or a user's model object) with the estimator's prior and
+        intercept: for 'auto' a unit placeholder, which :meth:`_with_prior` replaces once the
+        data's moments are known."""
+        if isinstance(name, GLM):
+            return replace(
+                name,
+                prior_scale=1.0 if self.prior_scale == "auto" else self.prior_scale,
+                fit_intercept=self.fit_intercept,
+            )
         return get_model(
             name,
             prior_scale=1.0 if self.prior_scale == "auto" else self.prior_scale,
@@ -602,7 +611,7 @@ class BaseCoreset(BaseEstimator):
         ``labels``, fitted here if not given); the rows with positive weight must still fit
         the model."""
         try:
-            if model.name == "logistic":
+            if model.binary_labels:
                 labels = BinaryLabels.fit(y) if labels is None else labels
                 coded = labels.encode(y)
             else:

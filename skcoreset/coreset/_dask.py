@@ -349,10 +349,10 @@ class DaskData:
         theta0 = np.zeros(self.X.shape[1] + model.fit_intercept)
         if start is not None:
             theta0 = start.mean.copy()
-        elif model.name == "poisson" and model.fit_intercept:
+        elif model.starts_from_mean:
             w = self.s if self.s is not None else 1.0
             mean = float((self.y * w).sum().compute()) / self.total_weight
-            theta0[-1] = np.log(max(mean, 1e-3))
+            theta0[-1] = model.initial_intercept(mean)
         return fit_posterior(model, _DaskPosterior(self.estimator, self, model), theta0)
 
 

@@ -135,7 +135,7 @@ class _KLCoreset(BaseCoreset):
             @ laplace.chol.T
         )
         chains = MALAChains(
-            model.code, init, model.prior_scale, model.noise, laplace.chol, random_state
+            model.family, init, model.prior_scale, model.extra, laplace.chol, random_state
         )
         problem = GLMProblem(
             model,
@@ -842,5 +842,5 @@ class CoresetMCMC(_KLCoreset):
         self.laplace_ = laplace
         model = laplace.model
         init = np.tile(laplace.mean, (self.n_chains, 1))
-        chains = MALAChains(model.code, init, model.prior_scale, model.noise, laplace.chol, rng)
+        chains = MALAChains(model.family, init, model.prior_scale, model.extra, laplace.chol, rng)
         return GLMProblem(model, Xd, node.y, node.weights, chains, rng)

@@ -158,8 +158,8 @@ class GLMProblem:
             rows = self._weighted[self.rng.randint(n, size=self.full_batch)]
             taylor = self.taylor
             sums = batch_sums(
-                self.model.code, self.Xd, self.y, rows, self.full_weights, n / self.full_batch,
-                np.ascontiguousarray(thetas), self.model.noise, taylor.eta0, taylor.d, taylor.c,
+                self.model.family, self.Xd, self.y, rows, self.full_weights, n / self.full_batch,
+                np.ascontiguousarray(thetas), self.model.extra, taylor.eta0, taylor.d, taylor.c,
                 np.empty((3, thetas.shape[0])),
             )  # fmt: skip
             # the batch's linear predictors serve its control variate too

@@ -17,13 +17,13 @@ from ..models._glm_kernels import _CONTRACT, dot_reassoc, loglik_rows_inplace
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def batch_sums(code, X, y, rows, weights, scale, thetas, noise, eta0, d, c, out):
+def batch_sums(family, X, y, rows, weights, scale, thetas, extra, eta0, d, c, out):
     """Weighted sums over the batch ``rows`` (repeats allowed) at each draw ``thetas[k]``.
 
     With ``v_b = scale * weights[rows[b]]`` and ``e_b = x_b . theta_k - eta0[rows[b]]``:
 
     * ``out[0, k] = sum_b v_b (l_b(theta_k) - l0_b)``, the log-likelihoods less their
-      constants (:func:`~skcoreset.models._glm_kernels.loglik_terms`), which are the same at
+      constants (the family's ``terms``), which are the same at
       every draw;
     * ``out[1, k] = sum_b v_b d_b e_b`` and ``out[2, k] = sum_b v_b c_b e_b^2``, the batch's
       linear and quadratic Taylor terms around ``eta0`` (zeros when ``d`` is empty).
@@ -51,7 +51,7 @@ def batch_sums(code, X, y, rows, weights, scale, thetas, noise, eta0, d, c, out)
             e0[b] = eta0[i]
             vd[b] = vb[b] * d[i]
             vc[b] = vb[b] * c[i]
-    inv_var = 1.0 / (noise * noise)
+    param = family.prepare(extra)
     eta = np.empty(B)
     e = np.empty(B)
     for k in range(C):
@@ -72,7 +72,7 @@ def batch_sums(code, X, y, rows, weights, scale, thetas, noise, eta0, d, c, out)
         else:
             out[1, k] = 0.0
             out[2, k] = 0.0
-        loglik_rows_inplace(code, eta, yb, inv_var)
+        loglik_rows_inplace(family, eta, yb, param)
         out[0, k] = dot_reassoc(vb, eta)
     return out
 

@@ -25,7 +25,7 @@ from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_c
 from .._warnings import warn
 from ..models import BinaryLabels, get_model, laplace_approximation
 from ..models._prior import Moments, prior_from_moments
-from ..sampler import NOISE_LOG_PRIOR, ess_bulk, sample_mala, split_rhat
+from ..sampler import EXTRA_LOG_PRIOR, ess_bulk, sample_mala, split_rhat
 
 # Convergence thresholds behind the ConvergenceWarning (Vehtari et al. 2021 recommend
 # R-hat < 1.01 and a bulk ESS of at least 100 for reliable posterior summaries).
@@ -176,15 +176,14 @@ class _BaseBayesianGLM(BaseEstimator):
         )
         with phase(self, mala):
             result = sample_mala(
-                model.code,
+                lap.model,
                 Xd,
                 y,
                 w,
                 init,
                 prior_scale=self.prior_scale_,
-                noise_scale=model.noise,
-                sample_noise=sample_noise,
-                noise_log_prior=self._noise_log_prior,
+                sample_extra=sample_noise,
+                extra_log_prior=self._noise_log_prior,
                 precond_chol=precond,
                 n_samples=self.n_samples,
                 n_warmup=self.n_warmup,
@@ -216,11 +215,11 @@ class _BaseBayesianGLM(BaseEstimator):
             moments = Moments.of(X, y, w)  # weighted as duplicated rows would be
             self.prior_scale_ = prior_from_moments(model, moments)
             y_sd = moments.mean_and_sd()[3]
-            centre = np.log(y_sd) if y_sd > 0 else NOISE_LOG_PRIOR[0]
+            centre = np.log(y_sd) if y_sd > 0 else EXTRA_LOG_PRIOR[0]
         else:
             self.prior_scale_ = np.full(n_params, float(self.prior_scale))
-            centre = NOISE_LOG_PRIOR[0]
-        self._noise_log_prior = (float(centre), NOISE_LOG_PRIOR[1])
+            centre = EXTRA_LOG_PRIOR[0]
+        self._noise_log_prior = (float(centre), EXTRA_LOG_PRIOR[1])
 
     def _set_draws(self, result, n_coef, model, sample_noise):
         """The fitted attributes from the sampler's draws."""

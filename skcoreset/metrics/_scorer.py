@@ -72,7 +72,7 @@ def _coreset_kl(estimator, direction):
             "KL fidelity needs one (the Hilbert coresets keep it)."
         )
     model = full.model
-    if model.name == "logistic" and classes is not None:
+    if model.binary_labels and classes is not None:
         # the coreset may hold one class only: code its labels with the estimator's classes
         y = BinaryLabels(classes).encode(y_m)
     else:

@@ -1,23 +1,24 @@
-"""The models: logistic, Poisson and Gaussian-linear regression with a Gaussian prior.
+"""The base class of the models, and the lookup of a model by name.
 
 A model is a small immutable value object that holds everything specific to one likelihood,
 as scikit-learn's GLMs keep it on their loss: how targets are checked and coded, the design
 matrix (the intercept is the *last* column), the per-datum log-likelihoods, gradients and
-Hessian (through the numba kernels of ``_glm_kernels``, selected by the integer ``code``), and
-the vectorised maths of prediction - the mean response, the log density and simulation. The
-prior is N(0, diag(prior_scale^2)) on the coefficients, the intercept included.
+Hessian (through the generic numba kernels of ``_glm_kernels``, specialised by the model's
+:class:`~skcoreset.models.SingleIndexFamily`), its 'auto' prior level and its Laplace start,
+and the vectorised maths of prediction - the mean response, the log density and simulation.
+The prior is N(0, diag(prior_scale^2)) on the coefficients, the intercept included.
+
+Each built-in model is a file of its own (``_logistic.py``, ``_poisson.py``, ``_gaussian.py``)
+named in the registry of ``_names.py``; nothing else in the package asks which model it holds.
 """
 
+import importlib
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.special
 
 from . import _glm_kernels as K
-from ._names import MODEL_NAMES
-from ._targets import BinaryLabels
-
-_LOG_2PI = np.log(2.0 * np.pi)
+from ._names import MODEL_NAMES, MODELS
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,10 +55,13 @@ class GLM:
 
     #: The model's name, as the ``model=`` parameters spell it.
     name = "glm"
-    #: The integer that selects the model inside the numba kernels.
-    code = -1
+    #: The likelihood's numba functions (a :class:`~skcoreset.models.SingleIndexFamily`).
+    family = None
     #: Whether the model has a noise scale (a parameter besides the coefficients).
     has_noise = False
+    #: Whether the targets are two class labels (coded {0, 1} by
+    #: :class:`~skcoreset.models.BinaryLabels`); such a likelihood can separate the classes.
+    binary_labels = False
 
     def __post_init__(self):
         scale = np.asarray(self.prior_scale, dtype=np.float64)
@@ -115,6 +119,76 @@ class GLM:
         """The noise scale as the kernels take it (1.0 when unset or irrelevant)."""
         return 1.0 if self.noise_scale is None else float(self.noise_scale)
 
+    @property
+    def extra(self):
+        """The extra parameter as the kernels take it.
+
+        The noise scale, or 1.0 when unset or irrelevant.
+        """
+        return self.noise
+
+    def prior_level(self, y_mean, y_sd):
+        """Return the response's scale and level that the 'auto' prior reads.
+
+        See :func:`~skcoreset.models.default_prior_scale`.
+
+        Parameters
+        ----------
+        y_mean : float
+            Weighted mean of the coded targets.
+        y_sd : float
+            Their weighted standard deviation.
+
+        Returns
+        -------
+        s_y : float
+            The scale of the response on the linear predictor's scale.
+        level : float
+            The level of the intercept.
+        """
+        return 1.0, 0.0
+
+    @property
+    def starts_from_mean(self):
+        """Whether Newton's method starts from the constant fit.
+
+        The fit of :meth:`initial_intercept`, which needs the weighted mean of all targets.
+        """
+        return self.fit_intercept and type(self).initial_intercept is not GLM.initial_intercept
+
+    def initial_intercept(self, y_mean):
+        """Return the intercept where Newton's method starts.
+
+        The constant fit to targets of weighted mean ``y_mean``, for the models that override
+        this method; the others start at zero.
+
+        Parameters
+        ----------
+        y_mean : float
+            Weighted mean of the coded targets.
+
+        Returns
+        -------
+        intercept : float
+            The starting intercept.
+        """
+        return 0.0
+
+    def check_fit(self, blocks, theta):
+        """Warn when the data contradict the model at its Laplace mode (a no-op here).
+
+        Called by every Laplace fit. The logistic model warns about separable classes
+        (:class:`~skcoreset.models.SeparationWarning`), the Poisson model about overdispersed
+        counts (:class:`~skcoreset.models.OverdispersionWarning`).
+
+        Parameters
+        ----------
+        blocks : callable
+            ``blocks()`` yields the fit's ``(Xd, y, w)`` blocks.
+        theta : ndarray of shape (P,)
+            The mode.
+        """
+
     def initial_params(self, Xd, y, w):
         """Return a starting point for Newton's method (zeros, unless a subclass knows better).
 
@@ -132,7 +206,10 @@ class GLM:
         theta0 : ndarray of shape (P,)
             The starting parameters.
         """
-        return np.zeros(Xd.shape[1])
+        theta = np.zeros(Xd.shape[1])
+        if self.starts_from_mean:
+            theta[-1] = self.initial_intercept(np.average(y, weights=w))
+        return theta
 
     # -- evaluation through the kernels --------------------------------------------------
     def loglik(self, theta, Xd, y):
@@ -153,7 +230,7 @@ class GLM:
             ``log p(y_n | x_n, theta)`` for each row.
         """
         eta = Xd @ np.asarray(theta, dtype=np.float64)
-        return K.loglik_vector(self.code, eta, y, self.noise)
+        return K.loglik_vector(self.family, eta, y, self.extra)
 
     def loglik_grad_per_datum(self, theta, Xd, y):
         """Compute the per-datum gradients ``grad l_n(theta)``.
@@ -173,7 +250,7 @@ class GLM:
             The gradient of each row's log-likelihood with respect to ``theta``.
         """
         eta = Xd @ np.asarray(theta, dtype=np.float64)
-        return K.dloglik_vector(self.code, eta, y, self.noise)[:, None] * Xd
+        return K.dloglik_vector(self.family, eta, y, self.extra)[:, None] * Xd
 
     def loglik_derivatives(self, eta, y):
         """Compute each row's first and minus second derivative of the log-likelihood in eta.
@@ -193,7 +270,7 @@ class GLM:
             ``-d^2 l_n / d eta^2`` (non-negative).
         """
         eta = np.ascontiguousarray(eta, dtype=np.float64)
-        return K.dloglik_curv_vector(self.code, eta, y, self.noise)
+        return K.dloglik_curv_vector(self.family, eta, y, self.extra)
 
     def weighted_loglik(self, theta, Xd, y, w):
         """Compute the weighted log-likelihood ``sum_n w_n l_n(theta)`` and its gradient.
@@ -220,7 +297,7 @@ class GLM:
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
-        ll = K.weighted_loglik_grad(self.code, theta, Xd, y, w, self.noise, grad)
+        ll = K.weighted_loglik_grad(self.family, theta, Xd, y, w, self.extra, grad)
         return ll, grad
 
     def weighted_loglik_hessian(self, theta, Xd, y, w):
@@ -243,7 +320,7 @@ class GLM:
             The Hessian of the negative weighted log-likelihood.
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        return K.weighted_hessian(self.code, theta, Xd, y, w, self.noise)
+        return K.weighted_hessian(self.family, theta, Xd, y, w, self.extra)
 
     def log_posterior(self, theta, Xd, y, w):
         """Compute the unnormalised weighted log posterior and its gradient.
@@ -373,7 +450,7 @@ class GLM:
         thetas_t = np.ascontiguousarray(np.atleast_2d(thetas).T, dtype=np.float64)
         if out is None:
             out = np.empty((Xd.shape[0], thetas_t.shape[1]))
-        K.loglik_matrix(self.code, Xd, thetas_t, y, self.noise, 1.0, False, out)
+        K.loglik_matrix(self.family, Xd, thetas_t, y, self.extra, 1.0, False, out)
         return out
 
     # -- prediction: vectorised over rows and posterior draws ----------------------------
@@ -411,7 +488,11 @@ class GLM:
         log_density : ndarray
             The log density of each target at each predictor, of the broadcast shape.
         """
-        raise NotImplementedError
+        extra = self.extra if noise_scale is None else float(noise_scale)
+        y, eta = np.broadcast_arrays(np.asarray(y, dtype=np.float64), eta)
+        flat_y = np.ascontiguousarray(y).ravel()
+        flat_eta = np.ascontiguousarray(eta, dtype=np.float64).ravel()
+        return K.loglik_vector(self.family, flat_eta, flat_y, extra).reshape(eta.shape)
 
     def simulate(self, eta, random_state, noise_scale=None):
         """Draw targets from the likelihood at ``eta``.
@@ -434,222 +515,10 @@ class GLM:
         raise NotImplementedError
 
 
-def _finite_targets(y):
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}.")
-    try:
-        y = y.astype(np.float64)
-    except (TypeError, ValueError):
-        # scikit-learn's phrase for targets of the wrong kind
-        raise ValueError(
-            f"Unknown label type: this model needs numeric targets; y has dtype {y.dtype}."
-        ) from None
-    if not np.all(np.isfinite(y)):
-        raise ValueError(f"y contains {'NaN' if np.isnan(y).any() else 'infinity'}.")
-    return y
-
-
-@dataclass(frozen=True, eq=False)
-class LogisticModel(GLM):
-    """Bernoulli likelihood with the logit link; any two class labels (see BinaryLabels).
-
-    Parameters
-    ----------
-    prior_scale : float or ndarray of shape (P,), default=1.0
-        Standard deviation of the Gaussian prior on the parameters (intercept last).
-    fit_intercept : bool, default=True
-        Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
-        Unused (the model has no noise scale).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcoreset.models import LogisticModel
-    >>> model = LogisticModel()
-    >>> model.mean(np.array([0.0, 1.0])).round(4)
-    array([0.5   , 0.7311])
-    """
-
-    name = "logistic"
-    code = K.LOGISTIC
-
-    def encode_targets(self, y):
-        return BinaryLabels.fit(y).encode(y)
-
-    def mean(self, eta):
-        return scipy.special.expit(eta)
-
-    def log_density(self, y, eta, noise_scale=None):
-        return y * eta - np.logaddexp(0.0, eta)
-
-    def simulate(self, eta, random_state, noise_scale=None):
-        return (random_state.random_sample(np.shape(eta)) < scipy.special.expit(eta)).astype(
-            np.intp
-        )
-
-
-@dataclass(frozen=True, eq=False)
-class PoissonModel(GLM):
-    """Poisson likelihood with the log link; non-negative targets (counts, or rates).
-
-    Parameters
-    ----------
-    prior_scale : float or ndarray of shape (P,), default=1.0
-        Standard deviation of the Gaussian prior on the parameters (intercept last).
-    fit_intercept : bool, default=True
-        Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
-        Unused (the model has no noise scale).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcoreset.models import PoissonModel
-    >>> model = PoissonModel()
-    >>> model.mean(np.array([0.0, 1.0])).round(4)
-    array([1.    , 2.7183])
-    """
-
-    name = "poisson"
-    code = K.POISSON
-
-    def encode_targets(self, y):
-        y = _finite_targets(y)
-        if np.any(y < 0):
-            raise ValueError("The Poisson model needs non-negative targets; y has negative values.")
-        return y
-
-    def initial_params(self, Xd, y, w):
-        theta = np.zeros(Xd.shape[1])
-        if self.fit_intercept:
-            # Start at the constant-rate fit: exp(eta) = mean(y) avoids huge first Newton steps.
-            theta[-1] = np.log(max(np.average(y, weights=w), 1e-3))
-        return theta
-
-    def mean(self, eta):
-        return np.exp(eta)
-
-    def log_density(self, y, eta, noise_scale=None):
-        with np.errstate(over="ignore"):
-            return y * eta - np.exp(eta) - scipy.special.gammaln(y + 1.0)
-
-    def simulate(self, eta, random_state, noise_scale=None):
-        return random_state.poisson(np.exp(eta))
-
-
-@dataclass(frozen=True, eq=False)
-class GaussianModel(GLM):
-    """Gaussian-linear likelihood ``N(y | x @ theta, noise_scale^2)``.
-
-    Parameters
-    ----------
-    prior_scale : float or ndarray of shape (P,), default=1.0
-        Standard deviation of the Gaussian prior on the parameters (intercept last).
-    fit_intercept : bool, default=True
-        Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
-        Noise standard deviation (None: estimated by the Laplace fit).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcoreset.models import GaussianModel
-    >>> model = GaussianModel()
-    >>> model.mean(np.array([0.0, 1.0])).round(4)
-    array([0., 1.])
-    """
-
-    name = "gaussian"
-    code = K.GAUSSIAN
-    has_noise = True
-
-    def encode_targets(self, y):
-        return _finite_targets(y)
-
-    def estimate_noise(self, Xd, y, w):
-        """Estimate the noise as the weighted least-squares residual standard deviation.
-
-        The residual sum of squares is divided by the degrees of freedom (weighted rows minus
-        parameters). With no more (weighted) rows than parameters the residuals are zero and
-        say nothing about the noise: the spread of y itself is used instead (1 if y is
-        constant), so the posterior stays proper instead of collapsing onto an interpolating
-        fit.
-
-        Parameters
-        ----------
-        Xd : ndarray of shape (N, P)
-            Design matrix (from :meth:`design`).
-        y : ndarray of shape (N,)
-            Targets coded by :meth:`encode_targets`.
-        w : ndarray of shape (N,)
-            Non-negative weights of the rows.
-
-        Returns
-        -------
-        noise_scale : float
-            The estimated noise standard deviation.
-        """
-        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
-
-    def estimate_noise_blocks(self, blocks):
-        """Estimate the noise as :meth:`estimate_noise` does, over data given in blocks.
-
-        Parameters
-        ----------
-        blocks : callable
-            ``blocks()`` yields ``(Xd, y, w)`` triples; it is called twice (the fit, then the
-            residuals).
-
-        Returns
-        -------
-        noise_scale : float
-            The estimated noise standard deviation.
-        """
-        A = b = None
-        w_sum = wy_sum = 0.0
-        y_max = 0.0
-        for Xd, y, w in blocks():
-            Ab, bb = Xd.T @ (w[:, None] * Xd), Xd.T @ (w * y)
-            A, b = (Ab, bb) if A is None else (A + Ab, b + bb)
-            w_sum += w.sum()
-            wy_sum += (w * y).sum()
-            y_max = max(y_max, np.abs(y).max(initial=0.0))
-        n_params = A.shape[0]
-        dof = w_sum - n_params
-        beta = None
-        if dof > 0:
-            A = A.copy()
-            A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A), 1.0)
-            beta = np.linalg.solve(A, b)
-        y_mean = wy_sum / w_sum
-        rss = spread = 0.0
-        for Xd, y, w in blocks():
-            if beta is not None:
-                rss += np.sum(w * (y - Xd @ beta) ** 2)
-            spread += (w * (y - y_mean) ** 2).sum()
-        sigma = np.sqrt(rss / dof) if beta is not None else 0.0
-        if not np.isfinite(sigma) or sigma <= 1e-8 * max(y_max, 1e-300):
-            spread = np.sqrt(spread / w_sum)
-            sigma = spread if spread > 0 else 1.0
-        return float(sigma)
-
-    def mean(self, eta):
-        return eta
-
-    def log_density(self, y, eta, noise_scale=None):
-        sigma = self.noise if noise_scale is None else noise_scale
-        r = (y - eta) / sigma
-        return -0.5 * r * r - np.log(sigma) - 0.5 * _LOG_2PI
-
-    def simulate(self, eta, random_state, noise_scale=None):
-        sigma = self.noise if noise_scale is None else noise_scale
-        return eta + sigma * random_state.standard_normal(np.shape(eta))
-
-
-_MODELS = {m.name: m for m in (LogisticModel, PoissonModel, GaussianModel)}
-assert tuple(_MODELS) == MODEL_NAMES, "models/_names.py lists the models of this module"
+def model_class(name):
+    """The model class registered under ``name`` in ``_names.MODELS`` (imported on demand)."""
+    module, cls = MODELS[name]
+    return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
 
 
 def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
@@ -680,10 +549,9 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
     """
     if isinstance(name, GLM):
         return name
-    try:
-        cls = _MODELS[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unknown model {name!r}; expected one of {MODEL_NAMES}.") from None
+    if not isinstance(name, str) or name not in MODELS:
+        raise ValueError(f"Unknown model {name!r}; expected one of {MODEL_NAMES}.")
+    cls = model_class(name)
     prior_scale = np.asarray(prior_scale, dtype=np.float64)
     return cls(
         prior_scale=float(prior_scale) if prior_scale.ndim == 0 else prior_scale,

@@ -1,29 +1,18 @@
-"""Numba kernels of the generalised linear likelihoods.
+"""Numba kernels of the single-index likelihoods, generic over the family.
 
-Every model here is a function of the linear predictor ``eta = x . theta`` only, so three
-scalar functions per model describe it completely:
-
-* ``loglik(eta, y)``   the per-datum log-likelihood,
-* ``dloglik(eta, y)``  its derivative in ``eta`` (the gradient is ``dloglik * x``),
-* ``curv(eta, y)``     minus its second derivative (the Hessian weight, >= 0).
-
-The model is selected by an integer code so that one compiled kernel serves all of them
-(the branch is perfectly predictable inside the loops). This module imports no scikit-learn:
-the MALA sampler and the projections call these kernels directly.
+Every model here is a function of the linear predictor ``eta = x . theta`` (and of one extra
+scalar, e.g. the Gaussian noise scale), described by the jitted scalar functions of its
+:class:`~skcoreset.models.SingleIndexFamily`: ``family.terms(eta, y, param)`` gives the
+log-likelihood less its constant and its derivative in ``eta``, ``family.curvature`` minus the
+second derivative, ``family.offset(y)`` and ``family.extra_offset(extra)`` the constants. Each
+kernel takes the family as its first argument: numba compiles it once per family, with the
+family's functions inlined into the loops (they vectorise), and caches it on disk. No kernel
+knows which model it runs. This module imports no scikit-learn: the MALA sampler and the
+projections call these kernels directly.
 """
-
-import math
 
 import numpy as np
 from numba import njit, prange
-
-from ._fastmath_kernels import fast_exp, sigmoid, softplus_sigmoid
-
-LOGISTIC = 0
-POISSON = 1
-GAUSSIAN = 2
-
-_LOG_2PI = math.log(2.0 * math.pi)
 
 # The only fast-math flag of the loops that call the elementary functions: LLVM may fuse a
 # multiply and an add into one FMA (one rounding instead of two: never less accurate). No
@@ -32,65 +21,28 @@ _CONTRACT = {"contract"}
 
 
 @njit(cache=True, inline="always")
-def loglik_terms(code, eta, y, inv_var):
-    """``(l - l0, dl/deta)`` at linear predictor ``eta``: the two formulas of each model.
-
-    ``l0`` is the part of the log-likelihood that does not depend on ``eta``
-    (:func:`loglik_offset`), left out so that loops over many ``eta`` stay free of library
-    calls and vectorise; ``inv_var`` is the Gaussian ``1 / noise^2`` (ignored otherwise). The
-    logistic pair shares one exponential.
-    """
-    if code == LOGISTIC:
-        # y in {0, 1}: y * eta - log(1 + e^eta), and y - sigmoid(eta)
-        sp, p = softplus_sigmoid(eta)
-        return y * eta - sp, y - p
-    elif code == POISSON:
-        mu = fast_exp(eta)
-        return y * eta - mu, y - mu
-    else:
-        r = y - eta
-        return -0.5 * (r * r) * inv_var, r * inv_var
+def loglik_offset(family, y, extra):
+    """``l0``, the part of the log-likelihood free of ``eta``."""
+    return family.offset(y) + family.extra_offset(extra)
 
 
 @njit(cache=True, inline="always")
-def loglik_offset(code, y, noise):
-    """``l0``, the part of the log-likelihood free of ``eta``: ``-log(y!)`` (Poisson), the
-    Gaussian normalisation, 0 (logistic)."""
-    if code == POISSON:
-        return -math.lgamma(y + 1.0)
-    elif code == GAUSSIAN:
-        return -math.log(noise) - 0.5 * _LOG_2PI
-    return 0.0
+def loglik(family, eta, y, extra):
+    """Per-datum log-likelihood at linear predictor ``eta``, constants included (true
+    log-probabilities)."""
+    return family.terms(eta, y, family.prepare(extra))[0] + loglik_offset(family, y, extra)
 
 
 @njit(cache=True, inline="always")
-def loglik(code, eta, y, noise):
-    """Per-datum log-likelihood at linear predictor ``eta``.
-
-    ``noise`` is the Gaussian noise scale (ignored by the other models). The Poisson constant
-    ``-log(y!)`` is included so that values are true log-probabilities.
-    """
-    return loglik_terms(code, eta, y, np.divide(1.0, noise * noise))[0] + loglik_offset(
-        code, y, noise
-    )
-
-
-@njit(cache=True, inline="always")
-def dloglik(code, eta, y, noise):
+def dloglik(family, eta, y, extra):
     """Derivative of the per-datum log-likelihood in ``eta``."""
-    return loglik_terms(code, eta, y, np.divide(1.0, noise * noise))[1]
+    return family.terms(eta, y, family.prepare(extra))[1]
 
 
 @njit(cache=True, inline="always")
-def curv(code, eta, y, noise):
+def curv(family, eta, y, extra):
     """Minus the second derivative of the log-likelihood in ``eta`` (>= 0)."""
-    if code == LOGISTIC:
-        p = sigmoid(eta)
-        return p * (1.0 - p)
-    elif code == POISSON:
-        return fast_exp(eta)
-    else:
-        return np.divide(1.0, noise * noise)
+    return family.curvature(eta, y, family.prepare(extra))
 
 
 # Rows per parallel task of the fused (N, J) kernels.
@@ -98,7 +50,7 @@ _ROW_CHUNK = 256
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def loglik_matrix(code, X, thetas_t, y, noise, scale, center, out):
+def loglik_matrix(family, X, thetas_t, y, extra, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
     ``thetas_t`` is (P, J): the product ``x_i . theta_j`` is accumulated into a J-buffer per
@@ -108,61 +60,40 @@ def loglik_matrix(code, X, thetas_t, y, noise, scale, center, out):
     """
     N, P = X.shape
     J = thetas_t.shape[1]
-    inv_var = np.divide(1.0, noise * noise)
+    param = family.prepare(extra)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
-            loglik_inplace(code, buf, yi, inv_var)
+            loglik_inplace(family, buf, yi, param)
             # the offset is constant along the row: added once, after the centring
-            shift = sum_reassoc(buf) / J if center else -loglik_offset(code, yi, noise)
+            shift = sum_reassoc(buf) / J if center else -loglik_offset(family, yi, extra)
             for j in range(J):
                 out[i, j] = scale * (buf[j] - shift)
 
 
 @njit(cache=True, inline="always")
-def loglik_inplace(code, buf, y, inv_var):
-    """buf[j] <- l(buf[j]) - l0 for one datum, one loop per model so that each vectorises."""
-    if code == LOGISTIC:
-        for j in range(buf.shape[0]):
-            buf[j] = loglik_terms(LOGISTIC, buf[j], y, inv_var)[0]
-    elif code == POISSON:
-        for j in range(buf.shape[0]):
-            buf[j] = loglik_terms(POISSON, buf[j], y, inv_var)[0]
-    else:
-        for j in range(buf.shape[0]):
-            buf[j] = loglik_terms(GAUSSIAN, buf[j], y, inv_var)[0]
+def loglik_inplace(family, buf, y, param):
+    """buf[j] <- l(buf[j]) - l0 for one datum (a loop that vectorises)."""
+    for j in range(buf.shape[0]):
+        buf[j] = family.terms(buf[j], y, param)[0]
 
 
 @njit(cache=True, inline="always")
-def loglik_rows_inplace(code, buf, y, inv_var):
+def loglik_rows_inplace(family, buf, y, param):
     """buf[i] <- l(buf[i], y[i]) - l0_i for one parameter and rows i: :func:`loglik_inplace`
     with a target per entry."""
-    if code == LOGISTIC:
-        for i in range(buf.shape[0]):
-            buf[i] = loglik_terms(LOGISTIC, buf[i], y[i], inv_var)[0]
-    elif code == POISSON:
-        for i in range(buf.shape[0]):
-            buf[i] = loglik_terms(POISSON, buf[i], y[i], inv_var)[0]
-    else:
-        for i in range(buf.shape[0]):
-            buf[i] = loglik_terms(GAUSSIAN, buf[i], y[i], inv_var)[0]
+    for i in range(buf.shape[0]):
+        buf[i] = family.terms(buf[i], y[i], param)[0]
 
 
 @njit(cache=True, inline="always")
-def dloglik_inplace(code, buf, y, inv_var):
-    """buf[j] <- dl/deta at buf[j] for one datum, one loop per model so that each vectorises."""
-    if code == LOGISTIC:
-        for j in range(buf.shape[0]):
-            buf[j] = loglik_terms(LOGISTIC, buf[j], y, inv_var)[1]
-    elif code == POISSON:
-        for j in range(buf.shape[0]):
-            buf[j] = loglik_terms(POISSON, buf[j], y, inv_var)[1]
-    else:
-        for j in range(buf.shape[0]):
-            buf[j] = loglik_terms(GAUSSIAN, buf[j], y, inv_var)[1]
+def dloglik_inplace(family, buf, y, param):
+    """buf[j] <- dl/deta at buf[j] for one datum (a loop that vectorises)."""
+    for j in range(buf.shape[0]):
+        buf[j] = family.terms(buf[j], y, param)[1]
 
 
 @njit(cache=True, fastmath={"reassoc"})
@@ -232,37 +163,37 @@ def linear_predictors(X, thetas_t, i, buf):
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def loglik_vector(code, eta, y, noise):
+def loglik_vector(family, eta, y, extra):
     """Per-datum log-likelihoods for one parameter (``eta`` of length n)."""
     out = np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
-        out[i] = loglik(code, eta[i], y[i], noise)
+        out[i] = loglik(family, eta[i], y[i], extra)
     return out
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def dloglik_vector(code, eta, y, noise):
+def dloglik_vector(family, eta, y, extra):
     """Derivatives in ``eta`` for one parameter (per-datum gradient = this times ``x_n``)."""
     out = np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
-        out[i] = dloglik(code, eta[i], y[i], noise)
+        out[i] = dloglik(family, eta[i], y[i], extra)
     return out
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def dloglik_curv_vector(code, eta, y, noise):
+def dloglik_curv_vector(family, eta, y, extra):
     """First derivatives and curvatures (minus second derivatives) in ``eta``, for one
     parameter: the coefficients of each row's second-order Taylor expansion."""
     d = np.empty(eta.shape[0])
     c = np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
-        d[i] = dloglik(code, eta[i], y[i], noise)
-        c[i] = curv(code, eta[i], y[i], noise)
+        d[i] = dloglik(family, eta[i], y[i], extra)
+        c[i] = curv(family, eta[i], y[i], extra)
     return d, c
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def weighted_loglik_grad(code, theta, X, y, w, noise, grad):
+def weighted_loglik_grad(family, theta, X, y, w, extra, grad):
     """Weighted log-likelihood ``sum_n w_n l_n(theta)``; its gradient is written to ``grad``.
 
     One pass over ``X`` and no allocation: the inner loop of Newton's method, O(n D). (MALA
@@ -271,7 +202,7 @@ def weighted_loglik_grad(code, theta, X, y, w, noise, grad):
     n, d = X.shape
     for k in range(d):
         grad[k] = 0.0
-    inv_var = np.divide(1.0, noise * noise)
+    param = family.prepare(extra)
     total = 0.0
     for i in range(n):
         eta = 0.0
@@ -279,8 +210,8 @@ def weighted_loglik_grad(code, theta, X, y, w, noise, grad):
             eta += X[i, k] * theta[k]
         wi = w[i]
         yi = y[i]
-        lv, dv = loglik_terms(code, eta, yi, inv_var)
-        total += wi * (lv + loglik_offset(code, yi, noise))
+        lv, dv = family.terms(eta, yi, param)
+        total += wi * (lv + loglik_offset(family, yi, extra))
         g = wi * dv
         for k in range(d):
             grad[k] += g * X[i, k]
@@ -328,12 +259,15 @@ def chain_layout(X, y, w):
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def weighted_loglik_grad_chains(code, thetas, Xt, y, w, offset, noise, ll, grad, work):
+def weighted_loglik_grad_chains(
+    family, sample_extra, thetas, Xt, y, w, w_sum, offset, extra, ll, grad, work
+):
     """Weighted log-likelihoods and gradients of C parameter vectors in one pass over the data.
 
     ``ll[c] = sum_n w_n l_n(theta_c)`` and ``grad[c, :D] = sum_n w_n l_n'(theta_c) x_n`` for
-    ``theta_c = thetas[c, :D]`` (further columns are ignored and ``grad[c, D:]`` is left
-    alone). The MALA sampler's inner loop: every chain advances by one such call.
+    ``theta_c = thetas[c, :D]``; with ``sample_extra``, ``grad[c, D] = sum_n w_n dl_n / d log
+    extra`` (further columns are ignored and left alone). The MALA sampler's inner loop: every
+    chain advances by one such call.
 
     The data are traversed in blocks of ``CHAIN_BLOCK`` rows; per block and chain, three loops
     over the rows vectorise: the linear predictors (one axpy per column of the transposed
@@ -343,17 +277,21 @@ def weighted_loglik_grad_chains(code, thetas, Xt, y, w, offset, noise, ll, grad,
 
     Parameters
     ----------
-    code : int
+    family : SingleIndexFamily
+    sample_extra : bool
+        Whether to compute the derivatives in the log of the extra parameter.
     thetas : ndarray (C, P), P >= D
     Xt : ndarray (D, N'), N' >= N
         The transposed design, C-contiguous (rows of ``Xt`` are contiguous over the data);
         columns past N are not read (:func:`chain_layout` pads and aligns the rows).
     y, w : ndarray (N,)
+    w_sum : float
+        ``sum_n w_n``.
     offset : float
-        ``sum_n w_n l0_n`` for the models whose ``l0`` does not depend on the chain
-        (:func:`weighted_offset`); the Gaussian normalisation is added here from ``noise``.
-    noise : ndarray (C,)
-        Gaussian noise scale of each chain (ignored by the other models).
+        ``sum_n w_n offset(y_n)`` (:func:`weighted_offset`); the extra parameter's constant
+        ``w_sum * extra_offset(extra)`` is added here.
+    extra : ndarray (C,)
+        The extra parameter of each chain (ignored by the models without one).
     ll : ndarray (C,)
     grad : ndarray (C, P)
     work : ndarray (2, C, CHAIN_BLOCK)
@@ -364,7 +302,7 @@ def weighted_loglik_grad_chains(code, thetas, Xt, y, w, offset, noise, ll, grad,
     N = y.shape[0]
     for c in range(C):
         ll[c] = 0.0
-        for k in range(D):
+        for k in range(D + sample_extra):
             grad[c, k] = 0.0
     eta = work[0]
     val = work[1]
@@ -391,7 +329,10 @@ def weighted_loglik_grad_chains(code, thetas, Xt, y, w, offset, noise, ll, grad,
         wb = w[i0:i1]
         for c in range(C):
             v = val[c, :nb]
-            _weighted_terms(code, eta[c, :nb], v, yb, wb, np.divide(1.0, noise[c] * noise[c]))
+            param = family.prepare(extra[c])
+            if sample_extra:
+                grad[c, D] += _weighted_dlog_extra(family, eta[c, :nb], yb, wb, param)
+            _weighted_terms(family, eta[c, :nb], v, yb, wb, param)
             ll[c] += sum_reassoc(v)
         for k in range(0, D - 3, 4):
             x0, x1, x2, x3 = Xt[k, i0:i1], Xt[k + 1, i0:i1], Xt[k + 2, i0:i1], Xt[k + 3, i0:i1]
@@ -413,12 +354,8 @@ def weighted_loglik_grad_chains(code, thetas, Xt, y, w, offset, noise, ll, grad,
             x0 = Xt[k, i0:i1]
             for c in range(C):
                 grad[c, k] += dot_reassoc(x0, eta[c, :nb])
-    W = sum_reassoc(w) if code == GAUSSIAN else 0.0
     for c in range(C):
-        if code == GAUSSIAN:
-            ll[c] += W * loglik_offset(GAUSSIAN, 0.0, noise[c])
-        else:
-            ll[c] += offset
+        ll[c] += w_sum * family.extra_offset(extra[c]) + offset
 
 
 @njit(cache=True, inline="always")
@@ -451,40 +388,37 @@ def _set_linear_predictors(e, Xt, i0, i1, theta, m):
 
 
 @njit(cache=True, inline="always")
-def _weighted_terms(code, e, v, y, w, inv_var):
-    """At eta = e[r]: v[r] <- w[r] (l - l0) and e[r] <- w[r] dl/deta; one loop per model, so
-    that each vectorises."""
-    if code == LOGISTIC:
-        for r in range(e.shape[0]):
-            lv, dv = loglik_terms(LOGISTIC, e[r], y[r], inv_var)
-            v[r] = w[r] * lv
-            e[r] = w[r] * dv
-    elif code == POISSON:
-        for r in range(e.shape[0]):
-            lv, dv = loglik_terms(POISSON, e[r], y[r], inv_var)
-            v[r] = w[r] * lv
-            e[r] = w[r] * dv
-    else:
-        for r in range(e.shape[0]):
-            lv, dv = loglik_terms(GAUSSIAN, e[r], y[r], inv_var)
-            v[r] = w[r] * lv
-            e[r] = w[r] * dv
+def _weighted_terms(family, e, v, y, w, param):
+    """At eta = e[r]: v[r] <- w[r] (l - l0) and e[r] <- w[r] dl/deta (a loop that
+    vectorises)."""
+    for r in range(e.shape[0]):
+        lv, dv = family.terms(e[r], y[r], param)
+        v[r] = w[r] * lv
+        e[r] = w[r] * dv
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _weighted_dlog_extra(family, e, y, w, param):
+    """``sum_r w[r] dl/d log(extra)`` at eta = e[r]."""
+    s = 0.0
+    for r in range(e.shape[0]):
+        s += w[r] * family.dlog_extra(e[r], y[r], param)
+    return s
 
 
 @njit(cache=True)
-def weighted_offset(code, y, w):
-    """``sum_n w_n l0_n``: the part of the weighted log-likelihood that no parameter changes
-    (0 for the logistic model; for the Gaussian it depends on the noise, see
+def weighted_offset(family, y, w):
+    """``sum_n w_n offset(y_n)``: the part of the weighted log-likelihood that no parameter
+    changes (the extra parameter's constant is added per chain, see
     :func:`weighted_loglik_grad_chains`)."""
     total = 0.0
-    if code == POISSON:
-        for i in range(y.shape[0]):
-            total += w[i] * loglik_offset(POISSON, y[i], 1.0)
+    for i in range(y.shape[0]):
+        total += w[i] * family.offset(y[i])
     return total
 
 
 @njit(cache=True)
-def weighted_hessian(code, theta, X, y, w, noise):
+def weighted_hessian(family, theta, X, y, w, extra):
     """``sum_n w_n curv_n x_n x_n^T``: the Hessian of the negative weighted log-likelihood."""
     n, d = X.shape
     H = np.zeros((d, d))
@@ -492,7 +426,7 @@ def weighted_hessian(code, theta, X, y, w, noise):
         eta = 0.0
         for k in range(d):
             eta += X[i, k] * theta[k]
-        c = w[i] * curv(code, eta, y[i], noise)
+        c = w[i] * curv(family, eta, y[i], extra)
         for a in range(d):
             ca = c * X[i, a]
             for b in range(a + 1):

@@ -7,7 +7,6 @@ import scipy.linalg
 import scipy.optimize
 from sklearn.utils import check_consistent_length, check_random_state
 
-from .._warnings import warn
 from ._glm import GLM, with_noise
 
 
@@ -39,40 +38,6 @@ class SeparationWarning(UserWarning):
     >>> [w.category.__name__ for w in caught]
     ['SeparationWarning']
     """
-
-
-def _separating_mode(model, blocks, theta):
-    """Whether the mode's linear predictor separates the classes on the positive-weight rows.
-
-    One pass over the blocks (logistic model only: the other likelihoods cannot separate).
-    """
-    if model.name != "logistic":
-        return False
-    lowest_one, highest_zero = np.inf, -np.inf
-    for Xd, y, w in blocks():
-        eta = Xd @ theta
-        kept = w > 0
-        ones, zeros = kept & (y == 1.0), kept & (y == 0.0)
-        if ones.any():
-            lowest_one = min(lowest_one, float(eta[ones].min()))
-        if zeros.any():
-            highest_zero = max(highest_zero, float(eta[zeros].max()))
-    # both classes present and every row on its own class's side
-    return bool(np.isfinite(lowest_one) and np.isfinite(highest_zero) and lowest_one > highest_zero)
-
-
-def _warn_if_separable(model, blocks, theta):
-    """The one home of the separation rule (see :class:`SeparationWarning`)."""
-    if _separating_mode(model, blocks, theta):
-        warn(
-            "The classes are linearly separable on the rows of this logistic fit: the "
-            "likelihood keeps growing as the coefficients grow, so the Laplace fit, the "
-            "posterior and any coreset built on them are set by prior_scale, not by the data "
-            "(a weak prior gives huge, meaningless coefficients and standard deviations). "
-            "Pass a prior_scale you mean for the separating direction (e.g. prior_scale=1 on "
-            "standardised features), and check that no feature encodes the label.",
-            SeparationWarning,
-        )
 
 
 @dataclass(frozen=True)
@@ -236,7 +201,7 @@ def _fit(model, blocks, theta0, method, tol, max_iter, fused=False):
     """The Laplace approximation of the posterior of data given as blocks."""
     posterior = _Posterior(model, blocks, fused)
     laplace = fit_posterior(model, posterior, theta0, method, tol, max_iter)
-    _warn_if_separable(model, blocks, laplace.mean)
+    model.check_fit(blocks, laplace.mean)
     return laplace
 
 
@@ -309,13 +274,13 @@ def laplace_from_blocks(model, blocks, *, theta0=None, method="newton", tol=1e-1
         return _fit(model, blocks, theta0, method, tol, max_iter, fused=True)
     first = next(iter(blocks()))
     theta0 = model.initial_params(*first)
-    if model.name == "poisson" and model.fit_intercept:
-        # the constant-rate start needs the weighted mean of all targets
+    if model.starts_from_mean:
+        # the model's constant fit needs the weighted mean of all targets
         w_sum = wy_sum = 0.0
         for _, y, w in blocks():
             w_sum += w.sum()
             wy_sum += (w * y).sum()
-        theta0[-1] = np.log(max(wy_sum / w_sum, 1e-3))
+        theta0[-1] = model.initial_intercept(wy_sum / w_sum)
     return _fit(model, blocks, theta0, method, tol, max_iter, fused=True)
 
 

@@ -1,8 +1,17 @@
-"""The model names: what ``model=`` accepts besides 'auto', and the command line's choices.
+"""The model registry: what ``model=`` accepts besides 'auto', and where each model lives.
 
 A module of its own, free of imports, so that the command line can build its help without
-loading the models (numba, SciPy, scikit-learn).
+loading the models (numba, SciPy, scikit-learn). Adding a model is one file in this package
+(its :class:`~skcoreset.models.SingleIndexFamily` and its :class:`~skcoreset.models.GLM`
+subclass) and one line here.
 """
 
+#: model name -> (module of this package, class)
+MODELS = {
+    "logistic": ("_logistic", "LogisticModel"),
+    "poisson": ("_poisson", "PoissonModel"),
+    "gaussian": ("_gaussian", "GaussianModel"),
+}
+
 #: The names the ``model=`` parameters accept (besides 'auto').
-MODEL_NAMES = ("logistic", "poisson", "gaussian")
+MODEL_NAMES = tuple(MODELS)

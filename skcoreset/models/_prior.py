@@ -3,9 +3,10 @@
 A fixed N(0, 1) prior on raw-scale coefficients is informative, and wrong, as soon as features
 or targets are far from unit scale (targets in the thousands: the coefficients are shrunk to
 nothing). The default follows rstanarm's autoscaled priors: each coefficient gets a standard
-deviation of 2.5 s_y / sd(x_k), where s_y is sd(y) for the Gaussian model and 1 on the logit
-and log scales; the intercept, which carries the level of the response through the means of
-the (uncentred) features, gets 10 s_y + |level of y| + sum_k sd_k |mean(x_k)|.
+deviation of 2.5 s_y / sd(x_k), where s_y is the model's scale of the response (sd(y) for the
+Gaussian model, 1 on the logit and log scales: ``GLM.prior_level``); the intercept, which
+carries the level of the response through the means of the (uncentred) features, gets
+10 s_y + |level of y| + sum_k sd_k |mean(x_k)|.
 """
 
 import numpy as np
@@ -133,12 +134,7 @@ def prior_from_moments(model, moments):
     mean, sd, y_mean, y_sd = moments.mean_and_sd()
     # a constant column (its coefficient is not identified by the data): unit scale
     sd = np.where(moments.varying(), sd, 1.0)
-    if model.name == "gaussian":
-        s_y, level = (y_sd or max(abs(y_mean), 1.0)), y_mean
-    elif model.name == "poisson":
-        s_y, level = 1.0, float(np.log(max(y_mean, 1e-3)))
-    else:
-        s_y, level = 1.0, 0.0
+    s_y, level = model.prior_level(y_mean, y_sd)
     coef = COEF_SCALE * s_y / sd
     if model.fit_intercept:
         coef = np.append(coef, INTERCEPT_SCALE * s_y + abs(level) + float(coef @ np.abs(mean)))

@@ -133,6 +133,24 @@ class BinaryLabels:
         return self.classes[np.asarray(codes).astype(np.intp)]
 
 
+def numeric_targets(y):
+    """``y`` as a finite 1-D float64 array, or a ValueError naming what is wrong: the check
+    every model with numeric targets starts with."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}.")
+    try:
+        y = y.astype(np.float64)
+    except (TypeError, ValueError):
+        # scikit-learn's phrase for targets of the wrong kind
+        raise ValueError(
+            f"Unknown label type: this model needs numeric targets; y has dtype {y.dtype}."
+        ) from None
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"y contains {'NaN' if np.isnan(y).any() else 'infinity'}.")
+    return y
+
+
 def _preview(values, limit=5):
     shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
     return "[" + shown + (", ..." if len(values) > limit else "") + "]"

@@ -133,11 +133,11 @@ class Projection:
         model = self.model
         if self.kind == "fisher":
             fisher_features(
-                model.code, Xd, self.thetas_t, y, model.noise, self.coords, np.sqrt(P / J), out
+                model.family, Xd, self.thetas_t, y, model.extra, self.coords, np.sqrt(P / J), out
             )
         else:
             loglik_matrix(
-                model.code, Xd, self.thetas_t, y, model.noise, 1.0 / np.sqrt(J), True, out
+                model.family, Xd, self.thetas_t, y, model.extra, 1.0 / np.sqrt(J), True, out
             )
         if sample_weight is not None:
             sw = np.asarray(sample_weight)
@@ -179,13 +179,13 @@ class Projection:
         scale = np.sqrt(P / J) if fisher else 1.0 / np.sqrt(J)
         model = self.model
         feature_stats(
-            model.code,
+            model.family,
             fisher,
             Xd,
             self.thetas_t,
             y,
             w,
-            model.noise,
+            model.extra,
             coords,
             scale,
             nchunks,

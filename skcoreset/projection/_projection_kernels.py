@@ -16,27 +16,27 @@ from ..models._glm_kernels import (
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def fisher_features(code, X, thetas_t, y, noise, coords, scale, out):
+def fisher_features(family, X, thetas_t, y, extra, coords, scale, out):
     """out[i, j] = scale * d l_i / d theta_{coords[j]} at theta_j, with no (N, J) temporary.
 
     The derivative is applied to the row's J linear predictors in place, in a loop of its own
-    (one per model) so that it vectorises; then the gather of the coordinates.
+    so that it vectorises; then the gather of the coordinates.
     """
     N = X.shape[0]
     J = thetas_t.shape[1]
-    inv_var = np.divide(1.0, noise * noise)
+    param = family.prepare(extra)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
-            dloglik_inplace(code, buf, y[i], inv_var)
+            dloglik_inplace(family, buf, y[i], param)
             for j in range(J):
                 out[i, j] = scale * buf[j] * X[i, coords[j]]
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def feature_stats(code, fisher, X, thetas_t, y, w, noise, coords, scale, nchunks, colsums, norms):
+def feature_stats(family, fisher, X, thetas_t, y, w, extra, coords, scale, nchunks, colsums, norms):
     """Column sums and row norms of the weighted features, without storing them.
 
     The features of row i are those of ``loglik_matrix`` (centred, times ``scale``) or of
@@ -46,7 +46,7 @@ def feature_stats(code, fisher, X, thetas_t, y, w, noise, coords, scale, nchunks
     """
     N = X.shape[0]
     J = thetas_t.shape[1]
-    inv_var = np.divide(1.0, noise * noise)
+    param = family.prepare(extra)
     size = (N + nchunks - 1) // nchunks
     for c in prange(nchunks):
         buf = np.empty(J)
@@ -54,11 +54,11 @@ def feature_stats(code, fisher, X, thetas_t, y, w, noise, coords, scale, nchunks
             linear_predictors(X, thetas_t, i, buf)
             wi = w[i]
             if fisher:
-                dloglik_inplace(code, buf, y[i], inv_var)
+                dloglik_inplace(family, buf, y[i], param)
                 for j in range(J):
                     buf[j] = (scale * buf[j] * X[i, coords[j]]) * wi
             else:
-                loglik_inplace(code, buf, y[i], inv_var)
+                loglik_inplace(family, buf, y[i], param)
                 shift = sum_reassoc(buf) / J
                 for j in range(J):
                     buf[j] = (scale * (buf[j] - shift)) * wi

@@ -7,7 +7,7 @@ how a coreset is used.
 
 from ._diagnostics import ess_bulk, rank_normalize, split_rhat
 from ._mala import (
-    NOISE_LOG_PRIOR,
+    EXTRA_LOG_PRIOR,
     TARGET_ACCEPT,
     MALAResult,
     default_step_size,
@@ -15,7 +15,7 @@ from ._mala import (
 )
 
 __all__ = [
-    "NOISE_LOG_PRIOR",
+    "EXTRA_LOG_PRIOR",
     "TARGET_ACCEPT",
     "MALAResult",
     "default_step_size",

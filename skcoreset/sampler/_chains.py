@@ -22,27 +22,28 @@ class MALAChains:
 
     Parameters
     ----------
-    code : int
-        Likelihood code of the GLM kernels.
+    family : SingleIndexFamily
+        The likelihood (a model's ``family``).
     init : ndarray of shape (n_chains, P)
         Starting points (copied).
     prior_scale : float or ndarray of shape (P,)
         Prior standard deviations of the coefficients.
-    noise : float
-        Gaussian noise scale (ignored by the other likelihoods).
+    extra : float
+        The model's extra parameter, e.g. the Gaussian noise scale (ignored by the models
+        without one).
     precond_chol : ndarray of shape (P, P)
         Lower Cholesky factor of the preconditioner.
     random_state : RandomState
         Source of the proposals' normals and the acceptance uniforms.
     """
 
-    def __init__(self, code, init, prior_scale, noise, precond_chol, random_state):
-        self.code = int(code)
+    def __init__(self, family, init, prior_scale, extra, precond_chol, random_state):
+        self.family = family
         self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
         C, P = self.theta.shape
         scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (P,))
         self.prior_prec = np.ascontiguousarray(1.0 / scale**2)
-        self.noise = float(noise)
+        self.extra = float(extra)
         self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
         self.eps = default_step_size(P)
         self.rng = check_random_state(random_state)
@@ -64,7 +65,7 @@ class MALAChains:
             np.ascontiguousarray(w, dtype=np.float64),
         )
         bad = K.mala_init(
-            self.code, False, self.theta, *self._rows, *self._fixed(), self.logp, self.grad
+            self.family, False, self.theta, *self._rows, *self._fixed(), self.logp, self.grad
         )
         if bad:
             raise FloatingPointError(
@@ -72,7 +73,7 @@ class MALAChains:
             )
 
     def _fixed(self):
-        return self.prior_prec, self.noise, 0.0, 1.0
+        return self.prior_prec, self.extra, 0.0, 1.0
 
     def advance(self, n_steps, store=False):
         """Advance every chain ``n_steps`` steps at the current step size.
@@ -86,7 +87,7 @@ class MALAChains:
         draws = np.empty((C, n_steps if store else 0, P))
         accept = np.zeros(C, dtype=np.int64)
         K.mala_run(
-            self.code,
+            self.family,
             False,
             self.theta,
             self.logp,

@@ -7,13 +7,15 @@ import numpy as np
 from sklearn.utils import check_consistent_length, check_random_state
 
 from .._progress import ProgressBar
+from ..models._glm import get_model
 from . import _mala_kernels as K
 
 #: Acceptance rate targeted during warm-up; optimal for MALA (Roberts & Rosenthal 1998).
 TARGET_ACCEPT = 0.574
 
-#: Prior of ``log sigma`` when the Gaussian noise scale is sampled: N(mean, sd^2).
-NOISE_LOG_PRIOR = (0.0, 3.0)
+#: Prior of ``log(extra)`` when a model's extra parameter (e.g. the Gaussian noise scale) is
+#: sampled: N(mean, sd^2).
+EXTRA_LOG_PRIOR = (0.0, 3.0)
 
 # Steps per compiled call. The random numbers of a chunk, (C, n, P) normals then (C, n)
 # uniforms, are drawn from ``random_state`` before the call, so the chunk length decides how
@@ -86,16 +88,15 @@ def default_step_size(n_params):
 
 
 def sample_mala(
-    code,
+    model,
     X,
     y,
     sample_weight,
     init,
     *,
     prior_scale=1.0,
-    noise_scale=1.0,
-    sample_noise=False,
-    noise_log_prior=NOISE_LOG_PRIOR,
+    sample_extra=False,
+    extra_log_prior=EXTRA_LOG_PRIOR,
     precond_chol=None,
     n_samples=1000,
     n_warmup=500,
@@ -107,15 +108,15 @@ def sample_mala(
     """Run preconditioned MALA chains on a weighted GLM posterior.
 
     The target is ``log N(theta | 0, diag(prior_scale^2)) + sum_n w_n l_n(theta)`` with the
-    per-datum log-likelihood ``l_n`` of the GLM whose likelihood code is ``code`` (a model's
-    ``code``: LOGISTIC, POISSON or GAUSSIAN of ``skcoreset.models._glm_kernels``). With
-    ``sample_noise`` (Gaussian only) the last parameter is ``log sigma`` with prior
-    ``N(noise_log_prior[0], noise_log_prior[1]^2)``.
+    per-datum log-likelihood ``l_n`` of ``model``. With ``sample_extra`` the last parameter is
+    the log of the model's extra parameter (``log sigma`` for the Gaussian model) with prior
+    ``N(extra_log_prior[0], extra_log_prior[1]^2)``; otherwise the model's own value is used.
 
     Parameters
     ----------
-    code : int
-        Likelihood code (LOGISTIC, POISSON or GAUSSIAN).
+    model : str or GLM
+        The likelihood: a model name ('logistic', 'poisson', 'gaussian', ...) or a model
+        object (its ``prior_scale`` is not used: see ``prior_scale``).
     X : ndarray of shape (N, D)
         Design matrix (intercept column included if any).
     y : ndarray of shape (N,)
@@ -123,15 +124,13 @@ def sample_mala(
     sample_weight : ndarray of shape (N,)
         Non-negative weights of the log-likelihood terms.
     init : ndarray of shape (n_chains, P)
-        Starting points, one row per chain (P = D, or D + 1 with ``sample_noise``).
+        Starting points, one row per chain (P = D, or D + 1 with ``sample_extra``).
     prior_scale : float or array-like of shape (D,), default=1.0
         Standard deviation of the Gaussian prior on the D coefficients.
-    noise_scale : float, default=1.0
-        Gaussian noise scale when it is not sampled (ignored by the other likelihoods).
-    sample_noise : bool, default=False
-        Whether the last parameter is ``log sigma``.
-    noise_log_prior : (float, float), default=(0.0, 3.0)
-        Mean and standard deviation of the normal prior on ``log sigma``.
+    sample_extra : bool, default=False
+        Whether the last parameter is the log of the model's extra parameter.
+    extra_log_prior : (float, float), default=(0.0, 3.0)
+        Mean and standard deviation of the normal prior on that log.
     precond_chol : ndarray of shape (P, P) or None, default=None
         Lower Cholesky factor ``L`` of the preconditioner ``A = L L^T`` (identity if None).
     n_samples : int, default=1000
@@ -170,7 +169,7 @@ def sample_mala(
     >>> model = get_model("logistic")
     >>> X = model.design(rng.standard_normal((100, 2)))
     >>> y = (rng.random(100) < 0.5).astype(float)
-    >>> result = sample_mala(model.code, X, y, np.ones(100), np.zeros((2, 3)),
+    >>> result = sample_mala(model, X, y, np.ones(100), np.zeros((2, 3)),
     ...                      n_samples=200, n_warmup=200, random_state=0)
     >>> result.draws.shape
     (2, 200, 3)
@@ -182,10 +181,14 @@ def sample_mala(
     check_consistent_length(X, y, w)
     theta = np.array(init, dtype=np.float64, order="C", ndmin=2)  # a copy: updated in place
     C, P = theta.shape
-    if P != X.shape[1] + int(sample_noise):
+    model = get_model(model)
+    sample_extra = bool(sample_extra)
+    if sample_extra and not model.family.has_extra:
+        raise ValueError(f"The {model.name} model has no extra parameter to sample.")
+    if P != X.shape[1] + int(sample_extra):
         raise ValueError(
             f"init has {P} parameters; the design has {X.shape[1]} columns"
-            + (" plus log sigma." if sample_noise else ".")
+            + (" plus the log of the extra parameter." if sample_extra else ".")
         )
     if precond_chol is None:
         L = np.eye(P)
@@ -197,21 +200,19 @@ def sample_mala(
     n_samples, n_warmup = int(n_samples), int(n_warmup)
     rng = check_random_state(random_state)
 
-    code = int(code)
-    sample_noise = bool(sample_noise)
     # one prior standard deviation per coefficient (a scalar applies to all of them)
     prior_scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (X.shape[1],))
     if not np.all(np.isfinite(prior_scale) & (prior_scale > 0)):
         raise ValueError("prior_scale must be positive and finite.")
     prior_prec = np.ascontiguousarray(1.0 / prior_scale**2)
-    noise = float(noise_scale)
-    s_mu = float(noise_log_prior[0])
-    s_prec = 1.0 / float(noise_log_prior[1]) ** 2
+    family, extra = model.family, model.extra
+    s_mu = float(extra_log_prior[0])
+    s_prec = 1.0 / float(extra_log_prior[1]) ** 2
 
     logp = np.empty(C)
     grad = np.empty((C, P))
     bad = K.mala_init(
-        code, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec, logp, grad
+        family, sample_extra, theta, X, y, w, prior_prec, extra, s_mu, s_prec, logp, grad
     )
     if bad:
         raise ValueError(
@@ -242,8 +243,8 @@ def sample_mala(
         uniforms = rng.random_sample((C, n))
         if threaded and not adapting:
             K.mala_run_parallel(
-                code,
-                sample_noise,
+                family,
+                sample_extra,
                 theta,
                 logp,
                 grad,
@@ -251,7 +252,7 @@ def sample_mala(
                 y,
                 w,
                 prior_prec,
-                noise,
+                extra,
                 s_mu,
                 s_prec,
                 L,
@@ -265,8 +266,8 @@ def sample_mala(
             )
         else:
             K.mala_run(
-                code,
-                sample_noise,
+                family,
+                sample_extra,
                 theta,
                 logp,
                 grad,
@@ -274,7 +275,7 @@ def sample_mala(
                 y,
                 w,
                 prior_prec,
-                noise,
+                extra,
                 s_mu,
                 s_prec,
                 L,

@@ -4,7 +4,9 @@ The target is the weighted GLM posterior
 
     log pi(theta) = -||theta||^2 / (2 prior_scale^2) + sum_n w_n l_n(theta)   (+ const),
 
-optionally extended by ``s = log sigma`` (the Gaussian noise scale) with prior N(s_mu, s_sd^2).
+optionally extended by ``s = log(extra)``, the model's extra parameter (e.g. the Gaussian noise
+scale), with prior N(s_mu, s_sd^2). The likelihood is the model's
+:class:`~skcoreset.models.SingleIndexFamily`, the kernels' first argument.
 
 With a lower-triangular factor ``L`` of the preconditioner ``A = L L^T`` the proposal is
 
@@ -32,15 +34,12 @@ from numba import njit, prange
 
 from ..models._glm_kernels import (
     CHAIN_BLOCK,
-    GAUSSIAN,
     aligned_empty,
     chain_layout,
     sum_reassoc,
     weighted_loglik_grad_chains,
     weighted_offset,
 )
-
-_LOG_2PI = math.log(2.0 * math.pi)
 
 # Dual averaging constants of Hoffman & Gelman (2014), as in Stan.
 _DA_GAMMA = 0.05
@@ -53,18 +52,18 @@ DA_SIZE = 6
 
 
 @njit(cache=True)
-def _data(code, X, y, w):
+def _data(family, X, y, w):
     """What every evaluation needs and no parameter changes: the transposed design (its rows
     contiguous over the data, for the vectorised loops) and aligned copies of ``y`` and ``w``
     (:func:`chain_layout`), sum(w) and the weighted offset."""
     Xt, ya, wa = chain_layout(X, y, w)
-    return Xt, ya, wa, sum_reassoc(w), weighted_offset(code, y, w)
+    return Xt, ya, wa, sum_reassoc(w), weighted_offset(family, y, w)
 
 
 @njit(cache=True)
 def log_target_chains(
-    code,
-    sample_noise,
+    family,
+    sample_extra,
     thetas,
     Xt,
     y,
@@ -72,39 +71,34 @@ def log_target_chains(
     w_sum,
     offset,
     prior_prec,
-    noise,
+    extra,
     s_mu,
     s_prec,
     lp,
     grad,
     work,
-    sigma,
+    extras,
 ):
     """Log posterior (up to a constant) of each row of ``thetas``; gradients into ``grad``.
 
-    ``thetas`` is (C, P) with P = D, or D + 1 with a trailing ``log sigma`` when
-    ``sample_noise`` (Gaussian likelihood only). ``Xt``, ``w_sum``, ``offset`` come from
-    :func:`_data`; ``work`` (2, C, CHAIN_BLOCK) and ``sigma`` (C,) are scratch. One pass over
-    the data for all chains, no allocation.
+    ``thetas`` is (C, P) with P = D, or D + 1 with a trailing ``log(extra)`` when
+    ``sample_extra``. ``Xt``, ``w_sum``, ``offset`` come from :func:`_data`; ``work`` (2, C,
+    CHAIN_BLOCK) and ``extras`` (C,) are scratch. One pass over the data for all chains, no
+    allocation.
     """
     C = thetas.shape[0]
     D = Xt.shape[0]
     for c in range(C):
-        sigma[c] = math.exp(thetas[c, D]) if sample_noise else noise
+        extras[c] = math.exp(thetas[c, D]) if sample_extra else extra
     weighted_loglik_grad_chains(
-        GAUSSIAN if sample_noise else code, thetas, Xt, y, w, offset, sigma, lp, grad, work
+        family, sample_extra, thetas, Xt, y, w, w_sum, offset, extras, lp, grad, work
     )
     for c in range(C):
         th = thetas[c]
-        if sample_noise:
-            s = th[D]
-            ll = lp[c]
-            # ll = -Q/2 - W (s + log(2 pi)/2) with Q = sum_n w_n r_n^2 / sigma^2, and
-            # d ll / d s = Q - W: recovered from ll, so no second pass over the data.
-            q = -2.0 * (ll + (s + 0.5 * _LOG_2PI) * w_sum)
-            ds = s - s_mu
-            grad[c, D] = q - w_sum - s_prec * ds
-            lp[c] = ll - 0.5 * s_prec * ds * ds
+        if sample_extra:
+            ds = th[D] - s_mu
+            grad[c, D] -= s_prec * ds
+            lp[c] -= 0.5 * s_prec * ds * ds
         lp[c] -= 0.5 * _weighted_square(prior_prec, th[:D])
         for k in range(D):
             grad[c, k] -= prior_prec[k] * th[k]
@@ -188,17 +182,17 @@ def _add_tril_product(LT, v, out):
 
 
 @njit(cache=True)
-def mala_init(code, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_prec, logp, grad):
+def mala_init(family, sample_extra, theta, X, y, w, prior_prec, extra, s_mu, s_prec, logp, grad):
     """Evaluate log density and gradient at the starting points ``theta`` (chains x P).
 
     Writes ``logp`` (chains,) and ``grad`` (chains x P). Returns the number of chains whose
     start is not finite (the caller should treat that as an error).
     """
     C = theta.shape[0]
-    Xt, y, w, w_sum, offset = _data(code, X, y, w)
+    Xt, y, w, w_sum, offset = _data(family, X, y, w)
     log_target_chains(
-        code,
-        sample_noise,
+        family,
+        sample_extra,
         theta,
         Xt,
         y,
@@ -206,7 +200,7 @@ def mala_init(code, sample_noise, theta, X, y, w, prior_prec, noise, s_mu, s_pre
         w_sum,
         offset,
         prior_prec,
-        noise,
+        extra,
         s_mu,
         s_prec,
         logp,
@@ -238,8 +232,8 @@ def _dual_average(da, mean_accept):
 
 @njit(cache=True)
 def _advance(
-    code,
-    sample_noise,
+    family,
+    sample_extra,
     c0,
     c1,
     theta,
@@ -251,7 +245,7 @@ def _advance(
     w_sum,
     offset,
     prior_prec,
-    noise,
+    extra,
     s_mu,
     s_prec,
     L,
@@ -282,7 +276,7 @@ def _advance(
     lprop = np.empty(G)
     acc = np.empty(G)
     work = aligned_empty((2, G, CHAIN_BLOCK))
-    sigma = np.empty(G)
+    extras = np.empty(G)
     # exactly triangular copies: the products read the zeros above the diagonal
     L = np.tril(L)
     LT = np.ascontiguousarray(L.T)
@@ -306,8 +300,8 @@ def _advance(
                 pr[b] = th[b]
             _add_tril_product(LT, up, pr)
         log_target_chains(
-            code,
-            sample_noise,
+            family,
+            sample_extra,
             prop,
             Xt,
             y,
@@ -315,13 +309,13 @@ def _advance(
             w_sum,
             offset,
             prior_prec,
-            noise,
+            extra,
             s_mu,
             s_prec,
             lprop,
             gprop,
             work,
-            sigma,
+            extras,
         )
         for g in range(G):
             c = c0 + g
@@ -360,8 +354,8 @@ def _advance(
 
 @njit(cache=True)
 def mala_run(
-    code,
-    sample_noise,
+    family,
+    sample_extra,
     theta,
     logp,
     grad,
@@ -369,7 +363,7 @@ def mala_run(
     y,
     w,
     prior_prec,
-    noise,
+    extra,
     s_mu,
     s_prec,
     L,
@@ -417,10 +411,10 @@ def mala_run(
     eps : float
         The step size used by the last step.
     """
-    Xt, y, w, w_sum, w_offset = _data(code, X, y, w)
+    Xt, y, w, w_sum, w_offset = _data(family, X, y, w)
     return _advance(
-        code,
-        sample_noise,
+        family,
+        sample_extra,
         0,
         theta.shape[0],
         theta,
@@ -432,7 +426,7 @@ def mala_run(
         w_sum,
         w_offset,
         prior_prec,
-        noise,
+        extra,
         s_mu,
         s_prec,
         L,
@@ -450,8 +444,8 @@ def mala_run(
 
 @njit(cache=True, parallel=True)
 def mala_run_parallel(
-    code,
-    sample_noise,
+    family,
+    sample_extra,
     theta,
     logp,
     grad,
@@ -459,7 +453,7 @@ def mala_run_parallel(
     y,
     w,
     prior_prec,
-    noise,
+    extra,
     s_mu,
     s_prec,
     L,
@@ -480,12 +474,12 @@ def mala_run_parallel(
     dwarfs the ~10 us cost of a parallel region.
     """
     C = theta.shape[0]
-    Xt, y, w, w_sum, w_offset = _data(code, X, y, w)
+    Xt, y, w, w_sum, w_offset = _data(family, X, y, w)
     da = np.zeros(DA_SIZE)  # unused: no adaptation here
     for c in prange(C):
         _advance(
-            code,
-            sample_noise,
+            family,
+            sample_extra,
             c,
             c + 1,
             theta,
@@ -497,7 +491,7 @@ def mala_run_parallel(
             w_sum,
             w_offset,
             prior_prec,
-            noise,
+            extra,
             s_mu,
             s_prec,
             L,

@@ -1,0 +1,164 @@
+"""Gaussian-linear regression: ``N(y | eta, sigma^2)``, the noise scale sigma the extra
+parameter (estimated for the Laplace fit, sampled on the log scale by MALA)."""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ._family import SingleIndexFamily
+from ._glm import GLM
+from ._targets import numeric_targets
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+@njit(cache=True, inline="always")
+def _prepare(sigma):
+    return np.divide(1.0, sigma * sigma)
+
+
+@njit(cache=True, inline="always")
+def _terms(eta, y, inv_var):
+    r = y - eta
+    return -0.5 * (r * r) * inv_var, r * inv_var
+
+
+@njit(cache=True, inline="always")
+def _curvature(eta, y, inv_var):
+    return inv_var
+
+
+@njit(cache=True, inline="always")
+def _extra_offset(sigma):
+    return -math.log(sigma) - 0.5 * _LOG_2PI
+
+
+@njit(cache=True, inline="always")
+def _dlog_extra(eta, y, inv_var):
+    r = y - eta
+    return r * r * inv_var - 1.0
+
+
+FAMILY = SingleIndexFamily(
+    "gaussian",
+    _terms,
+    _curvature,
+    extra_offset=_extra_offset,
+    prepare=_prepare,
+    dlog_extra=_dlog_extra,
+)
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianModel(GLM):
+    """Gaussian-linear likelihood ``N(y | x @ theta, noise_scale^2)``.
+
+    Parameters
+    ----------
+    prior_scale : float or ndarray of shape (P,), default=1.0
+        Standard deviation of the Gaussian prior on the parameters (intercept last).
+    fit_intercept : bool, default=True
+        Whether the design matrix gets a trailing column of ones.
+    noise_scale : float or None, default=None
+        Noise standard deviation (None: estimated by the Laplace fit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import GaussianModel
+    >>> model = GaussianModel()
+    >>> model.mean(np.array([0.0, 1.0])).round(4)
+    array([0., 1.])
+    """
+
+    name = "gaussian"
+    family = FAMILY
+    has_noise = True
+
+    def encode_targets(self, y):
+        return numeric_targets(y)
+
+    def prior_level(self, y_mean, y_sd):
+        # the response's own scale (its level if it is constant), the intercept at its mean
+        return (y_sd or max(abs(y_mean), 1.0)), y_mean
+
+    def estimate_noise(self, Xd, y, w):
+        """Estimate the noise as the weighted least-squares residual standard deviation.
+
+        The residual sum of squares is divided by the degrees of freedom (weighted rows minus
+        parameters). With no more (weighted) rows than parameters the residuals are zero and
+        say nothing about the noise: the spread of y itself is used instead (1 if y is
+        constant), so the posterior stays proper instead of collapsing onto an interpolating
+        fit.
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        noise_scale : float
+            The estimated noise standard deviation.
+        """
+        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
+
+    def estimate_noise_blocks(self, blocks):
+        """Estimate the noise as :meth:`estimate_noise` does, over data given in blocks.
+
+        Parameters
+        ----------
+        blocks : callable
+            ``blocks()`` yields ``(Xd, y, w)`` triples; it is called twice (the fit, then the
+            residuals).
+
+        Returns
+        -------
+        noise_scale : float
+            The estimated noise standard deviation.
+        """
+        A = b = None
+        w_sum = wy_sum = 0.0
+        y_max = 0.0
+        for Xd, y, w in blocks():
+            Ab, bb = Xd.T @ (w[:, None] * Xd), Xd.T @ (w * y)
+            A, b = (Ab, bb) if A is None else (A + Ab, b + bb)
+            w_sum += w.sum()
+            wy_sum += (w * y).sum()
+            y_max = max(y_max, np.abs(y).max(initial=0.0))
+        n_params = A.shape[0]
+        dof = w_sum - n_params
+        beta = None
+        if dof > 0:
+            A = A.copy()
+            A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A), 1.0)
+            beta = np.linalg.solve(A, b)
+        y_mean = wy_sum / w_sum
+        rss = spread = 0.0
+        for Xd, y, w in blocks():
+            if beta is not None:
+                rss += np.sum(w * (y - Xd @ beta) ** 2)
+            spread += (w * (y - y_mean) ** 2).sum()
+        sigma = np.sqrt(rss / dof) if beta is not None else 0.0
+        if not np.isfinite(sigma) or sigma <= 1e-8 * max(y_max, 1e-300):
+            spread = np.sqrt(spread / w_sum)
+            sigma = spread if spread > 0 else 1.0
+        return float(sigma)
+
+    def mean(self, eta):
+        return eta
+
+    def log_density(self, y, eta, noise_scale=None):
+        sigma = self.noise if noise_scale is None else noise_scale
+        r = (y - eta) / sigma
+        return -0.5 * r * r - np.log(sigma) - 0.5 * _LOG_2PI
+
+    def simulate(self, eta, random_state, noise_scale=None):
+        sigma = self.noise if noise_scale is None else noise_scale
+        return eta + sigma * random_state.standard_normal(np.shape(eta))

@@ -1,0 +1,216 @@
+"""The model as the unit of extension: single-index families, a user's own model through every
+public path, and the warnings a model raises about its data."""
+
+import math
+import pickle
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.special
+import scipy.stats
+from numba import njit
+
+from skcoreset import OMPCoreset, QuasiNewtonCoreset
+from skcoreset.models import (
+    GLM,
+    MODEL_NAMES,
+    BinaryLabels,
+    OverdispersionWarning,
+    SingleIndexFamily,
+    get_model,
+    laplace_approximation,
+)
+from skcoreset.models import _glm_kernels as GK
+from skcoreset.models._fastmath_kernels import sigmoid, softplus_sigmoid
+from skcoreset.models._glm import model_class
+from skcoreset.models._names import MODELS
+from skcoreset.sampler import sample_mala
+
+# -- a user's logistic model: the built-in's formulas, through the public mechanism ----------
+
+
+@njit(cache=True, inline="always")
+def _my_logistic_terms(eta, y, param):
+    sp, p = softplus_sigmoid(eta)
+    return y * eta - sp, y - p
+
+
+@njit(cache=True, inline="always")
+def _my_logistic_curvature(eta, y, param):
+    p = sigmoid(eta)
+    return p * (1.0 - p)
+
+
+@dataclass(frozen=True, eq=False)
+class MyLogistic(GLM):
+    name = "my_logistic"
+    family = SingleIndexFamily("my_logistic", _my_logistic_terms, _my_logistic_curvature)
+    binary_labels = True
+
+    def encode_targets(self, y):
+        return BinaryLabels.fit(y).encode(y)
+
+
+# -- a probit model, as a user would write one --------------------------------------------
+
+_SQRT2 = math.sqrt(2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+@njit(cache=True, inline="always")
+def _probit_terms(eta, y, param):
+    # l = log Phi(q), q = s eta, s = 2y - 1; dl/deta = s phi(q) / Phi(q)
+    s = 2.0 * y - 1.0
+    q = s * eta
+    log_cdf = math.log(0.5 * math.erfc(-q / _SQRT2))
+    ratio = math.exp(-0.5 * q * q - _LOG_SQRT_2PI - log_cdf)
+    return log_cdf, s * ratio
+
+
+@njit(cache=True, inline="always")
+def _probit_curvature(eta, y, param):
+    s = 2.0 * y - 1.0
+    q = s * eta
+    ratio = math.exp(-0.5 * q * q - _LOG_SQRT_2PI - math.log(0.5 * math.erfc(-q / _SQRT2)))
+    return ratio * (q + ratio)
+
+
+@dataclass(frozen=True, eq=False)
+class Probit(GLM):
+    name = "probit"
+    family = SingleIndexFamily("probit", _probit_terms, _probit_curvature)
+    binary_labels = True
+
+    def encode_targets(self, y):
+        return BinaryLabels.fit(y).encode(y)
+
+
+def _logistic_data(n=3000, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = (rng.random(n) < scipy.special.expit(X @ rng.standard_normal(d) * 0.7 + 0.3)).astype(float)
+    return X, y
+
+
+def test_registry_is_the_one_list_of_models():
+    """Every registered name resolves to a model class whose name and family match it."""
+    assert MODEL_NAMES == tuple(MODELS)
+    for name in MODEL_NAMES:
+        cls = model_class(name)
+        assert cls.name == name
+        assert isinstance(cls.family, SingleIndexFamily)
+        assert cls.family.name == name
+        assert isinstance(get_model(name), cls)
+
+
+@pytest.mark.parametrize("name", ["logistic", "poisson", "gaussian"])
+def test_family_loglik_against_scipy(name):
+    """The family's terms and constants add up to scipy.stats' log density, 1e-12 relative,
+    over the range the kernels see; derivatives against central differences."""
+    rng = np.random.default_rng(1)
+    eta = np.concatenate([np.linspace(-30, 30, 121), rng.normal(0, 3, 200)])
+    model = get_model(name, noise_scale=0.7)
+    if name == "logistic":
+        y = (rng.random(eta.size) < 0.5).astype(float)
+        # scipy's log(1 - expit) loses digits in the tails: exact NumPy there, scipy inside
+        ref = y * eta - np.logaddexp(0, eta)
+        inner = np.abs(eta) < 3
+        scipy_ref = scipy.stats.bernoulli.logpmf(y[inner], scipy.special.expit(eta[inner]))
+        np.testing.assert_allclose(ref[inner], scipy_ref, rtol=1e-12)
+    elif name == "poisson":
+        eta = np.clip(eta, -20, 15)
+        y = rng.poisson(np.exp(np.clip(eta, -5, 6))).astype(float)
+        ref = scipy.stats.poisson.logpmf(y, np.exp(eta))
+    else:
+        y = eta + rng.normal(0, 0.7, eta.size)
+        ref = scipy.stats.norm.logpdf(y, eta, 0.7)
+    ll = GK.loglik_vector(model.family, eta, y, model.extra)
+    np.testing.assert_allclose(ll, ref, rtol=1e-12, atol=1e-300)
+    d, c = GK.dloglik_curv_vector(model.family, eta, y, model.extra)
+    h = 1e-5 * np.maximum(1.0, np.abs(eta))
+    up = GK.loglik_vector(model.family, eta + h, y, model.extra)
+    down = GK.loglik_vector(model.family, eta - h, y, model.extra)
+    np.testing.assert_allclose(d, (up - down) / (2 * h), rtol=1e-5, atol=1e-6)
+    d_up = GK.dloglik_vector(model.family, eta + h, y, model.extra)
+    d_down = GK.dloglik_vector(model.family, eta - h, y, model.extra)
+    np.testing.assert_allclose(c, -(d_up - d_down) / (2 * h), rtol=1e-5, atol=1e-6)
+
+
+def test_user_family_reimplementing_logistic_gives_the_builtin_coreset():
+    """A user's model through SingleIndexFamily is a first-class citizen: the same coreset as
+    the built-in logistic model, bit for bit, and the same MALA draws."""
+    X, y = _logistic_data()
+    a = OMPCoreset(n_points=40, random_state=0).fit(X, y)
+    b = OMPCoreset(n_points=40, random_state=0, model=MyLogistic()).fit(X, y)
+    np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
+    np.testing.assert_array_equal(a.sample_weight_, b.sample_weight_)
+    assert b.model_ == "my_logistic"
+    Xd = get_model("logistic").design(X[:300])
+    init = np.zeros((2, Xd.shape[1]))
+    kw = {"n_samples": 100, "n_warmup": 50, "random_state": 3}
+    ra = sample_mala("logistic", Xd, y[:300], np.ones(300), init, **kw)
+    rb = sample_mala(MyLogistic(), Xd, y[:300], np.ones(300), init, **kw)
+    np.testing.assert_array_equal(ra.draws, rb.draws)
+
+
+def test_user_probit_model_laplace_and_coreset():
+    """A probit model written by a user: its Laplace mode is the probit posterior's mode
+    (SciPy's optimiser on the formulas), and the coreset estimators build on it."""
+    X, y = _logistic_data(n=2000, seed=4)
+    model = Probit(prior_scale=2.0)
+    Xd = model.design(X)
+    lap = laplace_approximation(model, Xd, y, design=True)
+
+    def neg_log_post(theta):
+        q = (2 * y - 1) * (Xd @ theta)
+        return -scipy.stats.norm.logcdf(q).sum() + 0.5 * theta @ theta / 4.0
+
+    ref = scipy.optimize.minimize(neg_log_post, np.zeros(Xd.shape[1]), method="BFGS", tol=1e-12)
+    np.testing.assert_allclose(lap.mean, ref.x, rtol=1e-6, atol=1e-7)
+    for est in (OMPCoreset(n_points=60, model=Probit()), QuasiNewtonCoreset(n_points=20)):
+        est.set_params(model=Probit(), random_state=0).fit(X, y)
+        assert est.model_ == "probit"
+        w = est.sample_weight_
+        assert np.all(w > 0) and abs(w.sum() / len(y) - 1) < 0.2
+
+
+def test_family_key_follows_its_code():
+    """Two families of one name but different functions never share compiled kernels (their
+    numba types differ); the same functions give the same key, also after pickling."""
+    other = SingleIndexFamily("my_logistic", _probit_terms, _probit_curvature)
+    assert other.key != MyLogistic.family.key
+    again = SingleIndexFamily("my_logistic", _my_logistic_terms, _my_logistic_curvature)
+    assert again.key == MyLogistic.family.key
+    copy = pickle.loads(pickle.dumps(MyLogistic.family))
+    assert copy.key == MyLogistic.family.key
+
+
+def test_family_needs_numba_functions():
+    with pytest.raises(TypeError, match="terms must be a numba.njit function"):
+        SingleIndexFamily("bad", lambda eta, y, p: (0.0, 0.0), _probit_curvature)
+
+
+def test_sampling_an_extra_parameter_needs_one():
+    X = np.ones((5, 1))
+    with pytest.raises(ValueError, match="no extra parameter"):
+        sample_mala("poisson", X, np.ones(5), np.ones(5), np.zeros((1, 2)), sample_extra=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_overdispersion_warning(seed):
+    """Negative binomial counts (variance 1 + 0.5 mean, times the mean) warn; Poisson counts of
+    the same means, at any of the seeds, do not."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((3000, 3))
+    mu = np.exp(X @ [0.3, -0.2, 0.1] + 1.5)
+    model = get_model("poisson")
+    y_nb = rng.negative_binomial(2.0, 2.0 / (2.0 + mu)).astype(float)
+    with pytest.warns(OverdispersionWarning, match="overdispersed.*negative binomial"):
+        laplace_approximation(model, X, y_nb)
+    y_p = rng.poisson(mu).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OverdispersionWarning)
+        laplace_approximation(model, X, y_p)
