@@ -58,12 +58,13 @@ _FAMILIES = {}
 
 
 class SingleIndexFamily:
-    """A likelihood of ``eta = x . beta`` (and one optional extra scalar), as numba functions.
+    """A single-index likelihood, given by numba functions of the linear predictor.
 
-    Every function must be compiled with ``numba.njit`` (``inline="always"`` lets the
-    kernels' loops vectorise through it). ``param`` is whatever ``prepare(extra)`` returns
-    (a float or a tuple of floats): quantities of the extra parameter that every row needs,
-    computed once per call instead of once per row.
+    The likelihood depends on the parameters through ``eta = x . beta`` only (and on one
+    optional extra scalar). Every function must be compiled with ``numba.njit``
+    (``inline="always"`` lets the kernels' loops vectorise through it). ``param`` is whatever
+    ``prepare(extra)`` returns (a float or a tuple of floats): quantities of the extra
+    parameter that every row needs, computed once per call instead of once per row.
 
     Parameters
     ----------
