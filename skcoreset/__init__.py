@@ -30,6 +30,7 @@ _SUBPACKAGES = (
 _ESTIMATORS = {
     "BayesianLinearRegression": "linear_model",
     "BayesianLogisticRegression": "linear_model",
+    "BayesianNegativeBinomialRegression": "linear_model",
     "BayesianPoissonRegression": "linear_model",
     "CoresetClassifier": "compose",
     "CoresetMCMC": "coreset",

@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from skcoreset.linear_model import (
     BayesianLinearRegression,
     BayesianLogisticRegression,
+    BayesianNegativeBinomialRegression,
     BayesianPoissonRegression,
 )
 from skcoreset.models import default_prior_scale, get_model, laplace_approximation
@@ -77,6 +78,32 @@ def test_integer_weights_equal_duplicated_rows():
     a = BayesianLogisticRegression(random_state=3, **kw).fit(X, y, sample_weight=w)
     b = BayesianLogisticRegression(random_state=4, **kw).fit(np.repeat(X, w, 0), np.repeat(y, w))
     (_, fa), (_, fb) = _draws(a), _draws(b)
+    se = np.sqrt(fa.var(0) / a.ess_ + fb.var(0) / b.ess_)
+    assert np.all(np.abs(fa.mean(0) - fb.mean(0)) / se < 4)
+    assert np.all(np.abs(fa.std(0) / fb.std(0) - 1) < 4 * np.sqrt(1 / a.ess_ + 1 / b.ess_))
+
+
+def test_integer_weights_equal_duplicated_rows_negative_binomial():
+    """The sampled dispersion too: integer weights give the duplicated rows' posterior."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((120, 2))
+    mu = np.exp(X @ [0.4, -0.3] + 1.0)
+    y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu))
+    w = rng.integers(1, 4, 120)
+    kw = dict(n_samples=800, n_warmup=300)
+    a = BayesianNegativeBinomialRegression(random_state=3, **kw).fit(X, y, sample_weight=w)
+    b = BayesianNegativeBinomialRegression(random_state=4, **kw)
+    b.fit(np.repeat(X, w, 0), np.repeat(y, w))
+    fa, fb = (
+        np.column_stack(
+            [
+                e.coef_samples_.reshape(-1, 2),
+                e.intercept_samples_.reshape(-1),
+                np.log(e.alpha_samples_.reshape(-1)),
+            ]
+        )
+        for e in (a, b)
+    )
     se = np.sqrt(fa.var(0) / a.ess_ + fb.var(0) / b.ess_)
     assert np.all(np.abs(fa.mean(0) - fb.mean(0)) / se < 4)
     assert np.all(np.abs(fa.std(0) / fb.std(0) - 1) < 4 * np.sqrt(1 / a.ess_ + 1 / b.ess_))

@@ -27,6 +27,7 @@ from skcoreset.coreset import (
 from skcoreset.linear_model import (
     BayesianLinearRegression,
     BayesianLogisticRegression,
+    BayesianNegativeBinomialRegression,
     BayesianPoissonRegression,
 )
 from skcoreset.pipeline import make_pipeline
@@ -116,6 +117,30 @@ def test_pipeline_get_set_params_roundtrip():
 # Poisson model keeps a unit prior here: the checks' counts are barely explained by their
 # features, and under the wide default prior its predictions reach 1e20, where the last bits
 # of a rounding difference show at the checks' rtol of 1e-7.
+# The negative binomial regression refuses the checks' real-valued targets (it takes integer
+# counts only); its weights are compared with duplicated rows statistically
+# (test_bayesian_regression.py), since its sampled dispersion sums the rows' constants in
+# another order and these short chains part ways by rounding.
+_NB_XFAIL = {
+    check: "the checks' targets are not integer counts"
+    for check in (
+        "check_n_features_in_after_fitting",
+        "check_regressors_train",
+        "check_regressor_data_not_an_array",
+        "check_regressors_no_decision_function",
+        "check_fit_idempotent",
+        "check_fit_check_is_fitted",
+        "check_n_features_in",
+    )
+} | {
+    "check_sample_weight_equivalence_on_dense_data": "rounding: tested statistically instead",
+}
+
+
+def expected_failed_bayesian_checks(estimator):
+    return _NB_XFAIL if isinstance(estimator, BayesianNegativeBinomialRegression) else {}
+
+
 @parametrize_with_checks(
     [
         BayesianLogisticRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
@@ -123,7 +148,11 @@ def test_pipeline_get_set_params_roundtrip():
             prior_scale=1.0, n_samples=50, n_warmup=50, n_chains=2, random_state=0
         ),
         BayesianLinearRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
+        BayesianNegativeBinomialRegression(
+            prior_scale=1.0, n_samples=50, n_warmup=50, n_chains=2, random_state=0
+        ),
     ],
+    expected_failed_checks=expected_failed_bayesian_checks,
 )
 def test_bayesian_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():

@@ -497,7 +497,7 @@ def test_chain_kernel_matches_oracle_and_is_batch_independent(name, D):
     if name == "logistic":
         thetas[0, :D] = 3000.0 * np.sign(rng.standard_normal(D))  # |eta| in the thousands
     noise = rng.uniform(0.3, 2.0, C)
-    offset = GK.weighted_offset(family, y, w)
+    offset = GK.weighted_offset(family, y, w, 1.0)
     Xt = np.ascontiguousarray(X.T)
 
     def run(th, sig):

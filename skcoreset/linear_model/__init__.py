@@ -7,11 +7,13 @@ final step after a coreset: ``est.fit(X[idx], y[idx], sample_weight=w)``.
 from ._bayesian import (
     BayesianLinearRegression,
     BayesianLogisticRegression,
+    BayesianNegativeBinomialRegression,
     BayesianPoissonRegression,
 )
 
 __all__ = [
     "BayesianLinearRegression",
     "BayesianLogisticRegression",
+    "BayesianNegativeBinomialRegression",
     "BayesianPoissonRegression",
 ]

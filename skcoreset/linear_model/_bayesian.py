@@ -25,7 +25,7 @@ from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_c
 from .._warnings import warn
 from ..models import BinaryLabels, get_model, laplace_approximation
 from ..models._prior import Moments, prior_from_moments
-from ..sampler import EXTRA_LOG_PRIOR, ess_bulk, sample_mala, split_rhat
+from ..sampler import ess_bulk, sample_mala, split_rhat
 
 # Convergence thresholds behind the ConvergenceWarning (Vehtari et al. 2021 recommend
 # R-hat < 1.01 and a bulk ESS of at least 100 for reliable posterior summaries).
@@ -146,8 +146,8 @@ class _BaseBayesianGLM(BaseEstimator):
         sample_noise = model.has_noise and model.noise_scale is None
         if sample_noise and X.shape[0] < 2:
             raise ValueError(
-                f"{type(self).__name__} with noise_scale=None needs at least 2 samples with "
-                f"non-zero weight to learn the noise scale; got {X.shape[0]} sample."
+                f"{type(self).__name__} needs at least 2 samples with non-zero weight to learn "
+                f"its {model.extra_name}; got {X.shape[0]} sample."
             )
         self._set_prior(model, X, y, w)
         model = replace(model, prior_scale=self.prior_scale_)
@@ -156,9 +156,7 @@ class _BaseBayesianGLM(BaseEstimator):
             lap = laplace_approximation(model, Xd, y, w, design=True)
         mean, cov, chol = lap.mean, lap.cov, lap.chol
         if sample_noise:
-            mean, cov, chol = _with_log_noise(
-                mean, cov, chol, np.log(lap.model.noise), w.sum(), self._noise_log_prior
-            )
+            mean, cov, chol = _with_log_extra(lap, Xd, y, w, self._noise_log_prior)
 
         if self.preconditioner == "laplace":
             precond = chol
@@ -204,22 +202,22 @@ class _BaseBayesianGLM(BaseEstimator):
         return self
 
     def _set_prior(self, model, X, y, w):
-        """``prior_scale_`` (one per parameter) and the prior of a sampled log noise scale.
+        """``prior_scale_`` (one per parameter) and the prior of a sampled extra parameter.
 
         With ``prior_scale='auto'`` both follow the scale of the data: the coefficients get
-        :func:`~skcoreset.models.default_prior_scale`, and ``log(noise_scale)`` is centred on
-        ``log sd(y)`` (so targets in the thousands need no rescaling).
+        :func:`~skcoreset.models.default_prior_scale`, and the log of the extra parameter the
+        model's prior (``log(noise_scale)`` centred on ``log sd(y)``, so targets in the
+        thousands need no rescaling).
         """
         n_params = X.shape[1] + int(self.fit_intercept)
+        moments = Moments.of(X, y, w)  # weighted as duplicated rows would be
+        _, _, y_mean, y_sd = moments.mean_and_sd()
         if self.prior_scale == "auto":
-            moments = Moments.of(X, y, w)  # weighted as duplicated rows would be
             self.prior_scale_ = prior_from_moments(model, moments)
-            y_sd = moments.mean_and_sd()[3]
-            centre = np.log(y_sd) if y_sd > 0 else EXTRA_LOG_PRIOR[0]
         else:
             self.prior_scale_ = np.full(n_params, float(self.prior_scale))
-            centre = EXTRA_LOG_PRIOR[0]
-        self._noise_log_prior = (float(centre), EXTRA_LOG_PRIOR[1])
+            y_sd = None
+        self._noise_log_prior = model.extra_log_prior(y_mean, y_sd)
 
     def _set_draws(self, result, n_coef, model, sample_noise):
         """The fitted attributes from the sampler's draws."""
@@ -232,12 +230,12 @@ class _BaseBayesianGLM(BaseEstimator):
         else:
             self.intercept_samples_ = np.zeros(draws.shape[:2])
         if model.has_noise:
-            if sample_noise:
-                self.noise_scale_samples_ = np.exp(draws[:, :, -1])
-                self.noise_scale_ = float(self.noise_scale_samples_.mean())
-            else:
-                self.noise_scale_samples_ = np.full(draws.shape[:2], model.noise)
-                self.noise_scale_ = model.noise
+            name = model.extra_name
+            samples = (
+                np.exp(draws[:, :, -1]) if sample_noise else np.full(draws.shape[:2], model.noise)
+            )
+            setattr(self, f"{name}_samples_", samples)
+            setattr(self, f"{name}_", float(samples.mean()) if sample_noise else model.noise)
         self.coef_ = self.coef_samples_.mean(axis=(0, 1))
         self.intercept_ = float(self.intercept_samples_.mean()) if self.fit_intercept else 0.0
         self.acceptance_rate_ = result.acceptance_rate
@@ -261,11 +259,11 @@ class _BaseBayesianGLM(BaseEstimator):
 
     # -- posterior draws ---------------------------------------------------------------
     def _pooled_draws(self):
-        """Coefficients (J, D), intercepts (J,) and noise scales (J,) over all chains."""
+        """Coefficients (J, D), intercepts (J,) and extra parameters (J,) over all chains."""
         J = self.coef_samples_.shape[0] * self.coef_samples_.shape[1]
         coef = self.coef_samples_.reshape(J, -1)
         intercept = self.intercept_samples_.reshape(J)
-        noise = getattr(self, "noise_scale_samples_", None)
+        noise = getattr(self, f"{self._model().extra_name}_samples_", None)
         return coef, intercept, (None if noise is None else noise.reshape(J))
 
     def _check_X(self, X):
@@ -529,8 +527,9 @@ class _BaseBayesianGLM(BaseEstimator):
         posterior = {"coef": self.coef_samples_}
         if self.fit_intercept:
             posterior["intercept"] = self.intercept_samples_
-        if hasattr(self, "noise_scale_samples_"):
-            posterior["noise_scale"] = self.noise_scale_samples_
+        extra = self._model().extra_name
+        if hasattr(self, f"{extra}_samples_"):
+            posterior[extra] = getattr(self, f"{extra}_samples_")
         pointwise = self._pointwise_log_likelihood(X, y, w)
         lp = self._log_prior() + pointwise.sum(axis=1)
         sample_stats = {
@@ -557,22 +556,27 @@ class _BaseBayesianGLM(BaseEstimator):
         return tags
 
 
-def _with_log_noise(mean, cov, chol, log_noise, w_sum, noise_log_prior):
-    """Extend a Laplace fit of the coefficients by ``log sigma``, the sampled noise scale.
+def _with_log_extra(lap, Xd, y, w, log_prior):
+    """Extend a Laplace fit of the coefficients by ``s = log(extra)``, the sampled extra
+    parameter, at its estimate.
 
-    At the mode the Fisher information of s = log sigma is 2 W (W = total weight), plus the
-    prior precision, and s is (nearly) uncorrelated with the coefficients.
+    ``s`` is taken as uncorrelated with the coefficients, with the precision of the model's
+    information on ``s`` at the mode plus the prior's: the spread of the chains' starts and
+    the preconditioner's scale.
     """
-    _, s_sd = noise_log_prior
-    var_s = 1.0 / (2.0 * w_sum + 1.0 / s_sd**2)
-    P = mean.shape[0]
+    model = lap.model
+    s0 = float(np.log(model.noise))
+    info = model.log_extra_information(Xd @ lap.mean, y, w)
+    precision = (info if np.isfinite(info) and info > 0 else 0.0) + 1.0 / log_prior[1] ** 2
+    var_s = 1.0 / precision
+    P = lap.mean.shape[0]
     cov_full = np.zeros((P + 1, P + 1))
-    cov_full[:P, :P] = cov
+    cov_full[:P, :P] = lap.cov
     cov_full[P, P] = var_s
     chol_full = np.zeros_like(cov_full)
-    chol_full[:P, :P] = chol
+    chol_full[:P, :P] = lap.chol
     chol_full[P, P] = np.sqrt(var_s)
-    return np.append(mean, log_noise), cov_full, chol_full
+    return np.append(lap.mean, s0), cov_full, chol_full
 
 
 class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
@@ -909,6 +913,170 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
             Non-negative targets (counts or rates).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows (the exposures, for rates).
+
+        Returns
+        -------
+        score : float
+            The D^2 score (at most 1).
+        """
+        return float(d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=1))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = True
+        return tags
+
+
+class BayesianNegativeBinomialRegression(RegressorMixin, _BaseBayesianGLM):
+    """Bayesian negative binomial (NB2) regression of overdispersed counts, sampled by MALA.
+
+    ``y_n ~ NB(mean mu_n = exp(x_n . coef + intercept), variance mu_n + alpha mu_n^2)``, the
+    dispersion ``alpha`` sampled too (on the log scale, prior ``N(0, 2.5^2)``: 95% of its mass
+    on alpha between 0.007 and 134). The model of counts that vary more than a Poisson
+    likelihood allows (see :class:`~skcoreset.models.OverdispersionWarning`).
+
+    Parameters
+    ----------
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
+        number is used for all of them. 'auto' follows the scale of the data, one standard
+        deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
+        the coresets use by default.
+    fit_intercept : bool, default=True
+        Whether to sample an intercept.
+    n_samples : int, default=1000
+        Draws kept per chain (after warm-up); at least 4.
+    n_warmup : int, default=500
+        Warm-up steps per chain, during which the step size is adapted; discarded.
+    n_chains : int, default=4
+        Number of chains, all advanced by one compiled kernel.
+    step_size : 'auto' or float, default='auto'
+        'auto' adapts the MALA step by dual averaging toward acceptance 0.574 during warm-up
+        and then freezes it, so the kept draws come from an exactly invariant chain.
+        A number fixes the step throughout.
+    preconditioner : {'laplace', 'diag'} or None, default='laplace'
+        Proposal covariance: the Laplace covariance (inverse Hessian at the MAP), its
+        diagonal, or the identity.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the chain initialisation and the sampler; fits are reproducible with an int.
+    progress : bool, default=False
+        Show a tqdm progress bar (needs the optional dependency tqdm).
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, MALA warm-up and sampling, convergence
+        diagnostics) with their durations when positive. They are always logged to the
+        ``skcoreset`` logger at INFO level.
+
+    Attributes
+    ----------
+    coef_samples_ : ndarray of shape (n_chains, n_samples, n_features)
+        Posterior draws of the coefficients.
+    intercept_samples_ : ndarray of shape (n_chains, n_samples)
+        Posterior draws of the intercept (zeros when ``fit_intercept=False``).
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the coefficients.
+    intercept_ : float
+        Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
+    prior_scale_ : ndarray of shape (n_features + fit_intercept,)
+        Prior standard deviation of each coefficient, then of the intercept (if fitted).
+    acceptance_rate_ : ndarray of shape (n_chains,)
+        Fraction of accepted proposals after warm-up.
+    step_size_ : float
+        Step size used after warm-up.
+    rhat_ : ndarray of shape (n_params,)
+        Rank-normalised split R-hat (Vehtari et al. 2021; ``max`` of bulk and tail, as
+        ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted),
+        then log alpha.
+    ess_ : ndarray of shape (n_params,)
+        Bulk effective sample size (Vehtari et al. 2021, as ``arviz.ess(method="bulk")``),
+        same order as ``rhat_``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of features seen during fit, when ``X`` has string column names.
+    alpha_samples_ : ndarray of shape (n_chains, n_samples)
+        Posterior draws of the dispersion.
+    alpha_ : float
+        Posterior mean of the dispersion.
+
+    See Also
+    --------
+    BayesianPoissonRegression : The same mean without overdispersion.
+
+    Notes
+    -----
+    The posterior is ``N(theta | 0, diag(prior_scale_^2)) prod_n p(y_n | x_n, theta)^{w_n}``:
+    ``sample_weight`` multiplies each log-likelihood term, which is how a Bayesian coreset is
+    used. Rows with zero weight are dropped before sampling. The sampler is the
+    Metropolis-adjusted Langevin algorithm preconditioned by the Laplace covariance, with
+    chains started at independent draws of the Laplace approximation. A
+    :class:`~sklearn.exceptions.ConvergenceWarning` is issued when the largest R-hat exceeds
+    1.01 or the smallest bulk ESS is below 100.
+
+    The targets must be non-negative integer counts. :meth:`predict` returns the posterior
+    mean of ``exp(x . coef + intercept)``; :meth:`score` is D^2, the fraction of Poisson
+    deviance it explains (as :class:`~sklearn.linear_model.PoissonRegressor` scores a mean).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.linear_model import BayesianNegativeBinomialRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 2))
+    >>> mu = np.exp(X @ [0.5, -0.3] + 1.0)
+    >>> y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu))  # alpha = 0.5
+    >>> reg = BayesianNegativeBinomialRegression(n_samples=500, random_state=0).fit(X, y)
+    >>> reg.alpha_samples_.shape
+    (4, 500)
+    """
+
+    __skcoreset_model__ = "negative_binomial"
+
+    def predict(self, X, return_std=False):
+        """Posterior predictive mean: ``exp(x @ coef_ + intercept_)`` averaged over draws.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to predict.
+        return_std : bool, default=False
+            Also return the standard deviation of the posterior predictive distribution of
+            a count, ``sqrt(E[mu + alpha mu^2] + Var[mu])`` over the posterior (the
+            likelihood's variance plus the uncertainty of the mean), as
+            :class:`~sklearn.linear_model.BayesianRidge` returns its predictive standard
+            deviation.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Posterior mean counts.
+        y_std : ndarray of shape (n_samples,)
+            Posterior predictive standard deviations; only with ``return_std=True``.
+        """
+        X = self._check_X(X)
+        coef, intercept, alpha = self._pooled_draws()
+        mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
+        for sl, eta in self._eta_blocks(X, coef, intercept):
+            mu = np.exp(eta)
+            mean[sl] = mu.mean(axis=1)
+            var[sl] = mu.var(axis=1) + (mu + alpha * mu * mu).mean(axis=1)
+        return (mean, np.sqrt(var)) if return_std else mean
+
+    def score(self, X, y, sample_weight=None):
+        """D^2, the fraction of Poisson deviance explained, of :meth:`predict`.
+
+        ``1 - D(y, predict(X)) / D(y, mean(y))`` with the Poisson deviance ``D`` (weighted
+        by ``sample_weight``), as :class:`~sklearn.linear_model.PoissonRegressor` scores:
+        1 is perfect, 0 is the constant mean rate, and it can be negative.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to score.
+        y : array-like of shape (n_samples,)
+            Non-negative counts.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
 
         Returns
         -------

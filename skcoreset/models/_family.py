@@ -39,7 +39,7 @@ def _identity(extra):
 
 
 @njit(cache=True, inline="always")
-def _zero_offset(y):
+def _zero_offset(y, param):
     return 0.0
 
 
@@ -77,8 +77,9 @@ class SingleIndexFamily:
     curvature : numba function ``(eta, y, param) -> -d2l/deta2``
         Minus the second derivative in ``eta`` (non-negative: the Hessian weight of the
         Laplace fit; the Fisher information where the likelihood is not log-concave).
-    offset : numba function ``y -> float``, default=None
-        The part of ``l`` that depends on ``y`` alone (e.g. ``-log y!``); 0 if None.
+    offset : numba function ``(y, param) -> float``, default=None
+        The part of ``l`` free of ``eta`` that depends on ``y`` (e.g. ``-log y!``; it may
+        depend on the extra parameter too); 0 if None.
     extra_offset : numba function ``extra -> float``, default=None
         The part of ``l`` that depends on the extra parameter alone (e.g. ``-log sigma``); 0
         if None.
@@ -229,6 +230,13 @@ def _method(name, arity):
             fn = getattr(family.family, name)
             return lambda family, a: fn(a)
 
+    elif arity == 2:
+
+        @overload_method(FamilyType, name, inline="always")
+        def _two(family, a, b):
+            fn = getattr(family.family, name)
+            return lambda family, a, b: fn(a, b)
+
     else:
 
         @overload_method(FamilyType, name, inline="always")
@@ -249,7 +257,7 @@ for _name, _arity in (
     ("terms", 3),
     ("curvature", 3),
     ("dlog_extra", 3),
-    ("offset", 1),
+    ("offset", 2),
     ("extra_offset", 1),
     ("prepare", 1),
 ):

@@ -80,6 +80,16 @@ class GaussianModel(GLM):
     def encode_targets(self, y):
         return numeric_targets(y)
 
+    def extra_log_prior(self, y_mean, y_sd):
+        # centred on log sd(y) when the prior follows the data, so that targets in the
+        # thousands need no rescaling; N(0, 3^2) otherwise
+        centre = np.log(y_sd) if y_sd is not None and y_sd > 0 else 0.0
+        return float(centre), 3.0
+
+    def log_extra_information(self, eta, y, w):
+        # the Fisher information of log sigma: 2 per unit of weight
+        return 2.0 * float(w.sum())
+
     def prior_level(self, y_mean, y_sd):
         # the response's own scale (its level if it is constant), the intercept at its mean
         return (y_sd or max(abs(y_mean), 1.0)), y_mean

@@ -57,8 +57,11 @@ class GLM:
     name = "glm"
     #: The likelihood's numba functions (a :class:`~skcoreset.models.SingleIndexFamily`).
     family = None
-    #: Whether the model has a noise scale (a parameter besides the coefficients).
+    #: Whether the model has an extra parameter besides the coefficients (the Gaussian noise
+    #: scale, the negative binomial dispersion), held in the ``noise_scale`` field.
     has_noise = False
+    #: The extra parameter's name in the Bayesian estimators' attributes (``<name>_samples_``).
+    extra_name = "noise_scale"
     #: Whether the targets are two class labels (coded {0, 1} by
     #: :class:`~skcoreset.models.BinaryLabels`); such a likelihood can separate the classes.
     binary_labels = False
@@ -155,6 +158,53 @@ class GLM:
         The fit of :meth:`initial_intercept`, which needs the weighted mean of all targets.
         """
         return self.fit_intercept and type(self).initial_intercept is not GLM.initial_intercept
+
+    def extra_log_prior(self, y_mean, y_sd):
+        """Return the normal prior of the log of the extra parameter, when it is sampled.
+
+        Parameters
+        ----------
+        y_mean : float
+            Weighted mean of the coded targets.
+        y_sd : float or None
+            Their weighted standard deviation (None: a numeric ``prior_scale`` was given,
+            and the prior does not follow the data's scale).
+
+        Returns
+        -------
+        mean : float
+            The prior mean of the log.
+        sd : float
+            Its standard deviation.
+        """
+        return 0.0, 3.0
+
+    def log_extra_information(self, eta, y, w):
+        """Return the information of the weighted log-likelihood on the log extra parameter.
+
+        Minus its second derivative in ``log(noise_scale)`` at the model's extra parameter
+        (by central differences of the family's ``dlog_extra``), the coefficients fixed: the
+        scale on which MALA starts and preconditions that parameter.
+
+        Parameters
+        ----------
+        eta : ndarray of shape (N,)
+            Linear predictors at the mode.
+        y : ndarray of shape (N,)
+            Coded targets.
+        w : ndarray of shape (N,)
+            Weights of the rows.
+
+        Returns
+        -------
+        information : float
+            The information (may be non-positive far from the mode).
+        """
+        s0, h = float(np.log(self.noise)), 1e-4
+        up, down = (
+            K.weighted_dlog_extra(self.family, eta, y, w, float(np.exp(s0 + d))) for d in (h, -h)
+        )
+        return -(up - down) / (2 * h)
 
     def initial_intercept(self, y_mean):
         """Return the intercept where Newton's method starts.

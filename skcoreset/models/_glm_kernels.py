@@ -21,16 +21,18 @@ _CONTRACT = {"contract"}
 
 
 @njit(cache=True, inline="always")
-def loglik_offset(family, y, extra):
-    """``l0``, the part of the log-likelihood free of ``eta``."""
-    return family.offset(y) + family.extra_offset(extra)
+def loglik_offset(family, y, extra, param):
+    """``l0``, the part of the log-likelihood free of ``eta`` (``param`` is
+    ``family.prepare(extra)``)."""
+    return family.offset(y, param) + family.extra_offset(extra)
 
 
 @njit(cache=True, inline="always")
 def loglik(family, eta, y, extra):
     """Per-datum log-likelihood at linear predictor ``eta``, constants included (true
     log-probabilities)."""
-    return family.terms(eta, y, family.prepare(extra))[0] + loglik_offset(family, y, extra)
+    param = family.prepare(extra)
+    return family.terms(eta, y, param)[0] + loglik_offset(family, y, extra, param)
 
 
 @njit(cache=True, inline="always")
@@ -69,7 +71,7 @@ def loglik_matrix(family, X, thetas_t, y, extra, scale, center, out):
             yi = y[i]
             loglik_inplace(family, buf, yi, param)
             # the offset is constant along the row: added once, after the centring
-            shift = sum_reassoc(buf) / J if center else -loglik_offset(family, yi, extra)
+            shift = sum_reassoc(buf) / J if center else -loglik_offset(family, yi, extra, param)
             for j in range(J):
                 out[i, j] = scale * (buf[j] - shift)
 
@@ -211,7 +213,7 @@ def weighted_loglik_grad(family, theta, X, y, w, extra, grad):
         wi = w[i]
         yi = y[i]
         lv, dv = family.terms(eta, yi, param)
-        total += wi * (lv + loglik_offset(family, yi, extra))
+        total += wi * (lv + loglik_offset(family, yi, extra, param))
         g = wi * dv
         for k in range(d):
             grad[k] += g * X[i, k]
@@ -288,8 +290,9 @@ def weighted_loglik_grad_chains(
     w_sum : float
         ``sum_n w_n``.
     offset : float
-        ``sum_n w_n offset(y_n)`` (:func:`weighted_offset`); the extra parameter's constant
-        ``w_sum * extra_offset(extra)`` is added here.
+        ``sum_n w_n offset(y_n)`` (:func:`weighted_offset`) at the fixed extra parameter (0
+        with ``sample_extra``: the chains' own are summed here); the extra parameter's
+        constant ``w_sum * extra_offset(extra)`` is added here.
     extra : ndarray (C,)
         The extra parameter of each chain (ignored by the models without one).
     ll : ndarray (C,)
@@ -331,6 +334,8 @@ def weighted_loglik_grad_chains(
             v = val[c, :nb]
             param = family.prepare(extra[c])
             if sample_extra:
+                # the row constants move with the extra parameter: summed per chain
+                ll[c] += _weighted_offset(family, yb, wb, param)
                 grad[c, D] += _weighted_dlog_extra(family, eta[c, :nb], yb, wb, param)
             _weighted_terms(family, eta[c, :nb], v, yb, wb, param)
             ll[c] += sum_reassoc(v)
@@ -406,15 +411,31 @@ def _weighted_dlog_extra(family, e, y, w, param):
     return s
 
 
-@njit(cache=True)
-def weighted_offset(family, y, w):
-    """``sum_n w_n offset(y_n)``: the part of the weighted log-likelihood that no parameter
-    changes (the extra parameter's constant is added per chain, see
-    :func:`weighted_loglik_grad_chains`)."""
+@njit(cache=True, inline="always")
+def _weighted_offset(family, y, w, param):
+    """``sum_r w[r] offset(y[r])`` in index order."""
     total = 0.0
     for i in range(y.shape[0]):
-        total += w[i] * family.offset(y[i])
+        total += w[i] * family.offset(y[i], param)
     return total
+
+
+@njit(cache=True, fastmath=_CONTRACT)
+def weighted_dlog_extra(family, eta, y, w, extra):
+    """``sum_n w_n dl_n / d log(extra)`` at linear predictors ``eta`` (one parameter)."""
+    param = family.prepare(extra)
+    total = 0.0
+    for i in range(eta.shape[0]):
+        total += w[i] * family.dlog_extra(eta[i], y[i], param)
+    return total
+
+
+@njit(cache=True)
+def weighted_offset(family, y, w, extra):
+    """``sum_n w_n offset(y_n)`` at a fixed extra parameter: the part of the weighted
+    log-likelihood that no coefficient changes (the extra parameter's own constant is added
+    per chain, see :func:`weighted_loglik_grad_chains`)."""
+    return _weighted_offset(family, y, w, family.prepare(extra))
 
 
 @njit(cache=True)

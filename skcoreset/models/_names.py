@@ -11,6 +11,7 @@ MODELS = {
     "logistic": ("_logistic", "LogisticModel"),
     "poisson": ("_poisson", "PoissonModel"),
     "gaussian": ("_gaussian", "GaussianModel"),
+    "negative_binomial": ("_negative_binomial", "NegativeBinomialModel"),
 }
 
 #: The names the ``model=`` parameters accept (besides 'auto').

@@ -68,7 +68,7 @@ def _curvature(eta, y, param):
 
 
 @njit(cache=True, inline="always")
-def _offset(y):
+def _offset(y, param):
     return -math.lgamma(y + 1.0)
 
 

@@ -52,12 +52,14 @@ DA_SIZE = 6
 
 
 @njit(cache=True)
-def _data(family, X, y, w):
+def _data(family, sample_extra, X, y, w, extra):
     """What every evaluation needs and no parameter changes: the transposed design (its rows
     contiguous over the data, for the vectorised loops) and aligned copies of ``y`` and ``w``
-    (:func:`chain_layout`), sum(w) and the weighted offset."""
+    (:func:`chain_layout`), sum(w) and the weighted offset (0 when the extra parameter is
+    sampled: the chains' own offsets are summed as they go)."""
     Xt, ya, wa = chain_layout(X, y, w)
-    return Xt, ya, wa, sum_reassoc(w), weighted_offset(family, y, w)
+    offset = 0.0 if sample_extra else weighted_offset(family, y, w, extra)
+    return Xt, ya, wa, sum_reassoc(w), offset
 
 
 @njit(cache=True)
@@ -189,7 +191,7 @@ def mala_init(family, sample_extra, theta, X, y, w, prior_prec, extra, s_mu, s_p
     start is not finite (the caller should treat that as an error).
     """
     C = theta.shape[0]
-    Xt, y, w, w_sum, offset = _data(family, X, y, w)
+    Xt, y, w, w_sum, offset = _data(family, sample_extra, X, y, w, extra)
     log_target_chains(
         family,
         sample_extra,
@@ -411,7 +413,7 @@ def mala_run(
     eps : float
         The step size used by the last step.
     """
-    Xt, y, w, w_sum, w_offset = _data(family, X, y, w)
+    Xt, y, w, w_sum, w_offset = _data(family, sample_extra, X, y, w, extra)
     return _advance(
         family,
         sample_extra,
@@ -474,7 +476,7 @@ def mala_run_parallel(
     dwarfs the ~10 us cost of a parallel region.
     """
     C = theta.shape[0]
-    Xt, y, w, w_sum, w_offset = _data(family, X, y, w)
+    Xt, y, w, w_sum, w_offset = _data(family, sample_extra, X, y, w, extra)
     da = np.zeros(DA_SIZE)  # unused: no adaptation here
     for c in prange(C):
         _advance(
