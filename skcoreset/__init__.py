@@ -28,6 +28,8 @@ _SUBPACKAGES = (
 
 #: public name -> the subpackage it comes from
 _ESTIMATORS = {
+    "BayesianGLM": "linear_model",
+    "BayesianGammaRegression": "linear_model",
     "BayesianLinearRegression": "linear_model",
     "BayesianLogisticRegression": "linear_model",
     "BayesianNegativeBinomialRegression": "linear_model",

@@ -25,6 +25,7 @@ from skcoreset.coreset import (
     UniformCoreset,
 )
 from skcoreset.linear_model import (
+    BayesianGammaRegression,
     BayesianLinearRegression,
     BayesianLogisticRegression,
     BayesianNegativeBinomialRegression,
@@ -149,6 +150,9 @@ def expected_failed_bayesian_checks(estimator):
         ),
         BayesianLinearRegression(n_samples=50, n_warmup=50, n_chains=2, random_state=0),
         BayesianNegativeBinomialRegression(
+            prior_scale=1.0, n_samples=50, n_warmup=50, n_chains=2, random_state=0
+        ),
+        BayesianGammaRegression(
             prior_scale=1.0, n_samples=50, n_warmup=50, n_chains=2, random_state=0
         ),
     ],

@@ -147,3 +147,19 @@ def test_arrays_on_disk_are_read_chunk_by_chunk(data, store, tmp_path):
     assert isinstance(X_disk, da.Array) and X_disk.chunks == Xd.chunks
     np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
     np.testing.assert_allclose(a.sample_weight_, b.sample_weight_, rtol=1e-12)
+
+
+def test_estimated_extra_parameter_is_drawn_by_the_projection():
+    """A Gaussian fit through dask estimates the noise scale and, as in memory, gives its log
+    the spread of the likelihood's information, 1 / sqrt(2 N), for the projections to draw."""
+    from skcoreset.datasets import make_linear_regression
+
+    X, y = make_linear_regression(N, 3, noise_scale=0.5, random_state=0)
+    Xd, yd = da.from_array(X, chunks=(3000, 3)), da.from_array(y, chunks=3000)
+    with dask.config.set(scheduler="synchronous"):
+        est = OMPCoreset(40, model="gaussian", n_projections=100, random_state=0).fit(Xd, yd)
+    lap = est.laplace_
+    assert lap.log_extra_sd == pytest.approx(1.0 / np.sqrt(2 * N), rel=1e-12)
+    assert lap.model.noise_scale == pytest.approx(0.5, rel=0.05)
+    mem = OMPCoreset(40, model="gaussian", n_projections=100, random_state=0).fit(X, y)
+    assert mem.laplace_.log_extra_sd == pytest.approx(lap.log_extra_sd, rel=1e-12)

@@ -1,5 +1,5 @@
 """The negative binomial (NB2) model: its kernels against scipy.stats and finite differences,
-its Bayesian regression against an independent NumPy MALA, its coresets and its errors."""
+its coresets and its errors (its posterior: test_extra_models.py)."""
 
 import warnings
 
@@ -14,9 +14,6 @@ from skcoreset.metrics import coreset_laplace_kl
 from skcoreset.models import OverdispersionWarning, get_model
 from skcoreset.models import _glm_kernels as GK
 from skcoreset.models._special_kernels import digamma
-from skcoreset.sampler import ess_bulk
-
-from .oracles.mala_oracle import mala_oracle
 
 
 def _nb_data(n, seed, alpha=0.5, coef=(0.5, -0.3), intercept=1.0):
@@ -89,64 +86,6 @@ def test_loglik_against_scipy_and_derivatives(alpha):
         lp = GK.loglik_vector(family, eta[i : i + 1], y[i : i + 1], alpha * np.exp(h))[0]
         lm = GK.loglik_vector(family, eta[i : i + 1], y[i : i + 1], alpha * np.exp(-h))[0]
         assert g == pytest.approx((lp - lm) / (2 * h), rel=1e-5, abs=1e-5)
-
-
-def _nb_log_posterior(X, y, prior_scale, s_prior):
-    """Plain NumPy log posterior of (coef, intercept, log alpha) and its gradient."""
-    Xd = np.column_stack([X, np.ones(len(y))])
-    prec = 1.0 / np.asarray(prior_scale) ** 2
-    s_mu, s_sd = s_prior
-
-    def f(theta):
-        beta, s = theta[:-1], theta[-1]
-        alpha = np.exp(s)
-        r = 1.0 / alpha
-        eta = Xd @ beta
-        mu = np.exp(eta)
-        ll = scipy.stats.nbinom.logpmf(y, r, r / (r + mu)).sum()
-        d = r * (y - mu) / (r + mu)
-        dr = (
-            scipy.special.digamma(y + r)
-            - scipy.special.digamma(r)
-            + np.log(r)
-            - np.log(r + mu)
-            + (mu - y) / (r + mu)
-        ).sum()
-        lp = ll - 0.5 * np.sum(prec * beta**2) - 0.5 * ((s - s_mu) / s_sd) ** 2
-        grad = np.append(Xd.T @ d - prec * beta, -r * dr - (s - s_mu) / s_sd**2)
-        return lp, grad
-
-    return f
-
-
-def test_posterior_against_numpy_mala():
-    """BayesianNegativeBinomialRegression samples the NB posterior of (coef, intercept,
-    log alpha): its means agree with an independent NumPy MALA's within 4.5 Monte Carlo
-    standard errors (from both samplers' ESS), its standard deviations within 20%."""
-    X, y = _nb_data(400, seed=1)
-    reg = BayesianNegativeBinomialRegression(n_samples=2000, n_warmup=500, random_state=0)
-    reg.fit(X, y)
-    ours = np.column_stack(
-        [
-            reg.coef_samples_.reshape(-1, 2),
-            reg.intercept_samples_.reshape(-1),
-            np.log(reg.alpha_samples_.reshape(-1)),
-        ]
-    )
-    f = _nb_log_posterior(X, y, reg.prior_scale_, (0.0, 2.5))
-    start = ours.mean(axis=0)
-    cov = np.cov(ours.T)
-    oracle, acc, _ = mala_oracle(f, start, 6000, 500, A=cov, seed=2)
-    assert 0.3 < acc < 0.9
-    ess_o = ess_bulk(oracle[None])
-    ess_n = ess_bulk(ours.reshape(4, -1, 4).astype(float))
-    sd_o, sd_n = oracle.std(axis=0), ours.std(axis=0)
-    se = np.sqrt(sd_o**2 / ess_o + sd_n**2 / ess_n)
-    assert np.all(np.abs(oracle.mean(axis=0) - ours.mean(axis=0)) < 4.5 * se)
-    np.testing.assert_allclose(sd_n, sd_o, rtol=0.2)
-    # the data's dispersion is recovered: alpha = 0.5 within the posterior's 3 sd
-    log_alpha = ours[:, -1]
-    assert abs(log_alpha.mean() - np.log(0.5)) < 3 * log_alpha.std()
 
 
 def test_coreset_beats_uniform_and_poisson_warns():

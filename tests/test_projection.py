@@ -29,14 +29,20 @@ def _problem(name, n=400, seed=0):
 def test_projection_matches_oracle(name, projection):
     model, Xd, y, lap = _problem(name)
     V = project(model, Xd, y, lap, projection=projection, n_projections=50, random_state=7)
-    # replay the same random draws
+    # replay the same random draws: the coefficients, the Fisher coordinates, then (Gaussian,
+    # its noise scale estimated) the noise scale of each draw, around the estimate
     rng = np.random.RandomState(7)
     thetas = lap.sample(50, random_state=rng)
+    per_draw = lap.log_extra_sd is not None
+    assert per_draw == (name == "gaussian")
+    coords = rng.randint(0, Xd.shape[1] + per_draw, size=50) if projection == "fisher" else None
+    noise = model.noise
+    if per_draw:
+        noise = model.noise * np.exp(lap.log_extra_sd * rng.standard_normal(50))
     if projection == "loglik":
-        expected = oracle.loglik_features(name, Xd, y, thetas, model.noise)
+        expected = oracle.loglik_features(name, Xd, y, thetas, noise)
     else:
-        coords = rng.randint(0, Xd.shape[1], size=50)
-        expected = oracle.fisher_features(name, Xd, y, thetas, coords, model.noise)
+        expected = oracle.fisher_features(name, Xd, y, thetas, coords, noise)
     np.testing.assert_allclose(V, expected, rtol=1e-10, atol=1e-12)
     V32 = project(
         model, Xd, y, lap, projection=projection, n_projections=50, dtype=np.float32, random_state=7

@@ -20,7 +20,7 @@ from sklearn.utils.validation import has_fit_parameter
 
 from .._sklearn_compat import _safe_indexing
 from ..coreset import BaseCoreset
-from ..models import MODEL_NAMES
+from ..models import GLM, MODEL_NAMES
 
 _MAX_INT = np.iinfo(np.int32).max
 
@@ -47,6 +47,8 @@ def declared_model(estimator):
         return name
     params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
     name = params.get("model")
+    if isinstance(name, GLM):  # a user's model object
+        return name
     return name if isinstance(name, str) and name in MODEL_NAMES else None
 
 

@@ -229,6 +229,12 @@ def _chunk_loglik(estimator, X, y, s, stream, theta, hessian, label):
     return parts
 
 
+def _chunk_extra_information(estimator, X, y, s, stream, theta, label):
+    """A chunk's information on the model's log extra parameter (a dask task)."""
+    Xd, y, w = _coded_chunk(estimator, X, y, s, stream, label)
+    return stream["model"].log_extra_information(Xd @ theta, y, w)
+
+
 class _DaskPosterior:
     """The weighted log posterior of all rows, each evaluation a pass of tasks over the
     chunks (the interface of ``models._laplace._Posterior``)."""
@@ -265,6 +271,21 @@ class _DaskPosterior:
             for part in parts:
                 H = H + part
         return self.model.add_prior_hessian(H)
+
+    def extra_information(self, theta):
+        """The information on the log extra parameter at ``theta``, a pass of tasks."""
+        import dask
+        from dask import delayed
+
+        task = delayed(_chunk_extra_information, pure=True)
+        d = self.data
+        parts = dask.compute(
+            *[
+                task(self.estimator, Xc, yc, sc, self.stream, theta, label)
+                for Xc, yc, sc, label in zip(d.X_blocks, d.y_blocks, d.s_blocks, d.labels)
+            ]
+        )
+        return float(sum(parts))
 
 
 class DaskData:
@@ -338,12 +359,13 @@ class DaskData:
 
     def laplace(self, model, start=None):
         from ..models import with_noise
-        from ..models._laplace import fit_posterior
+        from ..models._laplace import fit_posterior, with_extra_information
 
         # The noise scale from a large uniform sample (fixed seed: not the fit's random
         # stream); the Newton passes then run over every chunk, from the start the in-memory
         # fit uses (zeros, or the constant rate of all the counts).
-        if model.has_noise and model.noise_scale is None:
+        estimated = model.has_noise and model.noise_scale is None
+        if estimated:
             _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
             model = with_noise(model, model.estimate_noise(model.design(X), y, w))
         theta0 = np.zeros(self.X.shape[1] + model.fit_intercept)
@@ -353,7 +375,11 @@ class DaskData:
             w = self.s if self.s is not None else 1.0
             mean = float((self.y * w).sum().compute()) / self.total_weight
             theta0[-1] = model.initial_intercept(mean)
-        return fit_posterior(model, _DaskPosterior(self.estimator, self, model), theta0)
+        posterior = _DaskPosterior(self.estimator, self, model)
+        laplace = fit_posterior(model, posterior, theta0)
+        if estimated:  # the projections draw the extra parameter too (LaplaceApproximation)
+            laplace = with_extra_information(laplace, posterior.extra_information(laplace.mean))
+        return laplace
 
 
 def _features(Xd, model):

@@ -5,6 +5,8 @@ final step after a coreset: ``est.fit(X[idx], y[idx], sample_weight=w)``.
 """
 
 from ._bayesian import (
+    BayesianGammaRegression,
+    BayesianGLM,
     BayesianLinearRegression,
     BayesianLogisticRegression,
     BayesianNegativeBinomialRegression,
@@ -12,6 +14,8 @@ from ._bayesian import (
 )
 
 __all__ = [
+    "BayesianGLM",
+    "BayesianGammaRegression",
     "BayesianLinearRegression",
     "BayesianLogisticRegression",
     "BayesianNegativeBinomialRegression",

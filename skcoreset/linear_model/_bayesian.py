@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._logging import phase, report
 from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from .._warnings import warn
-from ..models import BinaryLabels, get_model, laplace_approximation
+from ..models import GLM, MODEL_NAMES, BinaryLabels, get_model, laplace_approximation
 from ..models._prior import Moments, prior_from_moments
 from ..sampler import ess_bulk, sample_mala, split_rhat
 
@@ -94,13 +94,23 @@ class _BaseBayesianGLM(BaseEstimator):
     def _noise_scale_param(self):
         return None
 
+    def _model_spec(self):
+        """The model's name (or a user's model object)."""
+        return self.__skcoreset_model__
+
     def _model(self, noise_scale=None):
         """The model object, from the parameters."""
+        spec = self._model_spec()
+        prior_scale = 1.0 if self.prior_scale == "auto" else self.prior_scale
+        if isinstance(spec, GLM):
+            return replace(
+                spec,
+                prior_scale=prior_scale,
+                fit_intercept=self.fit_intercept,
+                noise_scale=spec.noise_scale if noise_scale is None else noise_scale,
+            )
         return get_model(
-            self.__skcoreset_model__,
-            prior_scale=1.0 if self.prior_scale == "auto" else self.prior_scale,
-            fit_intercept=self.fit_intercept,
-            noise_scale=noise_scale,
+            spec, prior_scale=prior_scale, fit_intercept=self.fit_intercept, noise_scale=noise_scale
         )
 
     def _encode_targets(self, y, model):
@@ -1091,6 +1101,170 @@ class BayesianNegativeBinomialRegression(RegressorMixin, _BaseBayesianGLM):
         return tags
 
 
+class BayesianGammaRegression(RegressorMixin, _BaseBayesianGLM):
+    """Bayesian gamma regression (log link) of positive targets, sampled by MALA.
+
+    ``y_n ~ Gamma(shape k, mean mu_n = exp(x_n . coef + intercept))``, variance ``mu_n^2 / k``,
+    the shape sampled too (on the log scale, prior ``N(log(mean(y)^2 / var(y)), 3^2)``:
+    centred on the targets' own shape, which the features can only raise). The model of
+    positive, right-skewed targets with a constant coefficient of variation.
+
+    Parameters
+    ----------
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
+        number is used for all of them. 'auto' follows the scale of the data, one standard
+        deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
+        the coresets use by default.
+    fit_intercept : bool, default=True
+        Whether to sample an intercept.
+    n_samples : int, default=1000
+        Draws kept per chain (after warm-up); at least 4.
+    n_warmup : int, default=500
+        Warm-up steps per chain, during which the step size is adapted; discarded.
+    n_chains : int, default=4
+        Number of chains, all advanced by one compiled kernel.
+    step_size : 'auto' or float, default='auto'
+        'auto' adapts the MALA step by dual averaging toward acceptance 0.574 during warm-up
+        and then freezes it, so the kept draws come from an exactly invariant chain.
+        A number fixes the step throughout.
+    preconditioner : {'laplace', 'diag'} or None, default='laplace'
+        Proposal covariance: the Laplace covariance (inverse Hessian at the MAP), its
+        diagonal, or the identity.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the chain initialisation and the sampler; fits are reproducible with an int.
+    progress : bool, default=False
+        Show a tqdm progress bar (needs the optional dependency tqdm).
+    verbose : int, default=0
+        Print the phases of the fit (Laplace fit, MALA warm-up and sampling, convergence
+        diagnostics) with their durations when positive. They are always logged to the
+        ``skcoreset`` logger at INFO level.
+
+    Attributes
+    ----------
+    coef_samples_ : ndarray of shape (n_chains, n_samples, n_features)
+        Posterior draws of the coefficients.
+    intercept_samples_ : ndarray of shape (n_chains, n_samples)
+        Posterior draws of the intercept (zeros when ``fit_intercept=False``).
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the coefficients.
+    intercept_ : float
+        Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
+    prior_scale_ : ndarray of shape (n_features + fit_intercept,)
+        Prior standard deviation of each coefficient, then of the intercept (if fitted).
+    acceptance_rate_ : ndarray of shape (n_chains,)
+        Fraction of accepted proposals after warm-up.
+    step_size_ : float
+        Step size used after warm-up.
+    rhat_ : ndarray of shape (n_params,)
+        Rank-normalised split R-hat (Vehtari et al. 2021; ``max`` of bulk and tail, as
+        ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted),
+        then log shape.
+    ess_ : ndarray of shape (n_params,)
+        Bulk effective sample size (Vehtari et al. 2021, as ``arviz.ess(method="bulk")``),
+        same order as ``rhat_``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of features seen during fit, when ``X`` has string column names.
+    shape_samples_ : ndarray of shape (n_chains, n_samples)
+        Posterior draws of the shape.
+    shape_ : float
+        Posterior mean of the shape.
+
+    See Also
+    --------
+    sklearn.linear_model.GammaRegressor : The maximum-likelihood counterpart.
+
+    Notes
+    -----
+    The posterior is ``N(theta | 0, diag(prior_scale_^2)) prod_n p(y_n | x_n, theta)^{w_n}``:
+    ``sample_weight`` multiplies each log-likelihood term, which is how a Bayesian coreset is
+    used. Rows with zero weight are dropped before sampling. The sampler is the
+    Metropolis-adjusted Langevin algorithm preconditioned by the Laplace covariance, with
+    chains started at independent draws of the Laplace approximation. A
+    :class:`~sklearn.exceptions.ConvergenceWarning` is issued when the largest R-hat exceeds
+    1.01 or the smallest bulk ESS is below 100.
+
+    The targets must be positive. ``sample_weight`` multiplies each log-likelihood term, as
+    :class:`~sklearn.linear_model.GammaRegressor` weights its deviance. :meth:`predict`
+    returns the posterior mean of ``exp(x . coef + intercept)``; :meth:`score` is D^2, the
+    fraction of gamma deviance it explains (as :class:`~sklearn.linear_model.GammaRegressor`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.linear_model import BayesianGammaRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 2))
+    >>> y = rng.gamma(4.0, np.exp(X @ [0.5, -0.3] + 1.0) / 4.0)  # shape 4
+    >>> reg = BayesianGammaRegression(n_samples=500, random_state=0).fit(X, y)
+    >>> reg.shape_samples_.shape
+    (4, 500)
+    """
+
+    __skcoreset_model__ = "gamma"
+
+    def predict(self, X, return_std=False):
+        """Posterior predictive mean: ``exp(x @ coef_ + intercept_)`` averaged over draws.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to predict.
+        return_std : bool, default=False
+            Also return the standard deviation of the posterior predictive distribution of
+            a target, ``sqrt(E[mu^2 / shape] + Var[mu])`` over the posterior (the
+            likelihood's variance plus the uncertainty of the mean), as
+            :class:`~sklearn.linear_model.BayesianRidge` returns its predictive standard
+            deviation.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Posterior means.
+        y_std : ndarray of shape (n_samples,)
+            Posterior predictive standard deviations; only with ``return_std=True``.
+        """
+        X = self._check_X(X)
+        coef, intercept, shape = self._pooled_draws()
+        mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
+        for sl, eta in self._eta_blocks(X, coef, intercept):
+            mu = np.exp(eta)
+            mean[sl] = mu.mean(axis=1)
+            var[sl] = mu.var(axis=1) + (mu * mu / shape).mean(axis=1)
+        return (mean, np.sqrt(var)) if return_std else mean
+
+    def score(self, X, y, sample_weight=None):
+        """D^2, the fraction of gamma deviance explained, of :meth:`predict`.
+
+        ``1 - D(y, predict(X)) / D(y, mean(y))`` with the gamma deviance ``D`` (weighted by
+        ``sample_weight``), as :class:`~sklearn.linear_model.GammaRegressor` scores: 1 is
+        perfect, 0 is the constant mean, and it can be negative.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to score.
+        y : array-like of shape (n_samples,)
+            Positive targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float
+            The D^2 score (at most 1).
+        """
+        return float(d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=2))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = True
+        return tags
+
+
 class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
     """Bayesian Gaussian-linear regression sampled by preconditioned MALA.
 
@@ -1260,3 +1434,176 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
             return y_pred
         _, var = self._response_moments(X)
         return y_pred, np.sqrt(var + np.mean(self.noise_scale_samples_**2))
+
+
+class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
+    """Bayesian regression with any single-index likelihood, sampled by preconditioned MALA.
+
+    The estimator for a likelihood that has no class of its own: a user's model (a
+    :class:`~skcoreset.models.GLM` subclass with its
+    :class:`~skcoreset.models.SingleIndexFamily`, see the design note "Models") or any
+    registered model by name. It fits the model's coefficients (and its extra parameter, if it
+    has one and it is not fixed) exactly as the named Bayesian regressions do.
+
+    Parameters
+    ----------
+    model : str or GLM, default='gaussian'
+        The likelihood: a registered name (``skcoreset.models.MODEL_NAMES``) or a model
+        object, whose ``prior_scale`` and ``fit_intercept`` are replaced by this estimator's
+        (its ``noise_scale``, when set, fixes the extra parameter).
+    prior_scale : float or 'auto', default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept; 'auto'
+        follows the scale of the data (:func:`~skcoreset.models.default_prior_scale`, with
+        the model's ``prior_level``).
+    fit_intercept : bool, default=True
+        Whether to sample an intercept (a trailing column of ones in the design).
+    n_samples : int, default=1000
+        Draws kept per chain (after warm-up); at least 4.
+    n_warmup : int, default=500
+        Warm-up steps per chain, during which the step size is adapted; discarded.
+    n_chains : int, default=4
+        Number of chains, all advanced by one compiled kernel.
+    step_size : 'auto' or float, default='auto'
+        'auto' adapts the MALA step by dual averaging toward acceptance 0.574 during warm-up
+        and then freezes it. A number fixes the step throughout.
+    preconditioner : {'laplace', 'diag'} or None, default='laplace'
+        Proposal covariance: the Laplace covariance, its diagonal, or the identity.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the chain initialisation and the sampler; fits are reproducible with an int.
+    progress : bool, default=False
+        Show a tqdm progress bar (needs the optional dependency tqdm).
+    verbose : int, default=0
+        Print the phases of the fit with their durations when positive.
+
+    Attributes
+    ----------
+    coef_samples_ : ndarray of shape (n_chains, n_samples, n_features)
+        Posterior draws of the coefficients.
+    intercept_samples_ : ndarray of shape (n_chains, n_samples)
+        Posterior draws of the intercept (zeros when ``fit_intercept=False``).
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the coefficients.
+    intercept_ : float
+        Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
+    prior_scale_ : ndarray of shape (n_features + fit_intercept,)
+        Prior standard deviation of each coefficient, then of the intercept (if fitted).
+    acceptance_rate_ : ndarray of shape (n_chains,)
+        Fraction of accepted proposals after warm-up.
+    step_size_ : float
+        Step size used after warm-up.
+    rhat_ : ndarray of shape (n_params,)
+        Rank-normalised split R-hat of each parameter: the coefficients, the intercept (if
+        fitted), then the log of the extra parameter (if sampled).
+    ess_ : ndarray of shape (n_params,)
+        Bulk effective sample size, same order as ``rhat_``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    BayesianPoissonRegression, BayesianNegativeBinomialRegression, BayesianGammaRegression :
+        The named models, with their own ``predict`` and ``score``.
+
+    Notes
+    -----
+    A model with an extra parameter also sets ``<extra_name>_samples_`` and
+    ``<extra_name>_`` (e.g. ``noise_scale_samples_``). :meth:`predict` is the posterior mean
+    of the model's ``mean(eta)``; :meth:`score` is the mean log posterior predictive density
+    of the rows (:meth:`log_predictive_density`), which every likelihood has (an R^2 would
+    mean nothing for, say, censored survival times).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.linear_model import BayesianGLM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 2))
+    >>> y = rng.poisson(np.exp(X @ [0.5, -0.3] + 1.0))
+    >>> reg = BayesianGLM(model="poisson", n_samples=500, random_state=0).fit(X, y)
+    >>> reg.coef_.round(1)
+    array([ 0.5, -0.4])
+    """
+
+    _parameter_constraints: dict = {
+        **_BaseBayesianGLM._parameter_constraints,
+        "model": [StrOptions(set(MODEL_NAMES)), GLM],
+    }
+
+    def __init__(
+        self,
+        model="gaussian",
+        *,
+        prior_scale="auto",
+        fit_intercept=True,
+        n_samples=1000,
+        n_warmup=500,
+        n_chains=4,
+        step_size="auto",
+        preconditioner="laplace",
+        random_state=None,
+        progress=False,
+        verbose=0,
+    ):
+        super().__init__(
+            prior_scale=prior_scale,
+            fit_intercept=fit_intercept,
+            n_samples=n_samples,
+            n_warmup=n_warmup,
+            n_chains=n_chains,
+            step_size=step_size,
+            preconditioner=preconditioner,
+            random_state=random_state,
+            progress=progress,
+            verbose=verbose,
+        )
+        self.model = model
+
+    def _model_spec(self):
+        return self.model
+
+    def predict(self, X):
+        """Posterior mean of the model's mean response ``mean(x @ coef + intercept)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to predict.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Posterior mean responses.
+        """
+        return self._response_moments(self._check_X(X))[0]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean log posterior predictive density of the rows (greater is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to score.
+        y : array-like of shape (n_samples,)
+            Their targets, in the model's coding.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float
+            The (weighted) mean over rows of the log posterior predictive density.
+        """
+        if sample_weight is None:
+            return self.log_predictive_density(X, y)
+        X = self._check_X(X)
+        y = self._targets_for_density(y, X.shape[0])
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        model = self._model()
+        coef, intercept, extra = self._pooled_draws()
+        lpd = np.empty(X.shape[0])
+        for sl, eta in self._eta_blocks(X, coef, intercept):
+            ll = model.log_density(y[sl, None], eta, noise_scale=extra)
+            lpd[sl] = scipy.special.logsumexp(ll, axis=1) - np.log(coef.shape[0])
+        return float(np.average(lpd, weights=w))

@@ -500,7 +500,7 @@ class GLM:
         thetas_t = np.ascontiguousarray(np.atleast_2d(thetas).T, dtype=np.float64)
         if out is None:
             out = np.empty((Xd.shape[0], thetas_t.shape[1]))
-        K.loglik_matrix(self.family, Xd, thetas_t, y, self.extra, 1.0, False, out)
+        K.loglik_matrix(self.family, Xd, thetas_t, y, self.extra, K.NO_EXTRAS, 1.0, False, out)
         return out
 
     # -- prediction: vectorised over rows and posterior draws ----------------------------
@@ -530,19 +530,18 @@ class GLM:
         eta : ndarray
             Linear predictors, e.g. of shape (rows, draws).
         noise_scale : float or ndarray, default=None
-            Gaussian noise standard deviation, broadcast like ``eta`` (Gaussian model only;
-            None uses the model's own).
+            The extra parameter (the Gaussian noise scale, the negative binomial dispersion,
+            the gamma shape), broadcast like ``eta``; None uses the model's own.
 
         Returns
         -------
         log_density : ndarray
             The log density of each target at each predictor, of the broadcast shape.
         """
-        extra = self.extra if noise_scale is None else float(noise_scale)
-        y, eta = np.broadcast_arrays(np.asarray(y, dtype=np.float64), eta)
-        flat_y = np.ascontiguousarray(y).ravel()
-        flat_eta = np.ascontiguousarray(eta, dtype=np.float64).ravel()
-        return K.loglik_vector(self.family, flat_eta, flat_y, extra).reshape(eta.shape)
+        extra = np.asarray(self.extra if noise_scale is None else noise_scale, dtype=np.float64)
+        y, eta, extra = np.broadcast_arrays(np.asarray(y, dtype=np.float64), eta, extra)
+        args = (np.ascontiguousarray(a, dtype=np.float64).ravel() for a in (eta, y, extra))
+        return K.loglik_vector_extras(self.family, *args).reshape(eta.shape)
 
     def simulate(self, eta, random_state, noise_scale=None):
         """Draw targets from the likelihood at ``eta``.
@@ -554,8 +553,8 @@ class GLM:
         random_state : numpy.random.RandomState
             The source of randomness.
         noise_scale : float or ndarray, default=None
-            Gaussian noise standard deviation, broadcast like ``eta`` (Gaussian model only;
-            None uses the model's own).
+            The extra parameter (the Gaussian noise scale, the negative binomial dispersion,
+            the gamma shape), broadcast like ``eta``; None uses the model's own.
 
         Returns
         -------

@@ -19,6 +19,9 @@ from numba import njit, prange
 # reordering flag, which would break their exact range reductions.
 _CONTRACT = {"contract"}
 
+#: The kernels' ``extras`` for "the one extra parameter for every draw".
+NO_EXTRAS = np.empty(0)
+
 
 @njit(cache=True, inline="always")
 def loglik_offset(family, y, extra, param):
@@ -52,13 +55,14 @@ _ROW_CHUNK = 256
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def loglik_matrix(family, X, thetas_t, y, extra, scale, center, out):
+def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
     ``thetas_t`` is (P, J): the product ``x_i . theta_j`` is accumulated into a J-buffer per
     row, then the likelihood is applied in place, so no (N, J) temporary is ever made. We do
     not call BLAS for the product: its spinning threads would fight this kernel's threads, and
-    for the small P of GLMs the loop is as fast. ``out`` may be float32.
+    for the small P of GLMs the loop is as fast. ``out`` may be float32. ``extras`` (J,) gives
+    each draw its own extra parameter (an empty array: ``extra`` for all).
     """
     N, P = X.shape
     J = thetas_t.shape[1]
@@ -69,9 +73,13 @@ def loglik_matrix(family, X, thetas_t, y, extra, scale, center, out):
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
-            loglik_inplace(family, buf, yi, param)
-            # the offset is constant along the row: added once, after the centring
-            shift = sum_reassoc(buf) / J if center else -loglik_offset(family, yi, extra, param)
+            if extras.shape[0]:
+                loglik_inplace_extras(family, buf, yi, extras)
+                shift = sum_reassoc(buf) / J if center else 0.0
+            else:
+                loglik_inplace(family, buf, yi, param)
+                # the offset is constant along the row: added once, after the centring
+                shift = sum_reassoc(buf) / J if center else -loglik_offset(family, yi, extra, param)
             for j in range(J):
                 out[i, j] = scale * (buf[j] - shift)
 
@@ -81,6 +89,29 @@ def loglik_inplace(family, buf, y, param):
     """buf[j] <- l(buf[j]) - l0 for one datum (a loop that vectorises)."""
     for j in range(buf.shape[0]):
         buf[j] = family.terms(buf[j], y, param)[0]
+
+
+@njit(cache=True, inline="always")
+def loglik_inplace_extras(family, buf, y, extras):
+    """buf[j] <- l(buf[j]) for one datum, draw j with its own extra parameter ``extras[j]``
+    (the constants included: they change with the extra parameter)."""
+    for j in range(buf.shape[0]):
+        e = extras[j]
+        p = family.prepare(e)
+        buf[j] = family.terms(buf[j], y, p)[0] + loglik_offset(family, y, e, p)
+
+
+@njit(cache=True, inline="always")
+def dloglik_inplace_extras(family, buf, y, extras, coords, x, n_coef):
+    """buf[j] <- d l / d theta_{coords[j]} for one datum at eta = buf[j] and ``extras[j]``;
+    coordinate ``n_coef`` is ``log(extra)``, the others multiply dl/deta by ``x[coords[j]]``."""
+    for j in range(buf.shape[0]):
+        p = family.prepare(extras[j])
+        k = coords[j]
+        if k == n_coef:
+            buf[j] = family.dlog_extra(buf[j], y, p)
+        else:
+            buf[j] = family.terms(buf[j], y, p)[1] * x[k]
 
 
 @njit(cache=True, inline="always")
@@ -170,6 +201,15 @@ def loglik_vector(family, eta, y, extra):
     out = np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
         out[i] = loglik(family, eta[i], y[i], extra)
+    return out
+
+
+@njit(cache=True, fastmath=_CONTRACT)
+def loglik_vector_extras(family, eta, y, extras):
+    """Per-datum log-likelihoods, each with its own extra parameter (posterior draws)."""
+    out = np.empty(eta.shape[0])
+    for i in range(eta.shape[0]):
+        out[i] = loglik(family, eta[i], y[i], extras[i])
     return out
 
 

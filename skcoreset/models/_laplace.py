@@ -1,6 +1,6 @@
 """Laplace approximation of a (weighted) GLM posterior: MAP plus inverse Hessian."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg
@@ -55,9 +55,14 @@ class LaplaceApproximation:
     chol : ndarray of shape (P, P)
         Lower Cholesky factor of ``cov``.
     model : GLM
-        The model, with its Gaussian noise scale resolved.
+        The model, with its extra parameter (e.g. the Gaussian noise scale) resolved.
     n_iter : int, default=0
         Optimiser iterations.
+    log_extra_sd : float or None, default=None
+        When the extra parameter was estimated, the standard deviation of its log (the
+        inverse square root of the likelihood's information on it at the estimate, the
+        coefficients fixed): the projections draw it too, so that a coreset represents the
+        likelihood's dependence on it. None when it is fixed or there is none.
 
     Examples
     --------
@@ -75,6 +80,7 @@ class LaplaceApproximation:
     chol: np.ndarray
     model: GLM
     n_iter: int = 0
+    log_extra_sd: float | None = None
 
     def sample(self, n_draws, random_state=None):
         """Draw parameter vectors from N(mean, cov).
@@ -197,6 +203,20 @@ def _lbfgs(posterior, theta, tol, max_iter):
     return res.x, res.nit
 
 
+def _with_extra_sd(laplace, blocks):
+    """The fit with ``log_extra_sd``, from the information on the log extra parameter."""
+    info = sum(
+        laplace.model.log_extra_information(Xd @ laplace.mean, y, w) for Xd, y, w in blocks()
+    )
+    return with_extra_information(laplace, info)
+
+
+def with_extra_information(laplace, information):
+    """The fit with ``log_extra_sd = information^(-1/2)`` (None unless it is positive)."""
+    ok = np.isfinite(information) and information > 0
+    return replace(laplace, log_extra_sd=1.0 / np.sqrt(information) if ok else None)
+
+
 def _fit(model, blocks, theta0, method, tol, max_iter, fused=False):
     """The Laplace approximation of the posterior of data given as blocks."""
     posterior = _Posterior(model, blocks, fused)
@@ -267,11 +287,17 @@ def laplace_from_blocks(model, blocks, *, theta0=None, method="newton", tol=1e-1
     >>> laplace_from_blocks(model, blocks).mean.shape
     (3,)
     """
-    if model.has_noise and model.noise_scale is None:
+    estimated = model.has_noise and model.noise_scale is None
+    if estimated:
         model = with_noise(model, model.estimate_noise_blocks(blocks))
-    if theta0 is not None:
-        theta0 = np.array(theta0, dtype=np.float64)
-        return _fit(model, blocks, theta0, method, tol, max_iter, fused=True)
+    if theta0 is None:
+        theta0 = _start(model, blocks)
+    laplace = _fit(model, blocks, np.array(theta0, dtype=np.float64), method, tol, max_iter, True)
+    return _with_extra_sd(laplace, blocks) if estimated else laplace
+
+
+def _start(model, blocks):
+    """Where Newton starts on data given as blocks: the model's own start."""
     first = next(iter(blocks()))
     theta0 = model.initial_params(*first)
     if model.starts_from_mean:
@@ -281,7 +307,7 @@ def laplace_from_blocks(model, blocks, *, theta0=None, method="newton", tol=1e-1
             w_sum += w.sum()
             wy_sum += (w * y).sum()
         theta0[-1] = model.initial_intercept(wy_sum / w_sum)
-    return _fit(model, blocks, theta0, method, tol, max_iter, fused=True)
+    return theta0
 
 
 def laplace_approximation(
@@ -357,7 +383,9 @@ def laplace_approximation(
         total = w.sum()
         Xd, y, w = Xd[idx], y[idx], w[idx]
         w = w * (total / w.sum())
-    if model.has_noise and model.noise_scale is None:
+    estimated = model.has_noise and model.noise_scale is None
+    if estimated:
         model = with_noise(model, model.estimate_noise(Xd, y, w))
     theta0 = model.initial_params(Xd, y, w)
-    return _fit(model, lambda: [(Xd, y, w)], theta0, method, tol, max_iter)
+    laplace = _fit(model, lambda: [(Xd, y, w)], theta0, method, tol, max_iter)
+    return _with_extra_sd(laplace, lambda: [(Xd, y, w)]) if estimated else laplace

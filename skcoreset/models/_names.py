@@ -12,6 +12,7 @@ MODELS = {
     "poisson": ("_poisson", "PoissonModel"),
     "gaussian": ("_gaussian", "GaussianModel"),
     "negative_binomial": ("_negative_binomial", "NegativeBinomialModel"),
+    "gamma": ("_gamma", "GammaModel"),
 }
 
 #: The names the ``model=`` parameters accept (besides 'auto').

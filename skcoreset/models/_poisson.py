@@ -115,8 +115,9 @@ class PoissonModel(GLM):
                 f"The counts are overdispersed: their Pearson dispersion at the Poisson fit is "
                 f"{dispersion:.3g}, where a Poisson likelihood gives 1, so the Poisson "
                 "posterior is falsely certain (its standard deviations too small by about "
-                f"{np.sqrt(dispersion):.2g}x). A negative binomial likelihood, whose variance "
-                "mu + alpha mu^2 grows with the mean, is the usual model for such counts.",
+                f"{np.sqrt(dispersion):.2g}x). Use the negative binomial likelihood, whose "
+                "variance mu + alpha mu^2 grows with the mean: model='negative_binomial', "
+                "BayesianNegativeBinomialRegression.",
                 OverdispersionWarning,
             )
 

@@ -13,7 +13,7 @@ that no other (N, J) temporary exists, and may be stored in float32.
 import numpy as np
 from sklearn.utils import check_consistent_length, check_random_state
 
-from ..models._glm_kernels import loglik_matrix
+from ..models._glm_kernels import NO_EXTRAS, loglik_matrix
 from ._projection_kernels import feature_stats, fisher_features
 
 #: The feature maps ``project`` accepts (see doc/algorithms.md, section 1).
@@ -35,9 +35,14 @@ class Projection:
     thetas_t : ndarray of shape (P, J)
         The parameter draws, one per column.
     coords : ndarray of int64 of shape (J,) or None
-        The random coordinates of the Fisher features.
+        The random coordinates of the Fisher features (P, the number of coefficients, is the
+        log of the extra parameter when it is drawn).
     dtype : numpy dtype
         Storage of the vectors (float64 or float32).
+    extras : ndarray of shape (J,) or None, default=None
+        The extra parameter of each draw, when the Laplace fit estimated it
+        (``log_extra_sd``): the vectors then see how each datum's log-likelihood moves with
+        it, and a coreset keeps its posterior too. None: the model's own for every draw.
 
     Examples
     --------
@@ -54,12 +59,20 @@ class Projection:
     (100, 50)
     """
 
-    def __init__(self, model, kind, thetas_t, coords, dtype):
+    def __init__(self, model, kind, thetas_t, coords, dtype, extras=None):
         self.model = model
         self.kind = kind
         self.thetas_t = thetas_t
         self.coords = coords
         self.dtype = np.dtype(dtype)
+        self.extras = extras
+
+    def _extras(self):
+        return NO_EXTRAS if self.extras is None else self.extras
+
+    def _fisher_scale(self, n_coef):
+        # sqrt(Q / J) for Q coordinates to choose from: an unbiased inner product
+        return np.sqrt((n_coef + (self.extras is not None)) / self.n_projections)
 
     @property
     def n_projections(self):
@@ -97,10 +110,16 @@ class Projection:
         rng = check_random_state(random_state)
         J = int(n_projections)
         thetas_t = np.ascontiguousarray(laplace.sample(J, random_state=rng).T)
+        sd = laplace.log_extra_sd
         coords = None
         if projection == "fisher":
-            coords = rng.randint(0, thetas_t.shape[0], size=J).astype(np.int64)
-        return cls(laplace.model, projection, thetas_t, coords, dtype)
+            n_coords = thetas_t.shape[0] + (sd is not None)
+            coords = rng.randint(0, n_coords, size=J).astype(np.int64)
+        extras = None
+        if sd is not None:
+            # drawn after the coefficients: the draws of models without one are unchanged
+            extras = laplace.model.extra * np.exp(sd * rng.standard_normal(J))
+        return cls(laplace.model, projection, thetas_t, coords, dtype, extras)
 
     def transform(self, Xd, y, sample_weight=None):
         """Compute the (n, J) vectors of the rows of a design matrix (scaled by their weights).
@@ -131,14 +150,15 @@ class Projection:
         J = self.n_projections
         out = np.empty((N, J), dtype=self.dtype)
         model = self.model
+        extras = self._extras()
         if self.kind == "fisher":
+            scale = self._fisher_scale(P)
             fisher_features(
-                model.family, Xd, self.thetas_t, y, model.extra, self.coords, np.sqrt(P / J), out
+                model.family, Xd, self.thetas_t, y, model.extra, extras, self.coords, scale, out
             )
         else:
-            loglik_matrix(
-                model.family, Xd, self.thetas_t, y, model.extra, 1.0 / np.sqrt(J), True, out
-            )
+            scale = 1.0 / np.sqrt(J)
+            loglik_matrix(model.family, Xd, self.thetas_t, y, model.extra, extras, scale, True, out)
         if sample_weight is not None:
             sw = np.asarray(sample_weight)
             if not np.all(sw == 1.0):
@@ -176,7 +196,7 @@ class Projection:
         norms = np.empty(n)
         fisher = self.kind == "fisher"
         coords = self.coords if fisher else np.zeros(1, dtype=np.int64)
-        scale = np.sqrt(P / J) if fisher else 1.0 / np.sqrt(J)
+        scale = self._fisher_scale(P) if fisher else 1.0 / np.sqrt(J)
         model = self.model
         feature_stats(
             model.family,
@@ -186,6 +206,7 @@ class Projection:
             y,
             w,
             model.extra,
+            self._extras(),
             coords,
             scale,
             nchunks,

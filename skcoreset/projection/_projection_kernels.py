@@ -9,20 +9,23 @@ from ..models._glm_kernels import (
     _CONTRACT,
     _ROW_CHUNK,
     dloglik_inplace,
+    dloglik_inplace_extras,
     linear_predictors,
     loglik_inplace,
+    loglik_inplace_extras,
     sum_reassoc,
 )
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def fisher_features(family, X, thetas_t, y, extra, coords, scale, out):
+def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
     """out[i, j] = scale * d l_i / d theta_{coords[j]} at theta_j, with no (N, J) temporary.
 
     The derivative is applied to the row's J linear predictors in place, in a loop of its own
-    so that it vectorises; then the gather of the coordinates.
+    so that it vectorises; then the gather of the coordinates. With ``extras`` (J,) each draw
+    has its own extra parameter and coordinate P (the number of coefficients) is its log.
     """
-    N = X.shape[0]
+    N, P = X.shape
     J = thetas_t.shape[1]
     param = family.prepare(extra)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
@@ -30,22 +33,31 @@ def fisher_features(family, X, thetas_t, y, extra, coords, scale, out):
         buf = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
-            dloglik_inplace(family, buf, y[i], param)
-            for j in range(J):
-                out[i, j] = scale * buf[j] * X[i, coords[j]]
+            if extras.shape[0]:
+                dloglik_inplace_extras(family, buf, y[i], extras, coords, X[i], P)
+                for j in range(J):
+                    out[i, j] = scale * buf[j]
+            else:
+                dloglik_inplace(family, buf, y[i], param)
+                for j in range(J):
+                    out[i, j] = scale * buf[j] * X[i, coords[j]]
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
-def feature_stats(family, fisher, X, thetas_t, y, w, extra, coords, scale, nchunks, colsums, norms):
+def feature_stats(
+    family, fisher, X, thetas_t, y, w, extra, extras, coords, scale, nchunks, colsums, norms
+):
     """Column sums and row norms of the weighted features, without storing them.
 
     The features of row i are those of ``loglik_matrix`` (centred, times ``scale``) or of
-    :func:`fisher_features`, times ``w[i]``. ``colsums`` (nchunks, J) receives the partial
+    :func:`fisher_features` (``extras`` as there), times ``w[i]``. ``colsums`` (nchunks, J)
+    receives the partial
     sums of each of ``nchunks`` contiguous chunks of rows (the caller adds them in order: the
     result does not depend on the number of threads); ``norms`` (N,) the row norms.
     """
-    N = X.shape[0]
+    N, P = X.shape
     J = thetas_t.shape[1]
+    per_draw = extras.shape[0] > 0
     param = family.prepare(extra)
     size = (N + nchunks - 1) // nchunks
     for c in prange(nchunks):
@@ -53,12 +65,19 @@ def feature_stats(family, fisher, X, thetas_t, y, w, extra, coords, scale, nchun
         for i in range(c * size, min(N, (c + 1) * size)):
             linear_predictors(X, thetas_t, i, buf)
             wi = w[i]
-            if fisher:
+            if fisher and per_draw:
+                dloglik_inplace_extras(family, buf, y[i], extras, coords, X[i], P)
+                for j in range(J):
+                    buf[j] = (scale * buf[j]) * wi
+            elif fisher:
                 dloglik_inplace(family, buf, y[i], param)
                 for j in range(J):
                     buf[j] = (scale * buf[j] * X[i, coords[j]]) * wi
             else:
-                loglik_inplace(family, buf, y[i], param)
+                if per_draw:
+                    loglik_inplace_extras(family, buf, y[i], extras)
+                else:
+                    loglik_inplace(family, buf, y[i], param)
                 shift = sum_reassoc(buf) / J
                 for j in range(J):
                     buf[j] = (scale * (buf[j] - shift)) * wi

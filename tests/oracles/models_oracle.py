@@ -49,6 +49,15 @@ def loglik_features(name, Xd, y, thetas, noise=1.0):
 
 
 def fisher_features(name, Xd, y, thetas, coords, noise=1.0):
-    """v_n = sqrt(P/J) (d l_n(theta_j) / d theta_{d_j})_j."""
-    D = dloglik(name, Xd @ thetas.T, y[:, None], noise)
-    return np.sqrt(Xd.shape[1] / thetas.shape[0]) * D * Xd[:, coords]
+    """v_n = sqrt(Q/J) (d l_n(theta_j) / d theta_{d_j})_j, Q = P coordinates; with a noise
+    scale per draw (an array), Q = P + 1 and coordinate P is log(noise) (Gaussian)."""
+    eta = Xd @ thetas.T
+    D = dloglik(name, eta, y[:, None], noise)
+    P = Xd.shape[1]
+    per_draw = np.ndim(noise) > 0
+    Xc = np.column_stack([Xd, np.zeros(len(y))])[:, coords] if per_draw else Xd[:, coords]
+    F = D * Xc
+    if per_draw:  # d l / d log sigma = r^2 / sigma^2 - 1
+        dlog = ((y[:, None] - eta) / noise) ** 2 - 1.0
+        F = np.where(coords == P, dlog, F)
+    return np.sqrt((P + per_draw) / thetas.shape[0]) * F
