@@ -116,7 +116,7 @@ class Weibull(GLM):
 
 # %%
 # The data: standardised age, sex and BMI; the time in years, signed by the event
-# -----------------------------------------------------------------------------
+# -------------------------------------------------------------------------------
 data = np.load(DATA_DIR / "nafld1.npz", allow_pickle=False)
 names = list(data["feature_names"])
 X = (data["X"] - data["X"].mean(axis=0)) / data["X"].std(axis=0)

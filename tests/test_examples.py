@@ -136,3 +136,13 @@ def test_kl_coresets(run_example):
         assert np.all(res[name][:, 1] < res["GIGA"][:, 1]), name
         assert res[name][0, 1] < 0.1 * res["OMP"][0, 1], name
     assert ns["shift"].max() < 0.5
+
+
+def test_custom_model(run_example):
+    """A user's Weibull survival model with censoring: the OMP coreset's posterior (shape
+    included) is the full data's, a uniform subsample's is not."""
+    res = run_example("plot_custom_model", 0.3)["results"]
+    omp, uniform = (next(v for k, v in res.items() if k.startswith(p)) for p in ("OMP", "unif"))
+    assert np.all(np.abs(omp["z"]) < 0.5), omp["z"]
+    assert np.all(np.abs(omp["sd_ratio"] - 1) < 0.25), omp["sd_ratio"]
+    assert np.max(np.abs(uniform["z"])) > 2.0, uniform["z"]
