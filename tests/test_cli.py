@@ -455,3 +455,24 @@ def test_help_and_version_do_not_load_the_numerical_stack():
         [sys.executable, "-m", "skcoreset", "--version"], capture_output=True, text=True
     )
     assert version.returncode == 0 and version.stdout.startswith("skcoreset ")
+
+
+@pytest.mark.parametrize("model", ["negative_binomial", "gamma"])
+def test_build_takes_every_registered_model(tmp_path, model):
+    """The command line takes the models of the registry, as the estimators do: the rows and
+    weights written are those of OMPCoreset(model=...) on the same data."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 3))
+    mu = np.exp(X @ [0.4, -0.2, 0.1] + 1.0)
+    y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu)) if model != "gamma" else rng.gamma(2.0, mu)
+    np.savez(tmp_path / "data.npz", X=X, y=y.astype(float))
+    out = tmp_path / "coreset.npz"
+    result = run(
+        "build", tmp_path / "data.npz", "--model", model, "--algorithm", "omp",
+        "--n-points", 40, "--random-state", 3, "-o", out,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows, weights = read_output(out)
+    expected = OMPCoreset(40, model=model, random_state=3).fit(X, y.astype(float))
+    np.testing.assert_array_equal(rows, expected.sample_indices_)
+    np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)

@@ -34,8 +34,8 @@ def run_build(args):
         fit_intercept=False if args.no_intercept else None,
     )
     chunk_rows = args.chunk_rows or auto_chunk_rows(table.n_features)
-    classes = _classes(table, chunk_rows) if args.model == "logistic" else None
     model = get_model(args.model)
+    classes = _classes(table, chunk_rows) if model.binary_labels else None
 
     started = time.perf_counter()
     n_chunks = n_rows = 0

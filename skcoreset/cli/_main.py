@@ -13,6 +13,7 @@ import warnings
 
 from .. import __version__
 from ..models import MODEL_NAMES
+from ..models._names import MODELS
 from ._algorithms import ALGORITHMS, DESCRIPTIONS
 from ._demo_settings import FULL, QUICK, columns_help
 from ._errors import INSTALL_HINT, CommandError
@@ -153,8 +154,8 @@ def _build_parser(commands):
         "--model",
         required=True,
         choices=MODEL_NAMES,
-        help="the likelihood: logistic (two classes), poisson (non-negative counts) or "
-        "gaussian (real values)",
+        help="the likelihood: "
+        + ", ".join(f"{name} ({targets})" for name, (_, _, targets) in MODELS.items()),
     )
     build.add_argument(
         "--algorithm",

@@ -1,6 +1,11 @@
 """Coreset estimators: each ``fit(X, y)`` selects ``sample_indices_`` and ``sample_weight_``."""
 
-from ._base import BaseCoreset, CoresetCoverageWarning, CoresetSizeWarning
+from ._base import (
+    BaseCoreset,
+    CoresetCoverageWarning,
+    CoresetQualityWarning,
+    CoresetSizeWarning,
+)
 from ._hilbert import (
     FrankWolfeCoreset,
     GIGACoreset,
@@ -16,6 +21,7 @@ __all__ = [
     "BaseCoreset",
     "CoresetCoverageWarning",
     "CoresetMCMC",
+    "CoresetQualityWarning",
     "CoresetSizeWarning",
     "FrankWolfeCoreset",
     "GIGACoreset",

@@ -25,7 +25,7 @@ from ..models import laplace_approximation
 from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
-from ._base import BaseCoreset
+from ._base import BaseCoreset, CoresetQualityWarning
 from ._blocks import laplace_of_all_rows
 from ._kl_problem import BURN_IN, GLMProblem, Taylor, data_summary, row_spread, split_summary
 from ._merge_reduce import Node, largest
@@ -112,6 +112,16 @@ class _KLCoreset(BaseCoreset):
             return node
         node = self._summarize(node, laplace, random_state)
         model = laplace.model
+        if laplace.log_extra_sd is not None:
+            name = model.extra_name
+            warn(
+                f"{type(self).__name__} optimises the weights for the coefficients' posterior "
+                f"with the {model.name} model's {name} fixed at its estimate "
+                f"({model.noise:.4g}): the coreset posterior of {name} may move by a posterior "
+                "sd or more (QNC and Coreset MCMC), or far more (SparseVI). OMPCoreset draws "
+                f"{name} in its projections and keeps its posterior.",
+                CoresetQualityWarning,
+            )
         total, count, G, H = split_summary(node.summary, laplace.mean.shape[0])
         # the pool is every row: exact full sums, controlled only when drawn in batches
         exact = len(node) == int(count)

@@ -16,7 +16,7 @@ from ._names import MODEL_NAMES, MODELS
 
 #: public name -> the module that defines it (the model classes from the registry)
 _DEFINED_IN = {
-    **{cls: module for module, cls in MODELS.values()},
+    **{cls: module for module, cls, _ in MODELS.values()},
     "GLM": "_glm",
     "SingleIndexFamily": "_family",
     "OverdispersionWarning": "_poisson",

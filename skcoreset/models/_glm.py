@@ -566,7 +566,7 @@ class GLM:
 
 def model_class(name):
     """The model class registered under ``name`` in ``_names.MODELS`` (imported on demand)."""
-    module, cls = MODELS[name]
+    module, cls, _ = MODELS[name]
     return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
 
 

@@ -6,13 +6,13 @@ loading the models (numba, SciPy, scikit-learn). Adding a model is one file in t
 subclass) and one line here.
 """
 
-#: model name -> (module of this package, class)
+#: model name -> (module of this package, class, the targets it takes: the command line's help)
 MODELS = {
-    "logistic": ("_logistic", "LogisticModel"),
-    "poisson": ("_poisson", "PoissonModel"),
-    "gaussian": ("_gaussian", "GaussianModel"),
-    "negative_binomial": ("_negative_binomial", "NegativeBinomialModel"),
-    "gamma": ("_gamma", "GammaModel"),
+    "logistic": ("_logistic", "LogisticModel", "two classes"),
+    "poisson": ("_poisson", "PoissonModel", "non-negative counts"),
+    "gaussian": ("_gaussian", "GaussianModel", "real values"),
+    "negative_binomial": ("_negative_binomial", "NegativeBinomialModel", "overdispersed counts"),
+    "gamma": ("_gamma", "GammaModel", "positive values"),
 }
 
 #: The names the ``model=`` parameters accept (besides 'auto').
