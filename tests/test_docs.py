@@ -6,6 +6,7 @@ import pkgutil
 import re
 import runpy
 import types
+import warnings
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,15 @@ def test_public_docstring_is_valid_numpydoc(name, is_method):
     errors = [f"{code}: {message}" for code, message in validate(name)["errors"]]
     errors = [error for error in errors if error.split(":")[0] not in skip]
     assert not errors, f"{name}:\n" + "\n".join(errors)
+
+
+def test_which_model_page_runs():
+    """Every example of the user guide's "Which model?" page runs and says what it shows."""
+    import doctest
+
+    page = Path(__file__).resolve().parents[1] / "doc" / "which_model.rst"
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains' convergence notes are not the point
+        result = doctest.testfile(str(page), module_relative=False, optionflags=flags)
+    assert result.attempted > 20 and result.failed == 0

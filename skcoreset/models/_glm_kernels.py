@@ -67,6 +67,7 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     N, P = X.shape
     J = thetas_t.shape[1]
     param = family.prepare(extra)
+    offsets = extra_offsets(family, extras)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
@@ -74,7 +75,7 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
             if extras.shape[0]:
-                loglik_inplace_extras(family, buf, yi, extras)
+                loglik_inplace_extras(family, buf, yi, extras, offsets)
                 shift = sum_reassoc(buf) / J if center else 0.0
             else:
                 loglik_inplace(family, buf, yi, param)
@@ -92,13 +93,22 @@ def loglik_inplace(family, buf, y, param):
 
 
 @njit(cache=True, inline="always")
-def loglik_inplace_extras(family, buf, y, extras):
+def extra_offsets(family, extras):
+    """``extra_offset(extras[j])`` for every draw: computed once per call, not per row."""
+    out = np.empty(extras.shape[0])
+    for j in range(extras.shape[0]):
+        out[j] = family.extra_offset(extras[j])
+    return out
+
+
+@njit(cache=True, inline="always")
+def loglik_inplace_extras(family, buf, y, extras, offsets):
     """buf[j] <- l(buf[j]) for one datum, draw j with its own extra parameter ``extras[j]``
-    (the constants included: they change with the extra parameter)."""
+    (the constants included: they change with the extra parameter; ``offsets`` from
+    :func:`extra_offsets`)."""
     for j in range(buf.shape[0]):
-        e = extras[j]
-        p = family.prepare(e)
-        buf[j] = family.terms(buf[j], y, p)[0] + loglik_offset(family, y, e, p)
+        p = family.prepare(extras[j])
+        buf[j] = family.terms(buf[j], y, p)[0] + family.offset(y, p) + offsets[j]
 
 
 @njit(cache=True, inline="always")
@@ -374,10 +384,10 @@ def weighted_loglik_grad_chains(
             v = val[c, :nb]
             param = family.prepare(extra[c])
             if sample_extra:
-                # the row constants move with the extra parameter: summed per chain
-                ll[c] += _weighted_offset(family, yb, wb, param)
-                grad[c, D] += _weighted_dlog_extra(family, eta[c, :nb], yb, wb, param)
-            _weighted_terms(family, eta[c, :nb], v, yb, wb, param)
+                # the row constants move with the extra parameter: in v, per chain
+                grad[c, D] += _weighted_terms_extra(family, eta[c, :nb], v, yb, wb, param)
+            else:
+                _weighted_terms(family, eta[c, :nb], v, yb, wb, param)
             ll[c] += sum_reassoc(v)
         for k in range(0, D - 3, 4):
             x0, x1, x2, x3 = Xt[k, i0:i1], Xt[k + 1, i0:i1], Xt[k + 2, i0:i1], Xt[k + 3, i0:i1]
@@ -442,12 +452,17 @@ def _weighted_terms(family, e, v, y, w, param):
         e[r] = w[r] * dv
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _weighted_dlog_extra(family, e, y, w, param):
-    """``sum_r w[r] dl/d log(extra)`` at eta = e[r]."""
+@njit(cache=True, inline="always")
+def _weighted_terms_extra(family, e, v, y, w, param):
+    """:func:`_weighted_terms` with the row constants in ``v`` (they move with a sampled
+    extra parameter); returns ``sum_r w[r] dl/d log(extra)``. One loop over the rows."""
     s = 0.0
     for r in range(e.shape[0]):
-        s += w[r] * family.dlog_extra(e[r], y[r], param)
+        lv, dv = family.terms(e[r], y[r], param)
+        wr = w[r]
+        s += wr * family.dlog_extra(e[r], y[r], param)
+        v[r] = wr * (lv + family.offset(y[r], param))
+        e[r] = wr * dv
     return s
 
 

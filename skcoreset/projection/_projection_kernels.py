@@ -10,6 +10,7 @@ from ..models._glm_kernels import (
     _ROW_CHUNK,
     dloglik_inplace,
     dloglik_inplace_extras,
+    extra_offsets,
     linear_predictors,
     loglik_inplace,
     loglik_inplace_extras,
@@ -59,6 +60,7 @@ def feature_stats(
     J = thetas_t.shape[1]
     per_draw = extras.shape[0] > 0
     param = family.prepare(extra)
+    offsets = extra_offsets(family, extras)
     size = (N + nchunks - 1) // nchunks
     for c in prange(nchunks):
         buf = np.empty(J)
@@ -75,7 +77,7 @@ def feature_stats(
                     buf[j] = (scale * buf[j] * X[i, coords[j]]) * wi
             else:
                 if per_draw:
-                    loglik_inplace_extras(family, buf, y[i], extras)
+                    loglik_inplace_extras(family, buf, y[i], extras, offsets)
                 else:
                     loglik_inplace(family, buf, y[i], param)
                 shift = sum_reassoc(buf) / J
