@@ -25,57 +25,27 @@ import math
 import pathlib
 import time
 import warnings
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-from numba import njit
 
 from skcoreset import OMPCoreset, UniformCoreset
 from skcoreset.metrics import coreset_laplace_kl
 from skcoreset.models import (
-    GLM,
     MODEL_NAMES,
-    BinaryLabels,
-    SingleIndexFamily,
     get_model,
 )
 from skcoreset.models import _glm_kernels as GK
+from tests.oracles.user_models import Probit
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
-@njit(cache=True, inline="always")
-def _probit_terms(eta, y, param):
-    s = 2.0 * y - 1.0
-    q = s * eta
-    log_cdf = math.log(0.5 * math.erfc(-q / _SQRT2))
-    return log_cdf, s * math.exp(-0.5 * q * q - _LOG_SQRT_2PI - log_cdf)
-
-
-@njit(cache=True, inline="always")
-def _probit_curvature(eta, y, param):
-    s = 2.0 * y - 1.0
-    q = s * eta
-    ratio = math.exp(-0.5 * q * q - _LOG_SQRT_2PI - math.log(0.5 * math.erfc(-q / _SQRT2)))
-    return ratio * (q + ratio)
-
-
-@dataclass(frozen=True, eq=False)
-class Probit(GLM):
-    name = "probit (user's family)"
-    family = SingleIndexFamily("bench_probit", _probit_terms, _probit_curvature)
-    binary_labels = True
-
-    def encode_targets(self, y):
-        return BinaryLabels.fit(y).encode(y)
-
-
 def _targets(name, eta, rng):
     mu = np.exp(np.clip(eta, -20, 5) + 1.0)
-    if name in ("logistic", "probit (user's family)"):
+    if name in ("logistic", "probit"):
         return (rng.random(eta.size) < 1 / (1 + np.exp(-eta))).astype(float)
     if name == "poisson":
         return rng.poisson(mu).astype(float)
@@ -109,7 +79,7 @@ def speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4):
     )
     beta = rng.standard_normal(D) / np.sqrt(D)
     rows = []
-    models = [get_model(name) for name in MODEL_NAMES] + [Probit()]
+    models = [get_model(name) for name in MODEL_NAMES] + [Probit()]  # a user's family
     for model in models:
         y = _targets(model.name, X @ beta, rng)
         if model.family.has_extra:  # the extra parameter at a plausible value

@@ -110,9 +110,6 @@ class Weibull(GLM):
         res = scipy.optimize.minimize_scalar(minus_profile, bounds=(-3.0, 3.0), method="bounded")
         return float(np.exp(res.x))
 
-    def estimate_noise(self, Xd, y, w):
-        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
-
 
 # %%
 # The data: standardised age, sex and BMI; the time in years, signed by the event

@@ -1,7 +1,6 @@
 """The model as the unit of extension: single-index families, a user's own model through every
 public path, and the warnings a model raises about its data."""
 
-import math
 import pickle
 import warnings
 from dataclasses import dataclass
@@ -29,6 +28,8 @@ from skcoreset.models._glm import model_class
 from skcoreset.models._names import MODELS
 from skcoreset.sampler import sample_mala
 
+from .oracles.user_models import Probit, probit_curvature, probit_terms
+
 # -- a user's logistic model: the built-in's formulas, through the public mechanism ----------
 
 
@@ -48,40 +49,6 @@ def _my_logistic_curvature(eta, y, param):
 class MyLogistic(GLM):
     name = "my_logistic"
     family = SingleIndexFamily("my_logistic", _my_logistic_terms, _my_logistic_curvature)
-    binary_labels = True
-
-    def encode_targets(self, y):
-        return BinaryLabels.fit(y).encode(y)
-
-
-# -- a probit model, as a user would write one --------------------------------------------
-
-_SQRT2 = math.sqrt(2.0)
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
-@njit(cache=True, inline="always")
-def _probit_terms(eta, y, param):
-    # l = log Phi(q), q = s eta, s = 2y - 1; dl/deta = s phi(q) / Phi(q)
-    s = 2.0 * y - 1.0
-    q = s * eta
-    log_cdf = math.log(0.5 * math.erfc(-q / _SQRT2))
-    ratio = math.exp(-0.5 * q * q - _LOG_SQRT_2PI - log_cdf)
-    return log_cdf, s * ratio
-
-
-@njit(cache=True, inline="always")
-def _probit_curvature(eta, y, param):
-    s = 2.0 * y - 1.0
-    q = s * eta
-    ratio = math.exp(-0.5 * q * q - _LOG_SQRT_2PI - math.log(0.5 * math.erfc(-q / _SQRT2)))
-    return ratio * (q + ratio)
-
-
-@dataclass(frozen=True, eq=False)
-class Probit(GLM):
-    name = "probit"
-    family = SingleIndexFamily("probit", _probit_terms, _probit_curvature)
     binary_labels = True
 
     def encode_targets(self, y):
@@ -180,7 +147,7 @@ def test_user_probit_model_laplace_and_coreset():
 def test_family_key_follows_its_code():
     """Two families of one name but different functions never share compiled kernels (their
     numba types differ); the same functions give the same key, also after pickling."""
-    other = SingleIndexFamily("my_logistic", _probit_terms, _probit_curvature)
+    other = SingleIndexFamily("my_logistic", probit_terms, probit_curvature)
     assert other.key != MyLogistic.family.key
     again = SingleIndexFamily("my_logistic", _my_logistic_terms, _my_logistic_curvature)
     assert again.key == MyLogistic.family.key
@@ -190,7 +157,7 @@ def test_family_key_follows_its_code():
 
 def test_family_needs_numba_functions():
     with pytest.raises(TypeError, match="terms must be a numba.njit function"):
-        SingleIndexFamily("bad", lambda eta, y, p: (0.0, 0.0), _probit_curvature)
+        SingleIndexFamily("bad", lambda eta, y, p: (0.0, 0.0), probit_curvature)
 
 
 def test_sampling_an_extra_parameter_needs_one():

@@ -289,8 +289,8 @@ class _BaseBayesianGLM(BaseEstimator):
             yield sl, X[sl] @ coef.T + intercept
 
     def _response_moments(self, X):
-        """Posterior mean and variance over the draws of E[y | x, theta] (the Poisson rate,
-        or the linear predictor), each of shape (n_rows,)."""
+        """Posterior mean and variance over the draws of E[y | x, theta] (the model's mean
+        response), each of shape (n_rows,)."""
         model = self._model()
         coef, intercept, _ = self._pooled_draws()
         mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
@@ -786,7 +786,80 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         return tags
 
 
-class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
+class _MeanRegressorMixin(RegressorMixin):
+    """``predict`` and ``score`` of the regressions on a log link (Poisson, negative binomial,
+    gamma), from the model's mean and variance; :meth:`score` explains the deviance their
+    scikit-learn counterparts score."""
+
+    #: Tweedie power of the deviance :meth:`score` explains: 1 Poisson (counts), 2 gamma.
+    _deviance_power = 1
+
+    def predict(self, X, return_std=False):
+        """Posterior predictive mean: ``exp(x @ coef + intercept)`` averaged over the draws.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to predict.
+        return_std : bool, default=False
+            Also return the standard deviation of the posterior predictive distribution,
+            ``sqrt(Var[mu] + E[Var(y | mu)])`` over the posterior (the uncertainty of the
+            mean ``mu`` plus the likelihood's own variance: ``mu`` for Poisson counts,
+            ``mu + alpha mu^2`` for negative binomial ones, ``mu^2 / shape`` for gamma
+            targets), as :class:`~sklearn.linear_model.BayesianRidge` returns its
+            predictive standard deviation.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Posterior means.
+        y_std : ndarray of shape (n_samples,)
+            Posterior predictive standard deviations; only with ``return_std=True``.
+        """
+        X = self._check_X(X)
+        model = self._model()
+        coef, intercept, extra = self._pooled_draws()
+        mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
+        for sl, eta in self._eta_blocks(X, coef, intercept):
+            mu = model.mean(eta)
+            mean[sl] = mu.mean(axis=1)
+            if return_std:
+                var[sl] = mu.var(axis=1) + model.variance(mu, extra).mean(axis=1)
+        return (mean, np.sqrt(var)) if return_std else mean
+
+    def score(self, X, y, sample_weight=None):
+        """D^2, the fraction of deviance explained, of :meth:`predict`.
+
+        ``1 - D(y, predict(X)) / D(y, mean(y))`` with the Poisson deviance (counts) or the
+        gamma deviance (gamma targets), weighted by ``sample_weight``, as
+        :class:`~sklearn.linear_model.PoissonRegressor` and
+        :class:`~sklearn.linear_model.GammaRegressor` score: 1 is perfect, 0 is the constant
+        mean, and it can be negative.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to score.
+        y : array-like of shape (n_samples,)
+            Their targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows (the exposures, for Poisson rates).
+
+        Returns
+        -------
+        score : float
+            The D^2 score (at most 1).
+        """
+        power = self._deviance_power
+        return float(d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=power))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = True
+        return tags
+
+
+class BayesianPoissonRegression(_MeanRegressorMixin, _BaseBayesianGLM):
     """Bayesian Poisson regression (log link) sampled by preconditioned MALA.
 
     ``y_n ~ Poisson(exp(x_n . coef + intercept))``.
@@ -885,59 +958,8 @@ class BayesianPoissonRegression(RegressorMixin, _BaseBayesianGLM):
 
     __skcoreset_model__ = "poisson"
 
-    def predict(self, X, return_std=False):
-        """Posterior predictive mean: the rate ``exp(x @ coef_ + intercept_)`` averaged over draws.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The rows to predict.
-        return_std : bool, default=False
-            Also return the standard deviation of the posterior predictive distribution of
-            a count, ``sqrt(E[rate] + Var[rate])`` over the posterior (Poisson noise plus the
-            uncertainty of the rate), as :class:`~sklearn.linear_model.BayesianRidge` returns
-            its predictive standard deviation.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Posterior mean rates.
-        y_std : ndarray of shape (n_samples,)
-            Posterior predictive standard deviations; only with ``return_std=True``.
-        """
-        mean, var = self._response_moments(self._check_X(X))
-        return (mean, np.sqrt(mean + var)) if return_std else mean
-
-    def score(self, X, y, sample_weight=None):
-        """D^2, the fraction of Poisson deviance explained, of :meth:`predict`.
-
-        ``1 - D(y, predict(X)) / D(y, mean(y))`` with the Poisson deviance ``D`` (weighted
-        by ``sample_weight``), as :class:`~sklearn.linear_model.PoissonRegressor` scores:
-        1 is perfect, 0 is the constant mean rate, and it can be negative.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The rows to score.
-        y : array-like of shape (n_samples,)
-            Non-negative targets (counts or rates).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the rows (the exposures, for rates).
-
-        Returns
-        -------
-        score : float
-            The D^2 score (at most 1).
-        """
-        return float(d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=1))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.positive_only = True
-        return tags
-
-
-class BayesianNegativeBinomialRegression(RegressorMixin, _BaseBayesianGLM):
+class BayesianNegativeBinomialRegression(_MeanRegressorMixin, _BaseBayesianGLM):
     """Bayesian negative binomial (NB2) regression of overdispersed counts, sampled by MALA.
 
     ``y_n ~ NB(mean mu_n = exp(x_n . coef + intercept), variance mu_n + alpha mu_n^2)``, the
@@ -1042,66 +1064,8 @@ class BayesianNegativeBinomialRegression(RegressorMixin, _BaseBayesianGLM):
 
     __skcoreset_model__ = "negative_binomial"
 
-    def predict(self, X, return_std=False):
-        """Posterior predictive mean: ``exp(x @ coef_ + intercept_)`` averaged over draws.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The rows to predict.
-        return_std : bool, default=False
-            Also return the standard deviation of the posterior predictive distribution of
-            a count, ``sqrt(E[mu + alpha mu^2] + Var[mu])`` over the posterior (the
-            likelihood's variance plus the uncertainty of the mean), as
-            :class:`~sklearn.linear_model.BayesianRidge` returns its predictive standard
-            deviation.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Posterior mean counts.
-        y_std : ndarray of shape (n_samples,)
-            Posterior predictive standard deviations; only with ``return_std=True``.
-        """
-        X = self._check_X(X)
-        coef, intercept, alpha = self._pooled_draws()
-        mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
-        for sl, eta in self._eta_blocks(X, coef, intercept):
-            mu = np.exp(eta)
-            mean[sl] = mu.mean(axis=1)
-            var[sl] = mu.var(axis=1) + (mu + alpha * mu * mu).mean(axis=1)
-        return (mean, np.sqrt(var)) if return_std else mean
-
-    def score(self, X, y, sample_weight=None):
-        """D^2, the fraction of Poisson deviance explained, of :meth:`predict`.
-
-        ``1 - D(y, predict(X)) / D(y, mean(y))`` with the Poisson deviance ``D`` (weighted
-        by ``sample_weight``), as :class:`~sklearn.linear_model.PoissonRegressor` scores:
-        1 is perfect, 0 is the constant mean rate, and it can be negative.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The rows to score.
-        y : array-like of shape (n_samples,)
-            Non-negative counts.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the rows.
-
-        Returns
-        -------
-        score : float
-            The D^2 score (at most 1).
-        """
-        return float(d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=1))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.positive_only = True
-        return tags
-
-
-class BayesianGammaRegression(RegressorMixin, _BaseBayesianGLM):
+class BayesianGammaRegression(_MeanRegressorMixin, _BaseBayesianGLM):
     """Bayesian gamma regression (log link) of positive targets, sampled by MALA.
 
     ``y_n ~ Gamma(shape k, mean mu_n = exp(x_n . coef + intercept))``, variance ``mu_n^2 / k``,
@@ -1205,64 +1169,7 @@ class BayesianGammaRegression(RegressorMixin, _BaseBayesianGLM):
     """
 
     __skcoreset_model__ = "gamma"
-
-    def predict(self, X, return_std=False):
-        """Posterior predictive mean: ``exp(x @ coef_ + intercept_)`` averaged over draws.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The rows to predict.
-        return_std : bool, default=False
-            Also return the standard deviation of the posterior predictive distribution of
-            a target, ``sqrt(E[mu^2 / shape] + Var[mu])`` over the posterior (the
-            likelihood's variance plus the uncertainty of the mean), as
-            :class:`~sklearn.linear_model.BayesianRidge` returns its predictive standard
-            deviation.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Posterior means.
-        y_std : ndarray of shape (n_samples,)
-            Posterior predictive standard deviations; only with ``return_std=True``.
-        """
-        X = self._check_X(X)
-        coef, intercept, shape = self._pooled_draws()
-        mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
-        for sl, eta in self._eta_blocks(X, coef, intercept):
-            mu = np.exp(eta)
-            mean[sl] = mu.mean(axis=1)
-            var[sl] = mu.var(axis=1) + (mu * mu / shape).mean(axis=1)
-        return (mean, np.sqrt(var)) if return_std else mean
-
-    def score(self, X, y, sample_weight=None):
-        """D^2, the fraction of gamma deviance explained, of :meth:`predict`.
-
-        ``1 - D(y, predict(X)) / D(y, mean(y))`` with the gamma deviance ``D`` (weighted by
-        ``sample_weight``), as :class:`~sklearn.linear_model.GammaRegressor` scores: 1 is
-        perfect, 0 is the constant mean, and it can be negative.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The rows to score.
-        y : array-like of shape (n_samples,)
-            Positive targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the rows.
-
-        Returns
-        -------
-        score : float
-            The D^2 score (at most 1).
-        """
-        return float(d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=2))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.positive_only = True
-        return tags
+    _deviance_power = 2
 
 
 class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):

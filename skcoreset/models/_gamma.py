@@ -163,27 +163,12 @@ class GammaModel(GLM):
             return 1.0
         return float(dof / chi2)
 
-    def estimate_noise(self, Xd, y, w):
-        """Estimate the shape as :meth:`estimate_noise_blocks` does, on data in memory.
-
-        Parameters
-        ----------
-        Xd : ndarray of shape (N, P)
-            Design matrix.
-        y : ndarray of shape (N,)
-            Positive targets.
-        w : ndarray of shape (N,)
-            Weights of the rows.
-
-        Returns
-        -------
-        shape : float
-            The estimated shape.
-        """
-        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
-
     def mean(self, eta):
         return np.exp(eta)
+
+    def variance(self, mean, noise_scale=None):
+        k = self.noise if noise_scale is None else noise_scale
+        return mean * mean / k
 
     def log_density(self, y, eta, noise_scale=None):
         k = self.noise if noise_scale is None else np.asarray(noise_scale, dtype=np.float64)

@@ -94,7 +94,7 @@ class GaussianModel(GLM):
         # the response's own scale (its level if it is constant), the intercept at its mean
         return (y_sd or max(abs(y_mean), 1.0)), y_mean
 
-    def estimate_noise(self, Xd, y, w):
+    def estimate_noise_blocks(self, blocks):
         """Estimate the noise as the weighted least-squares residual standard deviation.
 
         The residual sum of squares is divided by the degrees of freedom (weighted rows minus
@@ -102,25 +102,6 @@ class GaussianModel(GLM):
         say nothing about the noise: the spread of y itself is used instead (1 if y is
         constant), so the posterior stays proper instead of collapsing onto an interpolating
         fit.
-
-        Parameters
-        ----------
-        Xd : ndarray of shape (N, P)
-            Design matrix (from :meth:`design`).
-        y : ndarray of shape (N,)
-            Targets coded by :meth:`encode_targets`.
-        w : ndarray of shape (N,)
-            Non-negative weights of the rows.
-
-        Returns
-        -------
-        noise_scale : float
-            The estimated noise standard deviation.
-        """
-        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
-
-    def estimate_noise_blocks(self, blocks):
-        """Estimate the noise as :meth:`estimate_noise` does, over data given in blocks.
 
         Parameters
         ----------
@@ -163,6 +144,10 @@ class GaussianModel(GLM):
 
     def mean(self, eta):
         return eta
+
+    def variance(self, mean, noise_scale=None):
+        sigma = self.noise if noise_scale is None else noise_scale
+        return np.broadcast_to(np.square(sigma), np.broadcast(mean, sigma).shape)
 
     def log_density(self, y, eta, noise_scale=None):
         sigma = self.noise if noise_scale is None else noise_scale

@@ -159,6 +159,57 @@ class GLM:
         """
         return self.fit_intercept and type(self).initial_intercept is not GLM.initial_intercept
 
+    def estimate_noise_blocks(self, blocks):
+        """Estimate the extra parameter for the Laplace fit (models with one override this).
+
+        Parameters
+        ----------
+        blocks : callable
+            ``blocks()`` yields ``(Xd, y, w)`` triples (it may be called several times).
+
+        Returns
+        -------
+        extra : float
+            The estimate.
+        """
+        raise NotImplementedError(f"The {self.name} model has no extra parameter to estimate.")
+
+    def estimate_noise(self, Xd, y, w):
+        """Estimate the extra parameter on data in memory (:meth:`estimate_noise_blocks`).
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        extra : float
+            The estimate.
+        """
+        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
+
+    def variance(self, mean, noise_scale=None):
+        """Return the likelihood's variance of a target of mean ``mean``.
+
+        Parameters
+        ----------
+        mean : ndarray
+            Mean responses (from :meth:`mean`), of any shape.
+        noise_scale : float or ndarray, default=None
+            The extra parameter, broadcast like ``mean`` (None: the model's own).
+
+        Returns
+        -------
+        variance : ndarray
+            ``Var[y | mean]``, of the broadcast shape.
+        """
+        raise NotImplementedError
+
     def extra_log_prior(self, y_mean, y_sd):
         """Return the normal prior of the log of the extra parameter, when it is sampled.
 

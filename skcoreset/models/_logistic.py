@@ -96,6 +96,9 @@ class LogisticModel(GLM):
     def mean(self, eta):
         return scipy.special.expit(eta)
 
+    def variance(self, mean, noise_scale=None):
+        return mean * (1.0 - mean)
+
     def log_density(self, y, eta, noise_scale=None):
         return y * eta - np.logaddexp(0.0, eta)
 

@@ -184,27 +184,12 @@ class NegativeBinomialModel(GLM):
         alpha = num / den if den > 0 else MIN_ALPHA
         return float(max(alpha, MIN_ALPHA)) if np.isfinite(alpha) else 1.0
 
-    def estimate_noise(self, Xd, y, w):
-        """Estimate the dispersion as :meth:`estimate_noise_blocks` does, on data in memory.
-
-        Parameters
-        ----------
-        Xd : ndarray of shape (N, P)
-            Design matrix.
-        y : ndarray of shape (N,)
-            Counts.
-        w : ndarray of shape (N,)
-            Weights of the rows.
-
-        Returns
-        -------
-        alpha : float
-            The estimated dispersion.
-        """
-        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
-
     def mean(self, eta):
         return np.exp(eta)
+
+    def variance(self, mean, noise_scale=None):
+        alpha = self.noise if noise_scale is None else noise_scale
+        return mean + alpha * mean * mean
 
     def log_density(self, y, eta, noise_scale=None):
         alpha = self.noise if noise_scale is None else noise_scale

@@ -132,6 +132,9 @@ class PoissonModel(GLM):
     def mean(self, eta):
         return np.exp(eta)
 
+    def variance(self, mean, noise_scale=None):
+        return mean
+
     def log_density(self, y, eta, noise_scale=None):
         with np.errstate(over="ignore"):
             return y * eta - np.exp(eta) - scipy.special.gammaln(y + 1.0)
