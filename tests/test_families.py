@@ -1,6 +1,7 @@
 """The model as the unit of extension: single-index families, a user's own model through every
 public path, and the warnings a model raises about its data."""
 
+import math
 import pickle
 import warnings
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ import scipy.special
 import scipy.stats
 from numba import njit
 
-from skcoreset import OMPCoreset, QuasiNewtonCoreset
+from skcoreset import BayesianGLM, OMPCoreset, QuasiNewtonCoreset
 from skcoreset.models import (
     GLM,
     MODEL_NAMES,
@@ -181,3 +182,26 @@ def test_overdispersion_warning(seed):
     with warnings.catch_warnings():
         warnings.simplefilter("error", OverdispersionWarning)
         laplace_approximation(model, X, y_p)
+
+
+@njit(cache=True, inline="always")
+def _nan_terms(eta, y, param):
+    return math.nan * eta, 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class BrokenModel(GLM):
+    name = "broken"
+    family = SingleIndexFamily("broken", _nan_terms, _my_logistic_curvature)
+
+    def encode_targets(self, y):
+        return np.asarray(y, dtype=np.float64)
+
+
+def test_a_model_returning_nan_is_named():
+    """A user's family that returns NaN stops the fit with a ValueError naming the model,
+    never a silent NaN posterior."""
+    X, y = _logistic_data(n=500)
+    for est in (OMPCoreset(n_points=20, model=BrokenModel()), BayesianGLM(model=BrokenModel())):
+        with pytest.raises(ValueError, match="'broken' model found a non-finite .* at its start"):
+            est.fit(X, y)

@@ -144,9 +144,13 @@ def _newton(posterior, theta, tol, max_iter):
     for it in range(1, max_iter + 1):
         H = posterior.neg_hessian(theta)
         if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
+            where = "at its start" if it == 1 else f"after {it - 1} Newton steps"
             raise ValueError(
-                "The Laplace fit overflowed (non-finite log posterior, gradient or "
-                "Hessian); check the scale of X and y, e.g. standardise X."
+                f"The Laplace fit of the {posterior.model.name!r} model found a non-finite "
+                f"(overflowed or NaN) log posterior, gradient or Hessian {where}: check the "
+                "scale of X and y (e.g. "
+                "standardise X), and, for a model of your own, that its family's functions "
+                "are finite over the range of the data."
             )
         try:
             step = -solve_spd(H, g)
