@@ -162,3 +162,33 @@ def test_gamma_refuses_non_positive_targets():
             BayesianGammaRegression(n_samples=10, n_warmup=0).fit(X, y)
         with pytest.raises(ValueError, match="positive targets"):
             OMPCoreset(model="gamma").fit(X, y)
+
+
+@pytest.mark.parametrize(("name", "Est", "extra_name", "extra"), CASES)
+def test_inference_data_holds_the_extra_parameter(name, Est, extra_name, extra):
+    """ArviZ export: the extra parameter beside the coefficients, a finite log posterior per
+    draw (its prior included), and posterior predictive replicates of the model's kind."""
+    arviz = pytest.importorskip("arviz")
+    X, y = _data(name, 300, seed=4, extra=extra)
+    reg = Est(n_samples=200, n_warmup=200, random_state=0).fit(X, y)
+    idata = reg.to_inference_data(random_state=0)
+    np.testing.assert_array_equal(
+        idata.posterior[extra_name].values, getattr(reg, f"{extra_name}_samples_")
+    )
+    assert np.all(np.isfinite(idata.sample_stats["lp"].values))
+    replicates = idata.posterior_predictive["y"].values
+    assert replicates.shape == (4, 200, 300) and np.all(
+        replicates > 0 if name == "gamma" else replicates >= 0
+    )
+    if name == "negative_binomial":
+        assert np.all(replicates == np.round(replicates))
+    assert np.isfinite(arviz.loo(idata).elpd_loo)
+
+
+def test_bayesian_poisson_says_the_counts_are_overdispersed():
+    from skcoreset import BayesianPoissonRegression
+    from skcoreset.models import OverdispersionWarning
+
+    X, y = _data("negative_binomial", 400, seed=5, extra=1.0)
+    with pytest.warns(OverdispersionWarning, match="model='negative_binomial'"):
+        BayesianPoissonRegression(n_samples=50, n_warmup=50).fit(X, y)

@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .._sklearn_compat import _fit_context, _routing_enabled
 from .._warnings import warn
+from ..models import get_model
 from ._base import (
     declared_model,
     indexable,
@@ -402,7 +403,7 @@ class Pipeline(_skpipeline.Pipeline):
                 f"The coreset step {name!r} kept no rows, so the steps after it cannot be "
                 "fitted; check its parameters and the data's sample_weight (all negligible?)."
             )
-        if model == "logistic" and yr is not None:
+        if model is not None and get_model(model).binary_labels and yr is not None:
             labels = np.unique(np.asarray(yr))
             if labels.shape[0] < 2:
                 # Else the classifier after it reports "y has one class", although y has two.
