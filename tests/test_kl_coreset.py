@@ -809,7 +809,8 @@ def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
     near = thetas[:20]  # the bulk, where the quadratic is not capped
     Xc = np.ascontiguousarray(Xd)
     out = batch_sums(
-        model.family, Xc, y, rows, w, scale, near, model.extra, taylor.eta0, taylor.d, taylor.c,
+        model.family, Xc, y, rows, w, scale, near, model.extra, np.empty(0), taylor.eta0,
+        taylor.d, taylor.c,
         np.empty((3, 20)),
     )  # fmt: skip
     weights = w[rows] * scale
@@ -828,6 +829,7 @@ def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
     # without Taylor terms, the log-likelihoods alone
     bare = batch_sums(
         model.family, Xc, y, rows, w, scale, near, model.extra, np.empty(0), np.empty(0),
+        np.empty(0),
         np.empty(0), np.full((3, 20), np.nan),
     )  # fmt: skip
     np.testing.assert_array_equal(bare[0], out[0])

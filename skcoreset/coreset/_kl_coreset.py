@@ -112,16 +112,6 @@ class _KLCoreset(BaseCoreset):
             return node
         node = self._summarize(node, laplace, random_state)
         model = laplace.model
-        if laplace.log_extra_sd is not None:
-            name = model.extra_name
-            warn(
-                f"{type(self).__name__} optimises the weights for the coefficients' posterior "
-                f"with the {model.name} model's {name} fixed at its estimate "
-                f"({model.noise:.4g}): the coreset posterior of {name} may move by a posterior "
-                "sd or more (QNC and Coreset MCMC), or far more (SparseVI). OMPCoreset draws "
-                f"{name} in its projections and keeps its posterior.",
-                CoresetQualityWarning,
-            )
         total, count, G, H = split_summary(node.summary, laplace.mean.shape[0])
         # the pool is every row: exact full sums, controlled only when drawn in batches
         exact = len(node) == int(count)
@@ -134,18 +124,34 @@ class _KLCoreset(BaseCoreset):
             sampled = np.zeros(len(node), dtype=bool)
             sampled[largest(node.keys[:, 0], self._pool_size()[0])] = True
             full_weights = np.where(sampled, total / np.count_nonzero(sampled), 0.0)
+        if laplace.log_extra_sd is not None and not exact:
+            name = model.extra_name
+            warn(
+                f"{type(self).__name__} estimates the full data's log-likelihood from a pool "
+                f"of {np.count_nonzero(full_weights)} of its {int(count)} rows; the control "
+                f"variate that corrects the estimate covers the coefficients, not the "
+                f"{model.name} model's {name}, whose coreset posterior may then sit a "
+                "posterior sd or two from the full one (the pool's own). n_candidates at "
+                f"least the number of rows, or OMPCoreset, keep it.",
+                CoresetQualityWarning,
+            )
         Xd = model.design(node.X)
         taylor = None
         if not exact or self._full_batch() is not None:
             taylor = Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y, full_weights)
-        init = (
-            laplace.mean
-            + 0.1
-            * random_state.standard_normal((self.n_chains, laplace.mean.shape[0]))
-            @ laplace.chol.T
-        )
+        mean, chol, s_prior = laplace.mean, laplace.chol, None
+        if laplace.log_extra_sd is not None:
+            # the chains sample the extra parameter too (its log, last), so that the weights
+            # aim at its posterior as well as the coefficients'
+            P = mean.shape[0]
+            mean = np.append(mean, np.log(model.extra))
+            chol = np.zeros((P + 1, P + 1))
+            chol[:P, :P] = laplace.chol
+            chol[P, P] = laplace.log_extra_sd
+            s_prior = model.extra_log_prior(*_weighted_mean_sd(node.y, full_weights))
+        init = mean + 0.1 * random_state.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
         chains = MALAChains(
-            model.family, init, model.prior_scale, model.extra, laplace.chol, random_state
+            model.family, init, model.prior_scale, model.extra, chol, random_state, s_prior
         )
         problem = GLMProblem(
             model,
@@ -854,3 +860,10 @@ class CoresetMCMC(_KLCoreset):
         init = np.tile(laplace.mean, (self.n_chains, 1))
         chains = MALAChains(model.family, init, model.prior_scale, model.extra, laplace.chol, rng)
         return GLMProblem(model, Xd, node.y, node.weights, chains, rng)
+
+
+def _weighted_mean_sd(y, w):
+    """The weighted mean and standard deviation of the targets (the extra parameter's prior
+    reads them, as the Bayesian estimators' does)."""
+    mean = float(np.average(y, weights=w))
+    return mean, float(np.sqrt(np.average((y - mean) ** 2, weights=w)))

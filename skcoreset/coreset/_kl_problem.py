@@ -21,6 +21,8 @@ from ._kl_problem_kernels import batch_sums, capped_correction
 # the previous target's draws, which are close).
 BURN_IN = 20
 
+_NONE = np.empty(0)  # the batch kernel's "no per-draw extra parameter"
+
 
 # Entries (rows x draws) from which the log-likelihoods come from the threaded fused kernel
 # of the projections: below, its start-up (~6 ms per call measured with 4 draws on 1000 rows,
@@ -103,7 +105,9 @@ class GLMProblem:
     weights in the full data's sum (0 for the rows that are candidates only);
     ``full_batch``: rows drawn from the weighted ones for each estimate of that sum (None:
     all the pool), which needs the control variate ``taylor``; ``start``: the data's Laplace
-    fit.
+    fit. When the chains sample the model's extra parameter (its ``log_extra_sd`` is set),
+    each draw's last entry is its log: the log-likelihoods, the full sums and the restarts
+    follow it, so the weights aim at its posterior too.
     """
 
     def __init__(
@@ -130,6 +134,15 @@ class GLMProblem:
         self.taylor = taylor
         self._mode = None
         self._support = None
+        # whether the draws' last entry is log(extra) (no chains: problems that take draws)
+        self._extra = chains is not None and chains.sample_extra
+
+    def _split(self, thetas):
+        """``(coefficients, each draw's extra parameter or None)`` of draws."""
+        thetas = np.ascontiguousarray(thetas, dtype=np.float64)
+        if not self._extra:
+            return thetas, None
+        return np.ascontiguousarray(thetas[:, :-1]), np.exp(thetas[:, -1])
 
     def _rows(self, idx):
         """The design rows and targets of the support ``idx``, gathered once while it stays
@@ -141,10 +154,12 @@ class GLMProblem:
 
     def loglik(self, thetas, idx):
         Xd, y = (self.Xd, self.y) if idx is None else self._rows(idx)
+        coef, extras = self._split(thetas)
         if Xd.shape[0] * thetas.shape[0] >= _FUSED_MIN:
-            return self.model.loglik_matrix(Xd, y, thetas).T
+            return self.model.loglik_matrix(Xd, y, coef, extras=extras).T
         # few draws: one BLAS product and the vectorised log density
-        return self.model.log_density(y[None, :], thetas @ Xd.T)
+        noise = None if extras is None else extras[:, None]
+        return self.model.log_density(y[None, :], coef @ Xd.T, noise_scale=noise)
 
     def full(self, thetas, g_all=None, step=False):
         """The full data's log-likelihood sum at each row of ``thetas``, up to a constant the
@@ -153,21 +168,23 @@ class GLMProblem:
         the caller has them), or, for a weight ``step``, on a batch of it drawn afresh
         (``full_batch``)."""
         n = self._weighted.shape[0]
+        coef, extras = self._split(thetas)
         if step and self.full_batch is not None and self.full_batch < n:
             # with replacement: unbiased all the same, and no permutation of the pool per step
             rows = self._weighted[self.rng.randint(n, size=self.full_batch)]
             taylor = self.taylor
             sums = batch_sums(
                 self.model.family, self.Xd, self.y, rows, self.full_weights, n / self.full_batch,
-                np.ascontiguousarray(thetas), self.model.extra, taylor.eta0, taylor.d, taylor.c,
-                np.empty((3, thetas.shape[0])),
+                coef, self.model.extra, _NONE if extras is None else extras, taylor.eta0,
+                taylor.d, taylor.c, np.empty((3, thetas.shape[0])),
             )  # fmt: skip
-            # the batch's linear predictors serve its control variate too
-            return sums[0] + taylor.correction(thetas, sums[1:])
+            # the batch's linear predictors serve its control variate too (the coefficients':
+            # it is a quadratic in them, unbiased whatever the extra parameter)
+            return sums[0] + taylor.correction(coef, sums[1:])
         g = self.loglik(thetas, None) if g_all is None else g_all
         r = g @ self.full_weights
         if self.taylor is not None:
-            r += self.taylor.correction(thetas)
+            r += self.taylor.correction(coef)
         return r
 
     def _retarget(self, idx, w):
@@ -175,11 +192,23 @@ class GLMProblem:
 
     @property
     def n_params(self):
-        return self.Xd.shape[1]
+        return self.Xd.shape[1] + self._extra
 
     def laplace_draws(self, n):
+        mean, chol = self._with_extra(self.start.mean, self.start.chol, self.start.log_extra_sd)
         z = self.rng.standard_normal((n, self.n_params))
-        return self.start.mean + z @ self.start.chol.T
+        return mean + z @ chol.T
+
+    def _with_extra(self, mean, chol, sd):
+        """A Laplace fit's mean and factor, extended by the log extra parameter (at the
+        model's estimate, with spread ``sd``, uncorrelated) when the chains sample it."""
+        if not self._extra:
+            return mean, chol
+        P = mean.shape[0]
+        full = np.zeros((P + 1, P + 1))
+        full[:P, :P] = chol
+        full[P, P] = sd
+        return np.append(mean, np.log(self.model.extra)), full
 
     def draws(self, idx, w, n):
         if not np.any(w > 0):
@@ -223,8 +252,13 @@ class GLMProblem:
                 continue
         if fit is not None:
             self._mode = fit.mean
-            z = self.rng.standard_normal((self.chains.n_chains, fit.mean.shape[0]))
-            self.chains.reset(fit.mean + z @ fit.chol.T, fit.chol)
+            sd = None
+            if self._extra:  # the coreset's information on the log extra parameter
+                info = self.model.log_extra_information(Xd @ fit.mean, y, w)
+                sd = 1.0 / np.sqrt(info) if np.isfinite(info) and info > 0 else 1.0
+            mean, chol = self._with_extra(fit.mean, fit.chol, sd)
+            z = self.rng.standard_normal((self.chains.n_chains, mean.shape[0]))
+            self.chains.reset(mean + z @ chol.T, chol)
         self.chains.set_target(Xd, y, w)
 
     def transition(self, idx, w):

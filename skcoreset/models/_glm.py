@@ -525,7 +525,7 @@ class GLM:
         H[np.diag_indices_from(H)] += self.prior_precision(H.shape[0])
         return H
 
-    def loglik_matrix(self, Xd, y, thetas, out=None):
+    def loglik_matrix(self, Xd, y, thetas, out=None, extras=None):
         """Compute the per-datum log-likelihoods at J parameters, an (N, J) matrix.
 
         One fused kernel (products and likelihood together), so the output is the only (N, J)
@@ -542,6 +542,8 @@ class GLM:
         out : ndarray of shape (N, J), default=None
             Where to write the result (float64 or float32, to halve the storage); None
             allocates a float64 array.
+        extras : ndarray of shape (J,), default=None
+            The extra parameter of each draw (None: the model's own for all).
 
         Returns
         -------
@@ -551,7 +553,8 @@ class GLM:
         thetas_t = np.ascontiguousarray(np.atleast_2d(thetas).T, dtype=np.float64)
         if out is None:
             out = np.empty((Xd.shape[0], thetas_t.shape[1]))
-        K.loglik_matrix(self.family, Xd, thetas_t, y, self.extra, K.NO_EXTRAS, 1.0, False, out)
+        extras = K.NO_EXTRAS if extras is None else np.ascontiguousarray(extras, dtype=np.float64)
+        K.loglik_matrix(self.family, Xd, thetas_t, y, self.extra, extras, 1.0, False, out)
         return out
 
     # -- prediction: vectorised over rows and posterior draws ----------------------------

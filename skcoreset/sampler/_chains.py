@@ -35,13 +35,21 @@ class MALAChains:
         Lower Cholesky factor of the preconditioner.
     random_state : RandomState
         Source of the proposals' normals and the acceptance uniforms.
+    extra_log_prior : (float, float) or None, default=None
+        With it the last parameter is the log of the extra parameter, sampled too under
+        this normal prior (mean, sd); ``extra`` is then unused. None: ``extra`` fixed.
     """
 
-    def __init__(self, family, init, prior_scale, extra, precond_chol, random_state):
+    def __init__(
+        self, family, init, prior_scale, extra, precond_chol, random_state, extra_log_prior=None
+    ):
         self.family = family
         self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
         C, P = self.theta.shape
-        scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (P,))
+        self.sample_extra = extra_log_prior is not None
+        self._s_prior = (0.0, 1.0) if extra_log_prior is None else extra_log_prior
+        n_coef = P - self.sample_extra
+        scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (n_coef,))
         self.prior_prec = np.ascontiguousarray(1.0 / scale**2)
         self.extra = float(extra)
         self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
@@ -65,7 +73,13 @@ class MALAChains:
             np.ascontiguousarray(w, dtype=np.float64),
         )
         bad = K.mala_init(
-            self.family, False, self.theta, *self._rows, *self._fixed(), self.logp, self.grad
+            self.family,
+            self.sample_extra,
+            self.theta,
+            *self._rows,
+            *self._fixed(),
+            self.logp,
+            self.grad,
         )
         if bad:
             raise FloatingPointError(
@@ -73,7 +87,8 @@ class MALAChains:
             )
 
     def _fixed(self):
-        return self.prior_prec, self.extra, 0.0, 1.0
+        s_mu, s_sd = self._s_prior
+        return self.prior_prec, self.extra, float(s_mu), 1.0 / float(s_sd) ** 2
 
     def advance(self, n_steps, store=False):
         """Advance every chain ``n_steps`` steps at the current step size.
@@ -88,7 +103,7 @@ class MALAChains:
         accept = np.zeros(C, dtype=np.int64)
         K.mala_run(
             self.family,
-            False,
+            self.sample_extra,
             self.theta,
             self.logp,
             self.grad,
