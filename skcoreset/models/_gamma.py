@@ -28,19 +28,26 @@ from ._targets import numeric_targets
 
 
 @njit(cache=True, inline="always")
-def _terms(eta, y, k):
+def _prepare(k):
+    # the shape, and the part of d l / d log k that no row changes: once per call
+    return k, k * (math.log(k) + 1.0 - digamma(k))
+
+
+@njit(cache=True, inline="always")
+def _terms(eta, y, param):
+    k = param[0]
     ye = y * fast_exp(-eta)
     return -k * (eta + ye), k * (ye - 1.0)
 
 
 @njit(cache=True, inline="always")
-def _curvature(eta, y, k):
-    return k * y * fast_exp(-eta)
+def _curvature(eta, y, param):
+    return param[0] * y * fast_exp(-eta)
 
 
 @njit(cache=True, inline="always")
-def _offset(y, k):
-    return (k - 1.0) * math.log(y)
+def _offset(y, param):
+    return (param[0] - 1.0) * math.log(y)
 
 
 @njit(cache=True, inline="always")
@@ -49,9 +56,10 @@ def _extra_offset(k):
 
 
 @njit(cache=True, inline="always")
-def _dlog_extra(eta, y, k):
+def _dlog_extra(eta, y, param):
     # k dl/dk, dl/dk = log k + 1 - psi(k) + log y - eta - y e^-eta
-    return k * (math.log(k) + 1.0 - digamma(k) + math.log(y) - eta - y * math.exp(-eta))
+    k, row_free = param
+    return row_free + k * (math.log(y) - eta - y * fast_exp(-eta))
 
 
 FAMILY = SingleIndexFamily(
@@ -60,6 +68,7 @@ FAMILY = SingleIndexFamily(
     _curvature,
     offset=_offset,
     extra_offset=_extra_offset,
+    prepare=_prepare,
     dlog_extra=_dlog_extra,
 )
 

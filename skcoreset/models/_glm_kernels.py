@@ -68,6 +68,7 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     J = thetas_t.shape[1]
     param = family.prepare(extra)
     offsets = extra_offsets(family, extras)
+    params = draw_params(family, extras)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
@@ -75,7 +76,7 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
             if extras.shape[0]:
-                loglik_inplace_extras(family, buf, yi, extras, offsets)
+                loglik_inplace_extras(family, buf, yi, params, offsets)
                 shift = sum_reassoc(buf) / J if center else 0.0
             else:
                 loglik_inplace(family, buf, yi, param)
@@ -102,21 +103,29 @@ def extra_offsets(family, extras):
 
 
 @njit(cache=True, inline="always")
-def loglik_inplace_extras(family, buf, y, extras, offsets):
-    """buf[j] <- l(buf[j]) for one datum, draw j with its own extra parameter ``extras[j]``
-    (the constants included: they change with the extra parameter; ``offsets`` from
-    :func:`extra_offsets`)."""
+def draw_params(family, extras):
+    """``prepare(extras[j])`` for every draw, once per call (a list: a family's ``param`` may
+    be a tuple, and its preparation cost library calls, e.g. a digamma)."""
+    return [family.prepare(extras[j]) for j in range(extras.shape[0])]
+
+
+@njit(cache=True, inline="always")
+def loglik_inplace_extras(family, buf, y, params, offsets):
+    """buf[j] <- l(buf[j]) for one datum, draw j with its own extra parameter (prepared:
+    ``params`` from :func:`draw_params`), the constants included: they change with it
+    (``offsets`` from :func:`extra_offsets`)."""
     for j in range(buf.shape[0]):
-        p = family.prepare(extras[j])
+        p = params[j]
         buf[j] = family.terms(buf[j], y, p)[0] + family.offset(y, p) + offsets[j]
 
 
 @njit(cache=True, inline="always")
-def dloglik_inplace_extras(family, buf, y, extras, coords, x, n_coef):
-    """buf[j] <- d l / d theta_{coords[j]} for one datum at eta = buf[j] and ``extras[j]``;
-    coordinate ``n_coef`` is ``log(extra)``, the others multiply dl/deta by ``x[coords[j]]``."""
+def dloglik_inplace_extras(family, buf, y, params, coords, x, n_coef):
+    """buf[j] <- d l / d theta_{coords[j]} for one datum at eta = buf[j] and its draw's
+    prepared extra parameter ``params[j]``; coordinate ``n_coef`` is ``log(extra)``, the
+    others multiply dl/deta by ``x[coords[j]]``."""
     for j in range(buf.shape[0]):
-        p = family.prepare(extras[j])
+        p = params[j]
         k = coords[j]
         if k == n_coef:
             buf[j] = family.dlog_extra(buf[j], y, p)

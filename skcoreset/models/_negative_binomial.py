@@ -33,12 +33,14 @@ MIN_ALPHA = 1e-6
 
 @njit(cache=True, inline="always")
 def _prepare(alpha):
-    return alpha, np.divide(1.0, alpha), math.log(alpha)
+    # and psi(r), which d l / d log alpha needs at every row: once per call
+    r = np.divide(1.0, alpha)
+    return alpha, r, math.log(alpha), digamma(r)
 
 
 @njit(cache=True, inline="always")
 def _terms(eta, y, param):
-    alpha, r, log_alpha = param
+    alpha, r, log_alpha, _ = param
     mu = fast_exp(eta)
     am = alpha * mu
     d = np.divide(y - mu, 1.0 + am)  # y - (y + r) mu / (r + mu)
@@ -47,7 +49,7 @@ def _terms(eta, y, param):
 
 @njit(cache=True, inline="always")
 def _curvature(eta, y, param):
-    alpha, r, _ = param
+    alpha = param[0]
     mu = fast_exp(eta)
     q = 1.0 + alpha * mu
     # r mu (r + y) / (r + mu)^2
@@ -68,10 +70,10 @@ def _extra_offset(alpha):
 @njit(cache=True, inline="always")
 def _dlog_extra(eta, y, param):
     # dl/d log alpha = -r dl/dr, dl/dr = psi(y + r) - psi(r) - log1p(alpha mu) + (mu - y)/(r + mu)
-    alpha, r, _ = param
-    mu = math.exp(eta)
+    alpha, r, _, digamma_r = param
+    mu = fast_exp(eta)
     am = alpha * mu
-    dr = digamma(y + r) - digamma(r) - math.log1p(am) + (mu - y) * alpha / (1.0 + am)
+    dr = digamma(y + r) - digamma_r - math.log1p(am) + np.divide((mu - y) * alpha, 1.0 + am)
     return -r * dr
 
 

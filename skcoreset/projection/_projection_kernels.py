@@ -10,6 +10,7 @@ from ..models._glm_kernels import (
     _ROW_CHUNK,
     dloglik_inplace,
     dloglik_inplace_extras,
+    draw_params,
     extra_offsets,
     linear_predictors,
     loglik_inplace,
@@ -29,13 +30,14 @@ def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
     N, P = X.shape
     J = thetas_t.shape[1]
     param = family.prepare(extra)
+    params = draw_params(family, extras)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             if extras.shape[0]:
-                dloglik_inplace_extras(family, buf, y[i], extras, coords, X[i], P)
+                dloglik_inplace_extras(family, buf, y[i], params, coords, X[i], P)
                 for j in range(J):
                     out[i, j] = scale * buf[j]
             else:
@@ -61,6 +63,7 @@ def feature_stats(
     per_draw = extras.shape[0] > 0
     param = family.prepare(extra)
     offsets = extra_offsets(family, extras)
+    params = draw_params(family, extras)
     size = (N + nchunks - 1) // nchunks
     for c in prange(nchunks):
         buf = np.empty(J)
@@ -68,7 +71,7 @@ def feature_stats(
             linear_predictors(X, thetas_t, i, buf)
             wi = w[i]
             if fisher and per_draw:
-                dloglik_inplace_extras(family, buf, y[i], extras, coords, X[i], P)
+                dloglik_inplace_extras(family, buf, y[i], params, coords, X[i], P)
                 for j in range(J):
                     buf[j] = (scale * buf[j]) * wi
             elif fisher:
@@ -77,7 +80,7 @@ def feature_stats(
                     buf[j] = (scale * buf[j] * X[i, coords[j]]) * wi
             else:
                 if per_draw:
-                    loglik_inplace_extras(family, buf, y[i], extras, offsets)
+                    loglik_inplace_extras(family, buf, y[i], params, offsets)
                 else:
                     loglik_inplace(family, buf, y[i], param)
                 shift = sum_reassoc(buf) / J
