@@ -61,8 +61,8 @@ def make_coreset(name, n_points, *, model, **options):
         A key of :data:`ALGORITHMS`.
     n_points : int
         The coreset size.
-    model : {'logistic', 'poisson', 'gaussian'}
-        The likelihood.
+    model : str
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES``.
     **options
         Estimator parameters; those set to None are left at the estimator's default, and
         ``n_projections`` is refused for sensitivity sampling, which has no projection.

@@ -72,7 +72,7 @@ def infer_model(estimator):
 
     Returns
     -------
-    name : {'logistic', 'poisson', 'gaussian'}
+    name : str
         The model.
 
     Examples

@@ -261,7 +261,7 @@ class UniformCoreset(_HilbertCoreset):
         'auto': enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
         500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
+    model : 'auto', str or GLM, default='auto'
         The likelihood of the projection. 'auto' takes it from the estimator the coreset
         feeds in a pipeline or meta-estimator, otherwise from ``y``: two values give
         'logistic', non-integer real values 'gaussian'; integer targets with more values are
@@ -416,10 +416,11 @@ class ImportanceCoreset(_HilbertCoreset):
         'auto': enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
         500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
-        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
-        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    model : 'auto', str or GLM, default='auto'
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
+        takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
+        from ``y``: two values give 'logistic', non-integer real values 'gaussian'; integer
+        targets with more values are ambiguous and refused.
     projection : {'loglik', 'fisher'}, default='loglik'
         Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
@@ -511,10 +512,11 @@ class FrankWolfeCoreset(_HilbertCoreset):
         'auto': enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
         500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
-        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
-        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    model : 'auto', str or GLM, default='auto'
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
+        takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
+        from ``y``: two values give 'logistic', non-integer real values 'gaussian'; integer
+        targets with more values are ambiguous and refused.
     projection : {'loglik', 'fisher'}, default='loglik'
         Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
@@ -664,10 +666,11 @@ class GIGACoreset(FrankWolfeCoreset):
         'auto': enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
         500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
-        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
-        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    model : 'auto', str or GLM, default='auto'
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
+        takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
+        from ``y``: two values give 'logistic', non-integer real values 'gaussian'; integer
+        targets with more values are ambiguous and refused.
     projection : {'loglik', 'fisher'}, default='loglik'
         Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
@@ -775,10 +778,11 @@ class IHTCoreset(_HilbertCoreset):
         'auto': enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
         500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
-        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
-        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    model : 'auto', str or GLM, default='auto'
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
+        takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
+        from ``y``: two values give 'logistic', non-integer real values 'gaussian'; integer
+        targets with more values are ambiguous and refused.
     projection : {'loglik', 'fisher'}, default='loglik'
         Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
@@ -941,10 +945,11 @@ class OMPCoreset(_HilbertCoreset):
         'auto': enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
         500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
-        or meta-estimator, otherwise from ``y``: two values give 'logistic', non-integer real
-        values 'gaussian'; integer targets with more values are ambiguous and refused.
+    model : 'auto', str or GLM, default='auto'
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
+        takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
+        from ``y``: two values give 'logistic', non-integer real values 'gaussian'; integer
+        targets with more values are ambiguous and refused.
     projection : {'loglik', 'fisher'}, default='loglik'
         Random features of the per-datum log-likelihoods (doc/algorithms.md, section 1):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.

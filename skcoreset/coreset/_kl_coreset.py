@@ -259,9 +259,10 @@ class QuasiNewtonCoreset(_KLCoreset):
         weight, every such row is kept.
         'auto': (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100
         and 500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
-        or meta-estimator, otherwise from ``y``.
+    model : 'auto', str or GLM, default='auto'
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
+        takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
+        from ``y``.
     prior_scale : float or 'auto', default='auto'
         Standard deviation of the Gaussian prior. 'auto' follows the scale of the data (see
         :func:`~skcoreset.models.default_prior_scale`).
@@ -466,9 +467,10 @@ class SparseVICoreset(_KLCoreset):
         Coreset size M: the most distinct points. When M is not smaller than the number of
         rows with positive weight, every such row is kept. 'auto': (P + 1)(P + 2) / 2 for P
         parameters (features plus intercept), between 100 and 500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
-        or meta-estimator, otherwise from ``y``.
+    model : 'auto', str or GLM, default='auto'
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
+        takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
+        from ``y``.
     prior_scale : float or 'auto', default='auto'
         Standard deviation of the Gaussian prior. 'auto' follows the scale of the data (see
         :func:`~skcoreset.models.default_prior_scale`).
@@ -673,9 +675,10 @@ class CoresetMCMC(_KLCoreset):
         number of rows with positive weight, every such row is kept (and the chains sample
         the full posterior). 'auto': (P + 1)(P + 2) / 2 for P parameters (features plus
         intercept), between 100 and 500.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'}, default='auto'
-        The likelihood. 'auto' takes it from the estimator the coreset feeds in a pipeline
-        or meta-estimator, otherwise from ``y``.
+    model : 'auto', str or GLM, default='auto'
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
+        takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
+        from ``y``.
     prior_scale : float or 'auto', default='auto'
         Standard deviation of the Gaussian prior. 'auto' follows the scale of the data (see
         :func:`~skcoreset.models.default_prior_scale`).

@@ -259,7 +259,7 @@ def coreset_laplace(
         Coreset rows (``coreset.sample_indices_``).
     sample_weight : array-like of shape (M,)
         Coreset weights (``coreset.sample_weight_``; they include ``data_weight``).
-    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLM, default='auto'
+    model : 'auto', str or GLM, default='auto'
         Likelihood ('auto' infers it from ``y``). For the Gaussian model the noise scale is
         estimated once, on the full data, and used by both fits.
     prior_scale : float or 'auto', default='auto'
@@ -338,7 +338,7 @@ def coreset_laplace_kl(
         Coreset weights (``coreset.sample_weight_``).
     direction : {'forward', 'reverse', 'symmetric'}, default='forward'
         Which divergence.
-    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLM, default='auto'
+    model : 'auto', str or GLM, default='auto'
         Likelihood ('auto' infers it from ``y``).
     prior_scale : float or 'auto', default='auto'
         Prior standard deviation of both fits, as for :func:`coreset_laplace`.
@@ -476,7 +476,7 @@ def fisher_distance(
         Coreset weights (``coreset.sample_weight_``).
     theta : array-like of shape (T, P) or (chains, draws, P)
         Parameter draws, the intercept last when ``fit_intercept`` (P = n_features + 1).
-    model : {'auto', 'logistic', 'poisson', 'gaussian'} or GLM, default='auto'
+    model : 'auto', str or GLM, default='auto'
         Likelihood ('auto' infers it from ``y``).
     prior_scale : float or 'auto', default='auto'
         Unused by the distance (the prior cancels); kept for the model's construction.

@@ -8,8 +8,9 @@ Hessian (through the generic numba kernels of ``_glm_kernels``, specialised by t
 and the vectorised maths of prediction - the mean response, the log density and simulation.
 The prior is N(0, diag(prior_scale^2)) on the coefficients, the intercept included.
 
-Each built-in model is a file of its own (``_logistic.py``, ``_poisson.py``, ``_gaussian.py``)
-named in the registry of ``_names.py``; nothing else in the package asks which model it holds.
+Each built-in model is a file of its own (``_logistic.py``, ``_poisson.py``, ``_gaussian.py``,
+``_negative_binomial.py``, ``_gamma.py``) named in the registry of ``_names.py``; nothing else
+in the package asks which model it holds (doc/models.md: what a model provides).
 """
 
 import importlib
@@ -34,7 +35,9 @@ class GLM:
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
-        Gaussian noise standard deviation (Gaussian model only; None: to be estimated).
+        The model's extra parameter, when it has one (``has_noise``): the Gaussian noise
+        standard deviation, the negative binomial dispersion, the gamma shape. None: to be
+        estimated (and drawn, and sampled).
 
     Examples
     --------
@@ -625,19 +628,20 @@ def model_class(name):
 
 
 def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
-    """The model called ``name`` ('logistic', 'poisson' or 'gaussian').
+    """The model called ``name`` (a name of ``MODEL_NAMES``).
 
     Parameters
     ----------
-    name : {'logistic', 'poisson', 'gaussian'} or GLM
-        A model name (a model object is returned as it is).
+    name : str or GLM
+        A name of ``MODEL_NAMES`` (a model object is returned as it is).
     prior_scale : float or array-like of shape (P,), default=1.0
         Standard deviation of the Gaussian prior of every parameter, or of each (intercept
         last).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
-        Gaussian noise standard deviation (None: estimated by the Laplace fit).
+        The model's extra parameter, if it has one (the Gaussian noise standard deviation, the
+        negative binomial dispersion, the gamma shape; None: estimated by the Laplace fit).
 
     Returns
     -------

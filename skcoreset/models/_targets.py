@@ -173,7 +173,7 @@ def model_from_targets(y):
 
     Returns
     -------
-    name : {'logistic', 'poisson', 'gaussian'}
+    name : str
         The model name.
 
     Raises
