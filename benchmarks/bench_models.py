@@ -85,9 +85,9 @@ def speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4):
         if model.family.has_extra:  # the extra parameter at a plausible value
             model = model.__class__(noise_scale=1.0)
         thetas_t = np.ascontiguousarray((beta + 0.05 * rng.standard_normal((J, D))).T)
-        extras = (
-            model.extra * np.exp(0.05 * rng.standard_normal(J)) if model.has_noise else GK.NO_EXTRAS
-        )
+        # the extra parameter per draw as a coreset fit's projection draws it (16 levels)
+        levels = model.extra * np.exp(0.05 * rng.standard_normal(16))
+        extras = levels[rng.integers(0, 16, J)] if model.has_noise else GK.NO_EXTRAS
         out = np.empty((n_rows, J))
         proj_args = (model.family, X, thetas_t, y, model.extra, extras, 1.0, True, out)
         Xm, ym = X[:n_mala], y[:n_mala]

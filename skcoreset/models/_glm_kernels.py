@@ -69,14 +69,18 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     param = family.prepare(extra)
     offsets = extra_offsets(family, extras)
     params = draw_params(family, extras)
+    levels, level_of = extra_levels(family, extras)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
+        row_offsets = np.empty(len(levels))
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
             if extras.shape[0]:
-                loglik_inplace_extras(family, buf, yi, params, offsets)
+                for g in range(len(levels)):
+                    row_offsets[g] = family.offset(yi, levels[g])
+                loglik_inplace_extras(family, buf, yi, params, offsets, level_of, row_offsets)
                 shift = sum_reassoc(buf) / J if center else 0.0
             else:
                 loglik_inplace(family, buf, yi, param)
@@ -110,13 +114,22 @@ def draw_params(family, extras):
 
 
 @njit(cache=True, inline="always")
-def loglik_inplace_extras(family, buf, y, params, offsets):
+def extra_levels(family, extras):
+    """``(levels, level_of)``: the prepared distinct values of ``extras`` and which is each
+    draw's. The projections draw few: a row's constants, which may cost a library call each
+    (the negative binomial's lgamma), are then computed once a level, not once a draw."""
+    distinct = np.unique(extras)
+    return [family.prepare(e) for e in distinct], np.searchsorted(distinct, extras)
+
+
+@njit(cache=True, inline="always")
+def loglik_inplace_extras(family, buf, y, params, offsets, level_of, row_offsets):
     """buf[j] <- l(buf[j]) for one datum, draw j with its own extra parameter (prepared:
     ``params`` from :func:`draw_params`), the constants included: they change with it
-    (``offsets`` from :func:`extra_offsets`)."""
+    (``offsets`` from :func:`extra_offsets`; the row's, ``row_offsets``, one per level of
+    :func:`extra_levels`)."""
     for j in range(buf.shape[0]):
-        p = params[j]
-        buf[j] = family.terms(buf[j], y, p)[0] + family.offset(y, p) + offsets[j]
+        buf[j] = family.terms(buf[j], y, params[j])[0] + row_offsets[level_of[j]] + offsets[j]
 
 
 @njit(cache=True, inline="always")

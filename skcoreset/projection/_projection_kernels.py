@@ -11,6 +11,7 @@ from ..models._glm_kernels import (
     dloglik_inplace,
     dloglik_inplace_extras,
     draw_params,
+    extra_levels,
     extra_offsets,
     linear_predictors,
     loglik_inplace,
@@ -64,9 +65,11 @@ def feature_stats(
     param = family.prepare(extra)
     offsets = extra_offsets(family, extras)
     params = draw_params(family, extras)
+    levels, level_of = extra_levels(family, extras)
     size = (N + nchunks - 1) // nchunks
     for c in prange(nchunks):
         buf = np.empty(J)
+        row_offsets = np.empty(len(levels))
         for i in range(c * size, min(N, (c + 1) * size)):
             linear_predictors(X, thetas_t, i, buf)
             wi = w[i]
@@ -80,7 +83,9 @@ def feature_stats(
                     buf[j] = (scale * buf[j] * X[i, coords[j]]) * wi
             else:
                 if per_draw:
-                    loglik_inplace_extras(family, buf, y[i], params, offsets)
+                    for g in range(len(levels)):
+                        row_offsets[g] = family.offset(y[i], levels[g])
+                    loglik_inplace_extras(family, buf, y[i], params, offsets, level_of, row_offsets)
                 else:
                     loglik_inplace(family, buf, y[i], param)
                 shift = sum_reassoc(buf) / J
