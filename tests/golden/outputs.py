@@ -6,8 +6,8 @@ The file was written by commit 96fff5d (the code before the refactor of issue 10
 explicit settings (``model=`` and ``prior_scale=`` given) whose meaning no later change alters.
 One record was since rewritten on purpose, alone: ``omp_gaussian``, when the projections of a
 model whose extra parameter is estimated (the Gaussian noise scale) began to draw it with the
-coefficients (16 values of it, shared by the draws) (before, the coreset lost the residuals' level and its noise posterior sat
-hundreds of posterior sds off; tests/test_extra_models.py).
+coefficients, 16 values of it shared by the draws. Before, the coreset lost the residuals'
+level and its noise posterior sat hundreds of posterior sds off (tests/test_extra_models.py).
 """
 
 import pathlib
