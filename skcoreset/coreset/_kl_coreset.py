@@ -22,6 +22,7 @@ from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
 from ..models import laplace_approximation
+from ..models._prior import Moments
 from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
@@ -143,12 +144,9 @@ class _KLCoreset(BaseCoreset):
         if laplace.log_extra_sd is not None:
             # the chains sample the extra parameter too (its log, last), so that the weights
             # aim at its posterior as well as the coefficients'
-            P = mean.shape[0]
-            mean = np.append(mean, np.log(model.extra))
-            chol = np.zeros((P + 1, P + 1))
-            chol[:P, :P] = laplace.chol
-            chol[P, P] = laplace.log_extra_sd
-            s_prior = model.extra_log_prior(*_weighted_mean_sd(node.y, full_weights))
+            mean, _, chol = laplace.with_log_extra(laplace.log_extra_sd)
+            _, _, y_mean, y_sd = Moments.of(node.X, node.y, full_weights).mean_and_sd()
+            s_prior = model.extra_log_prior(y_mean, y_sd)
         init = mean + 0.1 * random_state.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
         chains = MALAChains(
             model.family, init, model.prior_scale, model.extra, chol, random_state, s_prior
@@ -863,10 +861,3 @@ class CoresetMCMC(_KLCoreset):
         init = np.tile(laplace.mean, (self.n_chains, 1))
         chains = MALAChains(model.family, init, model.prior_scale, model.extra, laplace.chol, rng)
         return GLMProblem(model, Xd, node.y, node.weights, chains, rng)
-
-
-def _weighted_mean_sd(y, w):
-    """The weighted mean and standard deviation of the targets (the extra parameter's prior
-    reads them, as the Bayesian estimators' does)."""
-    mean = float(np.average(y, weights=w))
-    return mean, float(np.sqrt(np.average((y - mean) ** 2, weights=w)))

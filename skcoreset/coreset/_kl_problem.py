@@ -195,20 +195,17 @@ class GLMProblem:
         return self.Xd.shape[1] + self._extra
 
     def laplace_draws(self, n):
-        mean, chol = self._with_extra(self.start.mean, self.start.chol, self.start.log_extra_sd)
+        mean, chol = self._placement(self.start, self.start.log_extra_sd)
         z = self.rng.standard_normal((n, self.n_params))
         return mean + z @ chol.T
 
-    def _with_extra(self, mean, chol, sd):
-        """A Laplace fit's mean and factor, extended by the log extra parameter (at the
-        model's estimate, with spread ``sd``, uncorrelated) when the chains sample it."""
+    def _placement(self, fit, sd):
+        """A Laplace fit's mean and factor, extended by the log extra parameter (spread
+        ``sd``) when the chains sample it."""
         if not self._extra:
-            return mean, chol
-        P = mean.shape[0]
-        full = np.zeros((P + 1, P + 1))
-        full[:P, :P] = chol
-        full[P, P] = sd
-        return np.append(mean, np.log(self.model.extra)), full
+            return fit.mean, fit.chol
+        mean, _, chol = fit.with_log_extra(sd)
+        return mean, chol
 
     def draws(self, idx, w, n):
         if not np.any(w > 0):
@@ -256,7 +253,7 @@ class GLMProblem:
             if self._extra:  # the coreset's information on the log extra parameter
                 info = self.model.log_extra_information(Xd @ fit.mean, y, w)
                 sd = 1.0 / np.sqrt(info) if np.isfinite(info) and info > 0 else 1.0
-            mean, chol = self._with_extra(fit.mean, fit.chol, sd)
+            mean, chol = self._placement(fit, sd)
             z = self.rng.standard_normal((self.chains.n_chains, mean.shape[0]))
             self.chains.reset(mean + z @ chol.T, chol)
         self.chains.set_target(Xd, y, w)

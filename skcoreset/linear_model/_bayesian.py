@@ -166,7 +166,13 @@ class _BaseBayesianGLM(BaseEstimator):
             lap = laplace_approximation(model, Xd, y, w, design=True)
         mean, cov, chol = lap.mean, lap.cov, lap.chol
         if sample_noise:
-            mean, cov, chol = _with_log_extra(lap, Xd, y, w, self._noise_log_prior)
+            # the chains start and are preconditioned at the model's information on the log
+            # extra parameter at the mode, plus its prior's precision
+            info = lap.model.log_extra_information(Xd @ lap.mean, y, w)
+            precision = (info if np.isfinite(info) and info > 0 else 0.0) + 1.0 / (
+                self._noise_log_prior[1] ** 2
+            )
+            mean, cov, chol = lap.with_log_extra(np.sqrt(1.0 / precision))
 
         if self.preconditioner == "laplace":
             precond = chol
@@ -564,29 +570,6 @@ class _BaseBayesianGLM(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         return tags
-
-
-def _with_log_extra(lap, Xd, y, w, log_prior):
-    """Extend a Laplace fit of the coefficients by ``s = log(extra)``, the sampled extra
-    parameter, at its estimate.
-
-    ``s`` is taken as uncorrelated with the coefficients, with the precision of the model's
-    information on ``s`` at the mode plus the prior's: the spread of the chains' starts and
-    the preconditioner's scale.
-    """
-    model = lap.model
-    s0 = float(np.log(model.noise))
-    info = model.log_extra_information(Xd @ lap.mean, y, w)
-    precision = (info if np.isfinite(info) and info > 0 else 0.0) + 1.0 / log_prior[1] ** 2
-    var_s = 1.0 / precision
-    P = lap.mean.shape[0]
-    cov_full = np.zeros((P + 1, P + 1))
-    cov_full[:P, :P] = lap.cov
-    cov_full[P, P] = var_s
-    chol_full = np.zeros_like(cov_full)
-    chol_full[:P, :P] = lap.chol
-    chol_full[P, P] = np.sqrt(var_s)
-    return np.append(lap.mean, s0), cov_full, chol_full
 
 
 class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):

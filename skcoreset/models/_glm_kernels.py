@@ -67,19 +67,16 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     N, P = X.shape
     J = thetas_t.shape[1]
     param = family.prepare(extra)
-    offsets = extra_offsets(family, extras)
-    params = draw_params(family, extras)
-    levels, level_of = extra_levels(family, extras)
+    params, offsets, level_of = extra_levels(family, extras)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
-        row_offsets = np.empty(len(levels))
+        row_offsets = np.empty(offsets.shape[0])
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             yi = y[i]
             if extras.shape[0]:
-                for g in range(len(levels)):
-                    row_offsets[g] = family.offset(yi, levels[g])
+                extra_row_offsets(family, yi, params, row_offsets)
                 loglik_inplace_extras(family, buf, yi, params, offsets, level_of, row_offsets)
                 shift = sum_reassoc(buf) / J if center else 0.0
             else:
@@ -98,47 +95,44 @@ def loglik_inplace(family, buf, y, param):
 
 
 @njit(cache=True, inline="always")
-def extra_offsets(family, extras):
-    """``extra_offset(extras[j])`` for every draw: computed once per call, not per row."""
-    out = np.empty(extras.shape[0])
-    for j in range(extras.shape[0]):
-        out[j] = family.extra_offset(extras[j])
-    return out
-
-
-@njit(cache=True, inline="always")
-def draw_params(family, extras):
-    """``prepare(extras[j])`` for every draw, once per call (a list: a family's ``param`` may
-    be a tuple, and its preparation cost library calls, e.g. a digamma)."""
-    return [family.prepare(extras[j]) for j in range(extras.shape[0])]
-
-
-@njit(cache=True, inline="always")
 def extra_levels(family, extras):
-    """``(levels, level_of)``: the prepared distinct values of ``extras`` and which is each
-    draw's. The projections draw few: a row's constants, which may cost a library call each
-    (the negative binomial's lgamma), are then computed once a level, not once a draw."""
+    """``(params, offsets, level_of)`` of the draws' extra parameters ``extras``: each
+    distinct value prepared (a list: a family's ``param`` may be a tuple, and preparing it may
+    cost library calls, e.g. a digamma) with its ``extra_offset``, and which is each draw's.
+    Computed once per call, not per row. The projections draw few values, so that a row's
+    constants (the negative binomial's lgamma) are computed once a value, not once a draw."""
     distinct = np.unique(extras)
-    return [family.prepare(e) for e in distinct], np.searchsorted(distinct, extras)
+    offsets = np.empty(distinct.shape[0])
+    for g in range(distinct.shape[0]):
+        offsets[g] = family.extra_offset(distinct[g])
+    params = [family.prepare(e) for e in distinct]
+    return params, offsets, np.searchsorted(distinct, extras)
+
+
+@njit(cache=True, inline="always")
+def extra_row_offsets(family, y, params, out):
+    """out[g] <- one datum's ``offset(y)`` at each prepared value ``params[g]``."""
+    for g in range(out.shape[0]):
+        out[g] = family.offset(y, params[g])
 
 
 @njit(cache=True, inline="always")
 def loglik_inplace_extras(family, buf, y, params, offsets, level_of, row_offsets):
-    """buf[j] <- l(buf[j]) for one datum, draw j with its own extra parameter (prepared:
-    ``params`` from :func:`draw_params`), the constants included: they change with it
-    (``offsets`` from :func:`extra_offsets`; the row's, ``row_offsets``, one per level of
-    :func:`extra_levels`)."""
+    """buf[j] <- l(buf[j]) for one datum, draw j at the extra parameter ``level_of[j]`` of
+    :func:`extra_levels`, the constants included: they change with it (``row_offsets`` from
+    :func:`extra_row_offsets`)."""
     for j in range(buf.shape[0]):
-        buf[j] = family.terms(buf[j], y, params[j])[0] + row_offsets[level_of[j]] + offsets[j]
+        g = level_of[j]
+        buf[j] = family.terms(buf[j], y, params[g])[0] + row_offsets[g] + offsets[g]
 
 
 @njit(cache=True, inline="always")
-def dloglik_inplace_extras(family, buf, y, params, coords, x, n_coef):
-    """buf[j] <- d l / d theta_{coords[j]} for one datum at eta = buf[j] and its draw's
-    prepared extra parameter ``params[j]``; coordinate ``n_coef`` is ``log(extra)``, the
-    others multiply dl/deta by ``x[coords[j]]``."""
+def dloglik_inplace_extras(family, buf, y, params, level_of, coords, x, n_coef):
+    """buf[j] <- d l / d theta_{coords[j]} for one datum at eta = buf[j] and the extra
+    parameter ``level_of[j]`` of :func:`extra_levels`; coordinate ``n_coef`` is
+    ``log(extra)``, the others multiply dl/deta by ``x[coords[j]]``."""
     for j in range(buf.shape[0]):
-        p = params[j]
+        p = params[level_of[j]]
         k = coords[j]
         if k == n_coef:
             buf[j] = family.dlog_extra(buf[j], y, p)

@@ -82,6 +82,36 @@ class LaplaceApproximation:
     n_iter: int = 0
     log_extra_sd: float | None = None
 
+    def with_log_extra(self, sd):
+        """Return the fit extended by the log of the model's extra parameter.
+
+        The log is placed last, at the model's value, with standard deviation ``sd`` and
+        uncorrelated with the coefficients: where the chains that sample it start, and their
+        preconditioner.
+
+        Parameters
+        ----------
+        sd : float
+            The standard deviation of the log extra parameter.
+
+        Returns
+        -------
+        mean : ndarray of shape (P + 1,)
+            The extended mean.
+        cov : ndarray of shape (P + 1, P + 1)
+            The extended covariance.
+        chol : ndarray of shape (P + 1, P + 1)
+            Its lower Cholesky factor.
+        """
+        P = self.mean.shape[0]
+        cov = np.zeros((P + 1, P + 1))
+        cov[:P, :P] = self.cov
+        cov[P, P] = sd * sd
+        chol = np.zeros((P + 1, P + 1))
+        chol[:P, :P] = self.chol
+        chol[P, P] = sd
+        return np.append(self.mean, np.log(self.model.extra)), cov, chol
+
     def sample(self, n_draws, random_state=None):
         """Draw parameter vectors from N(mean, cov).
 

@@ -10,9 +10,8 @@ from ..models._glm_kernels import (
     _ROW_CHUNK,
     dloglik_inplace,
     dloglik_inplace_extras,
-    draw_params,
     extra_levels,
-    extra_offsets,
+    extra_row_offsets,
     linear_predictors,
     loglik_inplace,
     loglik_inplace_extras,
@@ -31,14 +30,14 @@ def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
     N, P = X.shape
     J = thetas_t.shape[1]
     param = family.prepare(extra)
-    params = draw_params(family, extras)
+    params, _, level_of = extra_levels(family, extras)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     for c in prange(n_chunks):
         buf = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
             linear_predictors(X, thetas_t, i, buf)
             if extras.shape[0]:
-                dloglik_inplace_extras(family, buf, y[i], params, coords, X[i], P)
+                dloglik_inplace_extras(family, buf, y[i], params, level_of, coords, X[i], P)
                 for j in range(J):
                     out[i, j] = scale * buf[j]
             else:
@@ -55,26 +54,24 @@ def feature_stats(
 
     The features of row i are those of ``loglik_matrix`` (centred, times ``scale``) or of
     :func:`fisher_features` (``extras`` as there), times ``w[i]``. ``colsums`` (nchunks, J)
-    receives the partial
-    sums of each of ``nchunks`` contiguous chunks of rows (the caller adds them in order: the
-    result does not depend on the number of threads); ``norms`` (N,) the row norms.
+    receives the partial sums of each of ``nchunks`` contiguous chunks of rows (the caller
+    adds them in order: the result does not depend on the number of threads); ``norms`` (N,)
+    the row norms.
     """
     N, P = X.shape
     J = thetas_t.shape[1]
     per_draw = extras.shape[0] > 0
     param = family.prepare(extra)
-    offsets = extra_offsets(family, extras)
-    params = draw_params(family, extras)
-    levels, level_of = extra_levels(family, extras)
+    params, offsets, level_of = extra_levels(family, extras)
     size = (N + nchunks - 1) // nchunks
     for c in prange(nchunks):
         buf = np.empty(J)
-        row_offsets = np.empty(len(levels))
+        row_offsets = np.empty(offsets.shape[0])
         for i in range(c * size, min(N, (c + 1) * size)):
             linear_predictors(X, thetas_t, i, buf)
             wi = w[i]
             if fisher and per_draw:
-                dloglik_inplace_extras(family, buf, y[i], params, coords, X[i], P)
+                dloglik_inplace_extras(family, buf, y[i], params, level_of, coords, X[i], P)
                 for j in range(J):
                     buf[j] = (scale * buf[j]) * wi
             elif fisher:
@@ -83,8 +80,7 @@ def feature_stats(
                     buf[j] = (scale * buf[j] * X[i, coords[j]]) * wi
             else:
                 if per_draw:
-                    for g in range(len(levels)):
-                        row_offsets[g] = family.offset(y[i], levels[g])
+                    extra_row_offsets(family, y[i], params, row_offsets)
                     loglik_inplace_extras(family, buf, y[i], params, offsets, level_of, row_offsets)
                 else:
                     loglik_inplace(family, buf, y[i], param)
