@@ -354,7 +354,7 @@ def test_usage_errors(files, tmp_path, capsys, monkeypatch, case, status, messag
         ("city.parquet", ["--label", "legit"], "non-numeric feature column 'city'"),
         ("nan.csv", ["--label", "legit"], "feature 'f3' is missing in row 17"),
         ("nolabel.csv", ["--label", "legit"], "the label 'legit' is missing in row 5"),
-        ("three.csv", ["--label", "legit"], "the label 'legit' has 3 classes"),
+        ("three.csv", ["--label", "legit"], "the label 'legit' has 3"),
         ("empty.csv", ["--label", "legit"], "has no data rows"),
     ],
 )

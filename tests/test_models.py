@@ -211,7 +211,7 @@ def test_inputs_not_mutated():
 @pytest.mark.parametrize(
     "name, y, match",
     [
-        ("logistic", [0, 1, 2, 1], "3 classes"),
+        ("logistic", [0, 1, 2, 1], "has 3.*model='multinomial'"),
         ("logistic", [1, 1, 1, 1], "one class only"),
         ("logistic", [0, 1, np.nan, 1], "NaN"),
         ("logistic", [0.1, 0.25, 0.7, 1.3], "real values"),

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..models import BinaryLabels, get_model
+from ..models import get_model
 from ._algorithms import is_hilbert, label, make_coreset
 from ._errors import CommandError
 from ._tables import auto_chunk_rows, check_output, open_table, write_coreset
@@ -35,7 +35,7 @@ def run_build(args):
     )
     chunk_rows = args.chunk_rows or auto_chunk_rows(table.n_features)
     model = get_model(args.model)
-    classes = _classes(table, chunk_rows) if model.binary_labels else None
+    classes = _classes(model, table, chunk_rows) if model.labels is not None else None
 
     started = time.perf_counter()
     n_chunks = n_rows = 0
@@ -72,11 +72,11 @@ def run_build(args):
     return 0
 
 
-def _classes(table, chunk_rows):
-    """The two class labels of a logistic model, from a pass over the label column."""
+def _classes(model, table, chunk_rows):
+    """The class labels of a classification model, from a pass over the label column."""
     values = table.label_values(chunk_rows)
     try:
-        return BinaryLabels.fit(values, input_name=f"the label {table.label!r}").classes
+        return model.labels.fit(values, input_name=f"the label {table.label!r}").classes
     except ValueError as exc:
         raise CommandError(f"{table.name}: {exc}") from None
 

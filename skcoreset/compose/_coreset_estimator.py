@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._logging import phase
 from .._sklearn_compat import HasMethods, _fit_context
-from ..models import BinaryLabels
+from ..models import ClassLabels
 from ._base import (
     declared_model,
     indexable,
@@ -293,8 +293,9 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
 class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
     """Fit a classifier on a weighted coreset of the training data.
 
-    ``fit`` selects a coreset of the rows with ``coreset`` (its likelihood is logistic), then
-    fits ``estimator`` on the selected rows with the coreset weights as ``sample_weight``.
+    ``fit`` selects a coreset of the rows with ``coreset`` (its likelihood is logistic, or
+    multinomial for more than two classes), then fits ``estimator`` on the selected rows with
+    the coreset weights as ``sample_weight``.
     ``predict``, ``predict_proba``, ``decision_function``, ``score`` ... use every row of the
     data they get and are those of the estimator (each is available when the estimator has it).
 
@@ -340,7 +341,8 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
 
     Notes
     -----
-    The coreset likelihood is binary logistic, so only binary targets are supported.
+    The coreset's likelihood, with its ``model='auto'``, is the logistic model for two
+    classes and the multinomial model for more.
 
     Examples
     --------
@@ -368,7 +370,7 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
         if y_arr.shape[:1] == (0,):
             return y  # no rows: the coreset's validation of X says so
         check_classification_targets(y_arr)  # scikit-learn's message for continuous targets
-        self.classes_ = BinaryLabels.fit(y_arr).classes
+        self.classes_ = ClassLabels.fit(y_arr).classes
         return y
 
     def _check_estimator_kind(self, estimator):
@@ -443,7 +445,6 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
         # A coreset of a small data set can fit poorly: no score thresholds in the checks.
         tags.classifier_tags.poor_score = True
         return tags

@@ -403,7 +403,7 @@ class Pipeline(_skpipeline.Pipeline):
                 f"The coreset step {name!r} kept no rows, so the steps after it cannot be "
                 "fitted; check its parameters and the data's sample_weight (all negligible?)."
             )
-        if model is not None and get_model(model).binary_labels and yr is not None:
+        if model is not None and get_model(model).labels is not None and yr is not None:
             labels = np.unique(np.asarray(yr))
             if labels.shape[0] < 2:
                 # Else the classifier after it reports "y has one class", although y has two.

@@ -49,7 +49,7 @@ from .._warnings import warn
 from ..models import (
     GLM,
     MODEL_NAMES,
-    BinaryLabels,
+    classification_model,
     get_model,
     model_from_targets,
 )
@@ -285,17 +285,19 @@ class BaseCoreset(BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"In {label}: {exc}") from None
         if first:
-            self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
             name = self._model_name(y, None)
-            if classes is not None and (name is None or self._model_named(name).binary_labels):
+            if classes is not None and (name is None or self._model_named(name).labels is not None):
                 y_for_model = np.asarray(classes)
             else:
                 y_for_model = y
             model, inferred = self._resolve_model(y_for_model, None)
             labels = None
-            if model.binary_labels and classes is not None:
-                labels = BinaryLabels.fit(classes, input_name="classes")
+            if model.labels is not None and classes is not None:
+                labels = model.labels.fit(classes, input_name="classes")
             coded, labels = self._encode_targets(y, model, s, inferred, labels)
+            if labels is not None:
+                model = model.with_classes(labels.classes)
+            self._target_size = self._resolve_size(model.n_params(X.shape[1] + model.fit_intercept))
             rng = check_random_state(self.random_state)
             data = InMemoryData(X, coded, s, self._block_rows(X), self)
             model = self._with_prior(model, data)
@@ -376,9 +378,11 @@ class BaseCoreset(BaseEstimator):
         model, inferred = self._resolve_model(y, model)
         self.model_ = model.name
         coded, labels = self._encode_targets(y, model, s, inferred)
+        if labels is not None:
+            model = model.with_classes(labels.classes)
         rng = check_random_state(self.random_state)
         stream = {"model": model, "labels": labels, "n_seen": n_rows(X), "calls": 1}
-        self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
+        self._target_size = self._resolve_size(model.n_params(X.shape[1] + model.fit_intercept))
         size = self._target_size
         if size is not None and size >= np.count_nonzero(s):
             X_all = read_block(X, 0, n_rows(X), estimator=self)
@@ -446,15 +450,16 @@ class BaseCoreset(BaseEstimator):
         name, values = _dask.model_from_digests(digests) if inferred else (name, None)
         model = self._model_named(name)
         labels = None
-        if model.binary_labels:
+        if model.labels is not None:
             if values is None:
                 values = _dask.model_from_digests(digests)[1]
-            labels = BinaryLabels.fit(values)
+            labels = model.labels.fit(values)
+            model = model.with_classes(labels.classes)
         self.model_ = model.name
         rng = check_random_state(self.random_state)
         self._single_block = False
         self._n_rows = int(X.shape[0])
-        self._target_size = self._resolve_size(X.shape[1] + self.fit_intercept)
+        self._target_size = self._resolve_size(model.n_params(X.shape[1] + model.fit_intercept))
         stream = {"model": model, "labels": labels, "n_seen": int(X.shape[0]), "calls": 1}
         data = _dask.DaskData(self, X, y, s, stream, self._block_rows(X))
         stream["model"] = model = self._with_prior(model, data)
@@ -619,6 +624,9 @@ class BaseCoreset(BaseEstimator):
         inferred = name is None
         if inferred:
             name = model_from_targets(y)
+        elif name is model and name == "logistic":
+            # a classifier's reading (the composition's): class labels, as many as y has
+            name = classification_model(y)
         return self._model_named(name), inferred
 
     def _model_named(self, name):
@@ -628,7 +636,7 @@ class BaseCoreset(BaseEstimator):
         if isinstance(name, GLM):
             return replace(
                 name,
-                prior_scale=1.0 if self.prior_scale == "auto" else self.prior_scale,
+                prior_scale=name.prior_scale if self.prior_scale == "auto" else self.prior_scale,
                 fit_intercept=self.fit_intercept,
             )
         return get_model(
@@ -642,8 +650,8 @@ class BaseCoreset(BaseEstimator):
         ``labels``, fitted here if not given); the rows with positive weight must still fit
         the model."""
         try:
-            if model.binary_labels:
-                labels = BinaryLabels.fit(y) if labels is None else labels
+            if model.labels is not None:
+                labels = model.labels.fit(y) if labels is None else labels
                 coded = labels.encode(y)
             else:
                 coded = model.encode_targets(y)
@@ -704,11 +712,9 @@ class BaseCoreset(BaseEstimator):
         not determined)."""
         if self.n_points != "auto":
             if self.n_points is not None and self.n_points < n_params:
-                features = n_params - self.fit_intercept
-                what = f"{features} features" + (" and the intercept" if self.fit_intercept else "")
                 warn(
-                    f"n_points={self.n_points} is fewer than the model's {n_params} parameters "
-                    f"({what}): the points cannot pin the posterior down in every direction, "
+                    f"n_points={self.n_points} is fewer than the model's {n_params} "
+                    "parameters: the points cannot pin the posterior down in every direction, "
                     "and in the others the coreset posterior is the prior's, whatever the "
                     "algorithm. Use at least as many points as parameters, and a few times "
                     "more for a close fit.",

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._logging import phase, report
 from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from .._warnings import warn
-from ..models import GLM, MODEL_NAMES, BinaryLabels, get_model, laplace_approximation
+from ..models import GLM, MODEL_NAMES, ClassLabels, get_model, laplace_approximation
 from ..models._prior import Moments, prior_from_moments
 from ..sampler import ess_bulk, sample_mala, split_rhat
 
@@ -105,7 +105,7 @@ class _BaseBayesianGLM(BaseEstimator):
         if isinstance(spec, GLM):
             return replace(
                 spec,
-                prior_scale=prior_scale,
+                prior_scale=spec.prior_scale if self.prior_scale == "auto" else prior_scale,
                 fit_intercept=self.fit_intercept,
                 noise_scale=spec.noise_scale if noise_scale is None else noise_scale,
             )
@@ -113,9 +113,9 @@ class _BaseBayesianGLM(BaseEstimator):
             spec, prior_scale=prior_scale, fit_intercept=self.fit_intercept, noise_scale=noise_scale
         )
 
-    def _encode_targets(self, y, model):
+    def _encode_targets(self, y):
         """Targets in the model's coding (the classifier also sets ``classes_``)."""
-        return model.encode_targets(y)
+        return self._model(self._noise_scale_param()).encode_targets(y)
 
     # -- fit ---------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -137,11 +137,11 @@ class _BaseBayesianGLM(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        model = self._model(self._noise_scale_param())
         X, y = validate_data(
             self, X, y, dtype=np.float64, y_numeric=not isinstance(self, ClassifierMixin)
         )
-        y = self._encode_targets(y, model)
+        y = self._encode_targets(y)
+        model = self._model(self._noise_scale_param())
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         rng = check_random_state(self.random_state)
         # Zero-weight rows do not enter the posterior: drop them so they cost nothing.
@@ -225,7 +225,9 @@ class _BaseBayesianGLM(BaseEstimator):
         model's prior (``log(noise_scale)`` centred on ``log sd(y)``, so targets in the
         thousands need no rescaling).
         """
-        n_params = X.shape[1] + int(self.fit_intercept)
+        n_params = X.shape[1] + int(model.fit_intercept)
+        if not model.auto_prior:  # parameters not one per design column (a user's model)
+            n_params = model.n_params(n_params)
         moments = Moments.of(X, y, w)  # weighted as duplicated rows would be
         _, _, y_mean, y_sd = moments.mean_and_sd()
         if self.prior_scale == "auto":
@@ -240,6 +242,15 @@ class _BaseBayesianGLM(BaseEstimator):
         draws = result.draws
         self.rhat_ = split_rhat(draws)
         self.ess_ = ess_bulk(draws)
+        self._theta_samples = draws
+        if model.family is None:  # a model of draws: its parameters as they are
+            self.coef_samples_ = draws
+            self.intercept_samples_ = np.zeros(draws.shape[:2])
+            self.coef_ = draws.mean(axis=(0, 1))
+            self.intercept_ = 0.0
+            self.acceptance_rate_ = result.acceptance_rate
+            self.step_size_ = result.step_size
+            return
         self.coef_samples_ = np.ascontiguousarray(draws[:, :, :n_coef])
         if self.fit_intercept:
             self.intercept_samples_ = np.ascontiguousarray(draws[:, :, n_coef])
@@ -274,6 +285,20 @@ class _BaseBayesianGLM(BaseEstimator):
             )
 
     # -- posterior draws ---------------------------------------------------------------
+    def _by_draws(self):
+        """Whether the model has no single linear predictor (``GeneralModel``): its
+        predictive densities come from its log-likelihoods of the pooled draws."""
+        return self._model().family is None
+
+    def _pooled_thetas(self):
+        """The model's parameter vectors of the pooled draws, (J, P)."""
+        return self._theta_samples.reshape(-1, self._theta_samples.shape[-1])
+
+    def _draw_logliks(self, X, y):
+        """``log p(y_n | x_n, theta_j)``, (J, n), by the model's ``loglik_draws``."""
+        model = self._model()
+        return model.loglik_draws(self._pooled_thetas(), model.design(X), y)
+
     def _pooled_draws(self):
         """Coefficients (J, D), intercepts (J,) and extra parameters (J,) over all chains."""
         J = self.coef_samples_.shape[0] * self.coef_samples_.shape[1]
@@ -339,6 +364,9 @@ class _BaseBayesianGLM(BaseEstimator):
         """
         X = self._check_X(X)
         y = self._targets_for_density(y, X.shape[0])
+        if self._by_draws():
+            ll = self._draw_logliks(X, y)
+            return float(np.mean(scipy.special.logsumexp(ll, axis=0) - np.log(ll.shape[0])))
         model = self._model()
         coef, intercept, noise = self._pooled_draws()
         J = coef.shape[0]
@@ -373,6 +401,11 @@ class _BaseBayesianGLM(BaseEstimator):
         if not isinstance(n_draws, numbers.Integral) or n_draws < 1:
             raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}.")
         rng = check_random_state(random_state)
+        if self._by_draws():
+            thetas = self._pooled_thetas()
+            idx = rng.choice(thetas.shape[0], size=n_draws, replace=n_draws > thetas.shape[0])
+            model = self._model()
+            return self._decode(model.simulate_draws(thetas[idx], model.design(X), rng))
         coef, intercept, noise = self._pooled_draws()
         J = coef.shape[0]
         idx = rng.choice(J, size=n_draws, replace=n_draws > J)
@@ -429,6 +462,12 @@ class _BaseBayesianGLM(BaseEstimator):
         N(0, prior_scale_^2) on each coefficient and the intercept; a sampled noise scale
         adds the normal prior of ``log(noise_scale)`` (the sampled parameter).
         """
+        if self._by_draws():
+            thetas = self._pooled_thetas()
+            prec = replace(self._model(), prior_scale=self.prior_scale_).prior_precision(
+                thetas.shape[1]
+            )
+            return -0.5 * (thetas * thetas) @ prec + 0.5 * np.sum(np.log(prec) - _LOG_2PI)
         coef, intercept, noise = self._pooled_draws()
         s = self.prior_scale_
         theta = coef if not self.fit_intercept else np.column_stack([coef, intercept])
@@ -444,6 +483,8 @@ class _BaseBayesianGLM(BaseEstimator):
 
     def _pointwise_log_likelihood(self, X, y, w):
         """``w_n log p(y_n | x_n, theta_j)`` for every pooled draw j: shape (J, n_rows)."""
+        if self._by_draws():
+            return w * self._draw_logliks(X, y)
         model = self._model()
         coef, intercept, noise = self._pooled_draws()
         out = np.empty((coef.shape[0], X.shape[0]))
@@ -454,6 +495,8 @@ class _BaseBayesianGLM(BaseEstimator):
     def _simulate_draws(self, X, rng):
         """One replicate of the rows of X per pooled draw, in the model's coding: (J, n_rows)."""
         model = self._model()
+        if self._by_draws():
+            return model.simulate_draws(self._pooled_thetas(), model.design(X), rng)
         coef, intercept, noise = self._pooled_draws()
         out = np.empty((coef.shape[0], X.shape[0]))
         for sl, eta in self._eta_blocks(X, coef, intercept):
@@ -554,6 +597,11 @@ class _BaseBayesianGLM(BaseEstimator):
             "step_size": np.full((C, S), float(self.step_size_)),
         }
         obs = ["obs_id"]
+        coords = {"feature": list(names), "obs_id": rows}
+        dims = {"coef": ["feature"], "y": obs, "X": obs + ["feature"], "sample_weight": obs}
+        if self.coef_samples_.ndim == 4:  # one row of coefficients per class
+            coords["class"] = list(self.classes_)
+            dims["coef"], dims["intercept"] = ["class", "feature"], ["class"]
         return arviz.from_dict(
             posterior=posterior,
             sample_stats=sample_stats,
@@ -561,8 +609,8 @@ class _BaseBayesianGLM(BaseEstimator):
             observed_data={"y": y},
             constant_data={"X": X, "sample_weight": w},
             posterior_predictive={"y": self._simulate_draws(X, rng).reshape(C, S, -1)},
-            coords={"feature": list(names), "obs_id": rows},
-            dims={"coef": ["feature"], "y": obs, "X": obs + ["feature"], "sample_weight": obs},
+            coords=coords,
+            dims=dims,
             attrs={"estimator": type(self).__name__},
         )
 
@@ -667,20 +715,64 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
 
     __skcoreset_model__ = "logistic"
 
-    def _encode_targets(self, y, model):
+    def _multiclass(self):
+        return len(getattr(self, "classes_", ())) > 2
+
+    def _model_spec(self):
+        # two classes: the logistic model; more: the multinomial one (its reference class is
+        # classes_[0]). Set by fit's labels, as LogisticRegression settles its loss.
+        return "multinomial" if self._multiclass() else "logistic"
+
+    def _model(self, noise_scale=None):
+        return super()._model(noise_scale).with_classes(self.classes_)
+
+    def _encode_targets(self, y):
         check_classification_targets(y)
-        labels = BinaryLabels.fit(y)
+        labels = ClassLabels.fit(y)
         self.classes_ = labels.classes
         return labels.encode(y)
 
     def _decode(self, draws):
-        return BinaryLabels(self.classes_).decode(draws)
+        return ClassLabels(self.classes_).decode(draws)
 
     def _set_draws(self, result, n_coef, model, sample_noise):
-        super()._set_draws(result, n_coef, model, sample_noise)
-        # LogisticRegression's shapes for a binary problem
-        self.coef_ = self.coef_.reshape(1, -1)
-        self.intercept_ = np.array([self.intercept_])
+        if not self._multiclass():
+            super()._set_draws(result, n_coef, model, sample_noise)
+            # LogisticRegression's shapes for a binary problem
+            self.coef_ = self.coef_.reshape(1, -1)
+            self.intercept_ = np.array([self.intercept_])
+            return
+        draws = result.draws
+        self.rhat_ = split_rhat(draws)
+        self.ess_ = ess_bulk(draws)
+        C, S, _ = draws.shape
+        K = len(self.classes_)
+        # every class's coefficients (the reference class's are 0), as LogisticRegression
+        # reports K rows
+        theta = np.zeros((C, S, K, n_coef + int(self.fit_intercept)))
+        theta[:, :, 1:, :] = draws.reshape(C, S, K - 1, -1)
+        self.coef_samples_ = np.ascontiguousarray(theta[..., :n_coef])
+        self.intercept_samples_ = np.ascontiguousarray(
+            theta[..., n_coef] if self.fit_intercept else np.zeros((C, S, K))
+        )
+        self.coef_ = self.coef_samples_.mean(axis=(0, 1))
+        self.intercept_ = self.intercept_samples_.mean(axis=(0, 1))
+        self.acceptance_rate_ = result.acceptance_rate
+        self.step_size_ = result.step_size
+        self._theta_samples = draws
+
+    def _class_log_proba(self, X):
+        """``log p(y = c | x)`` of the posterior predictive over K > 2 classes, (n, K)."""
+        model = self._model()
+        thetas = self._pooled_thetas()
+        J = thetas.shape[0]
+        out = np.empty((X.shape[0], len(self.classes_)))
+        rows = max(1, _BLOCK_ELEMENTS // (J * len(self.classes_)))
+        for start in range(0, X.shape[0], rows):
+            sl = slice(start, min(start + rows, X.shape[0]))
+            logp = model.log_proba_draws(thetas, model.design(X[sl]))  # (J, n, K)
+            out[sl] = scipy.special.logsumexp(logp, axis=0) - np.log(J)
+        return out
 
     def predict_log_proba(self, X):
         """Log posterior predictive class probabilities.
@@ -699,6 +791,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
             Columns follow ``classes_``.
         """
         X = self._check_X(X)
+        if self._multiclass():
+            return self._class_log_proba(X)
         coef, intercept, _ = self._pooled_draws()
         log_j = np.log(coef.shape[0])
         out = np.empty((X.shape[0], 2))
@@ -743,6 +837,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
             The log-odds of ``classes_[1]`` for each row.
         """
         log_proba = self.predict_log_proba(X)
+        if self._multiclass():
+            return log_proba  # one score per class, as LogisticRegression's
         return log_proba[:, 1] - log_proba[:, 0]
 
     def predict(self, X):
@@ -758,15 +854,12 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         y_pred : ndarray of shape (n_samples,)
             Labels from ``classes_``.
         """
+        if self._multiclass():
+            return self._decode(np.argmax(self.predict_log_proba(X), axis=1))
         return self._decode(self.decision_function(X) > 0)
 
     def _code_fitted(self, y):
-        return BinaryLabels(self.classes_).encode(y)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+        return ClassLabels(self.classes_).encode(y)
 
 
 class _MeanRegressorMixin(RegressorMixin):

@@ -20,7 +20,6 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..models import BinaryLabels
 from ._fidelity import _DIRECTIONS, _kl_direction, coreset_fit
 
 _MEASURES = ("kl", "hilbert_error")
@@ -72,9 +71,9 @@ def _coreset_kl(estimator, direction):
             "KL fidelity needs one (the Hilbert coresets keep it)."
         )
     model = full.model
-    if model.binary_labels and classes is not None:
+    if model.labels is not None and classes is not None:
         # the coreset may hold one class only: code its labels with the estimator's classes
-        y = BinaryLabels(classes).encode(y_m)
+        y = model.labels(classes).encode(y_m)
     else:
         y = model.encode_targets(y_m)
     Xd = model.design(np.asarray(X_m, dtype=np.float64))

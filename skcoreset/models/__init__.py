@@ -4,7 +4,7 @@ Each model evaluates per-datum log-likelihoods, gradients and the Hessian of the
 through the generic numba kernels (``_glm_kernels``) specialised by its
 :class:`SingleIndexFamily`, with a Gaussian prior N(0, prior_scale^2 I), and carries the coding
 of its targets. The models are listed in one registry (``_names.MODELS``).
-:func:`model_from_targets` is the rule behind ``model='auto'``; :class:`BinaryLabels` the one
+:func:`model_from_targets` is the rule behind ``model='auto'``; :class:`ClassLabels` the one
 coding of class labels.
 
 Everything but :data:`MODEL_NAMES` is imported on first use (PEP 562): the command line reads
@@ -18,6 +18,8 @@ from ._names import MODEL_NAMES, MODELS
 _DEFINED_IN = {
     **{cls: module for module, cls, _ in MODELS.values()},
     "GLM": "_glm",
+    "GeneralModel": "_general",
+    "CustomModel": "_custom",
     "SingleIndexFamily": "_family",
     "OverdispersionWarning": "_poisson",
     "get_model": "_glm",
@@ -28,7 +30,9 @@ _DEFINED_IN = {
     "laplace_from_blocks": "_laplace",
     "default_prior_scale": "_prior",
     "BinaryLabels": "_targets",
+    "ClassLabels": "_targets",
     "model_from_targets": "_targets",
+    "classification_model": "_targets",
 }
 
 __all__ = ["MODEL_NAMES", *_DEFINED_IN]

@@ -65,9 +65,13 @@ class GLM:
     has_noise = False
     #: The extra parameter's name in the Bayesian estimators' attributes (``<name>_samples_``).
     extra_name = "noise_scale"
-    #: Whether the targets are two class labels (coded {0, 1} by
-    #: :class:`~skcoreset.models.BinaryLabels`); such a likelihood can separate the classes.
-    binary_labels = False
+    #: The coding of class-label targets (:class:`~skcoreset.models.BinaryLabels`,
+    #: :class:`~skcoreset.models.ClassLabels`), None for numeric targets. A likelihood of class
+    #: labels can separate the classes.
+    labels = None
+    #: Whether ``prior_scale='auto'`` follows the data's scale, one sd per design column
+    #: (:func:`~skcoreset.models.default_prior_scale`); False keeps the model's own.
+    auto_prior = True
 
     def __post_init__(self):
         scale = np.asarray(self.prior_scale, dtype=np.float64)
@@ -82,6 +86,36 @@ class GLM:
             raise ValueError(f"noise_scale must be positive and finite, got {self.noise_scale!r}.")
 
     # -- data ----------------------------------------------------------------------------
+    def n_params(self, n_columns):
+        """The number of parameters P for a design matrix of ``n_columns`` columns.
+
+        Parameters
+        ----------
+        n_columns : int
+            Columns of the design matrix (the intercept's included).
+
+        Returns
+        -------
+        n_params : int
+            One coefficient per column here (K - 1 per column for the multinomial model).
+        """
+        return int(n_columns)
+
+    def with_classes(self, classes):
+        """The model for these class labels (itself, but for models that count classes).
+
+        Parameters
+        ----------
+        classes : ndarray of shape (K,)
+            The labels that :attr:`labels` fitted.
+
+        Returns
+        -------
+        model : GLM
+            The model with its number of classes set.
+        """
+        return self
+
     def encode_targets(self, y):
         """Validate ``y`` for this model and return it coded as a float64 array.
 

@@ -75,7 +75,7 @@ class LogisticModel(GLM):
 
     name = "logistic"
     family = FAMILY
-    binary_labels = True
+    labels = BinaryLabels
 
     def encode_targets(self, y):
         return BinaryLabels.fit(y).encode(y)

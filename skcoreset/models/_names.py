@@ -13,6 +13,7 @@ MODELS = {
     "gaussian": ("_gaussian", "GaussianModel", "real values"),
     "negative_binomial": ("_negative_binomial", "NegativeBinomialModel", "overdispersed counts"),
     "gamma": ("_gamma", "GammaModel", "positive values"),
+    "multinomial": ("_multinomial", "MultinomialModel", "two or more classes"),
 }
 
 #: The names the ``model=`` parameters accept (besides 'auto').

@@ -130,7 +130,11 @@ class Moments:
 
 
 def prior_from_moments(model, moments):
-    """:func:`default_prior_scale` from the data's :class:`Moments`."""
+    """:func:`default_prior_scale` from the data's :class:`Moments` (a model whose
+    parameters are not one per column, a user's :class:`~skcoreset.models.CustomModel`, keeps
+    its own ``prior_scale``)."""
+    if not model.auto_prior:
+        return np.asarray(model.prior_scale, dtype=np.float64)
     mean, sd, y_mean, y_sd = moments.mean_and_sd()
     # a constant column (its coefficient is not identified by the data): unit scale
     sd = np.where(moments.varying(), sd, 1.0)

@@ -2,9 +2,10 @@
 
 Two rules live here and nowhere else:
 
-* :class:`BinaryLabels` - two class labels <-> codes {0, 1}. The labels are sorted and the
-  larger one is class 1 (the order of :class:`~sklearn.preprocessing.LabelEncoder`), so {0, 1}
-  and {-1, 1} keep their meaning and strings follow their sort order.
+* :class:`ClassLabels` - K class labels <-> codes 0, ..., K - 1, and :class:`BinaryLabels`, the
+  same for two classes. The labels are sorted (the order of
+  :class:`~sklearn.preprocessing.LabelEncoder`), so {0, 1} and {-1, 1} keep their meaning and
+  strings follow their sort order.
 * :func:`model_from_targets` - the model ``model='auto'`` stands for when nothing but the
   targets can settle it.
 """
@@ -20,8 +21,123 @@ def _numeric_finite(y, input_name):
         raise ValueError(f"{input_name} contains {what}.")
 
 
-class BinaryLabels:
-    """Two class labels and their codes {0, 1}.
+class ClassLabels:
+    """Class labels and their codes 0, 1, ..., K - 1 (the multinomial model's coding).
+
+    Parameters
+    ----------
+    classes : array-like of shape (K,)
+        The labels, sorted; ``classes[k]`` is coded ``k``.
+
+    Examples
+    --------
+    >>> from skcoreset.models import ClassLabels
+    >>> labels = ClassLabels.fit(["ideal", "fair", "good", "ideal"])
+    >>> labels.classes
+    array(['fair', 'good', 'ideal'], dtype='<U5')
+    >>> labels.encode(["good", "ideal"])
+    array([1., 2.])
+    """
+
+    #: The fewest classes a model with this coding can be fitted to.
+    min_classes = 2
+    #: The most (None: any number).
+    max_classes = None
+
+    def __init__(self, classes):
+        self.classes = np.asarray(classes)
+
+    @classmethod
+    def fit(cls, y, *, input_name="y"):
+        """The coding of the labels in ``y``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Class labels of any type.
+        input_name : str, default="y"
+            Name of the argument, for error messages.
+
+        Returns
+        -------
+        labels : ClassLabels
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds NaN or infinity, one label only, real values, or more labels than
+            the coding takes (each named as such).
+        """
+        y = _column(y, input_name)
+        _numeric_finite(y, input_name)
+        classes = np.unique(y)
+        K = classes.shape[0]
+        if K < cls.min_classes:
+            shown = _preview(classes) if K else "no labels"
+            raise ValueError(
+                f"{input_name} has one class only ({shown}); a classification model needs two "
+                "classes or more."
+            )
+        if K > 2 and type_of_target(y, input_name=input_name) == "continuous":
+            raise ValueError(
+                f"A classification model needs class labels, but {input_name} holds real "
+                f"values ({K} distinct); use model='gaussian' for a real-valued target."
+            )
+        if cls.max_classes is not None and K > cls.max_classes:
+            raise ValueError(
+                f"The logistic model takes two classes; {input_name} has {K} (labels "
+                f"{_preview(classes)}): more classes need model='multinomial'."
+            )
+        return cls(classes)
+
+    def encode(self, y, *, input_name="y"):
+        """Code the labels ``y`` by their index in ``classes``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels, each one of ``classes``.
+        input_name : str, default="y"
+            Name of the argument, for error messages.
+
+        Returns
+        -------
+        codes : ndarray of shape (n_samples,), float64
+            ``k`` where ``y`` is ``classes[k]``.
+        """
+        y = _column(y, input_name)
+        _numeric_finite(y, input_name)
+        try:
+            codes = np.searchsorted(self.classes, y)
+        except TypeError:  # labels not comparable with the classes (numbers and strings)
+            codes = np.zeros(y.shape[0], dtype=np.intp)
+        codes = np.minimum(codes, self.classes.shape[0] - 1)
+        known = self.classes[codes] == y
+        if not np.all(known):
+            raise ValueError(
+                f"{input_name} has labels that are not among the classes {_preview(self.classes)}:"
+                f" {_preview(np.unique(y[~known]))}."
+            )
+        return codes.astype(np.float64)
+
+    def decode(self, codes):
+        """The labels of codes.
+
+        Parameters
+        ----------
+        codes : array-like of int or float
+            Values in 0, ..., K - 1.
+
+        Returns
+        -------
+        labels : ndarray
+            ``classes[codes]``, of the same shape as ``codes``.
+        """
+        return self.classes[np.asarray(codes).astype(np.intp)]
+
+
+class BinaryLabels(ClassLabels):
+    """Two class labels and their codes {0, 1} (the logistic model's coding).
 
     Parameters
     ----------
@@ -40,97 +156,17 @@ class BinaryLabels:
     array(['ham', 'spam'], dtype='<U4')
     """
 
-    def __init__(self, classes):
-        self.classes = np.asarray(classes)
+    max_classes = 2
 
-    @classmethod
-    def fit(cls, y, *, input_name="y"):
-        """The coding of the two labels in ``y``.
 
-        Parameters
-        ----------
-        y : array-like of shape (n_samples,)
-            Class labels of any type with exactly two distinct values.
-        input_name : str, default="y"
-            Name of the argument, for error messages.
-
-        Returns
-        -------
-        labels : BinaryLabels
-
-        Raises
-        ------
-        ValueError
-            If ``y`` holds NaN or infinity, one label only, more than two labels, or real
-            values (each named as such).
-        """
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        if y.ndim != 1:
-            raise ValueError(f"{input_name} must be 1-D, got shape {y.shape}.")
-        _numeric_finite(y, input_name)
-        classes = np.unique(y)
-        if classes.shape[0] == 2:
-            return cls(classes)
-        if classes.shape[0] < 2:
-            shown = _preview(classes) if classes.shape[0] else "no labels"
-            raise ValueError(
-                f"{input_name} has one class only ({shown}); a binary model needs two classes."
-            )
-        kind = type_of_target(y, input_name=input_name)
-        if kind == "continuous":
-            raise ValueError(
-                f"A binary model needs two class labels, but {input_name} holds real values "
-                f"({classes.shape[0]} distinct); use model='gaussian' for a real-valued target."
-            )
-        raise ValueError(
-            f"Only binary classification is supported; {input_name} has {classes.shape[0]} "
-            f"classes (labels {_preview(classes)})."
-        )
-
-    def encode(self, y, *, input_name="y"):
-        """Code the labels ``y`` as 0.0 (first class) and 1.0 (second class).
-
-        Parameters
-        ----------
-        y : array-like of shape (n_samples,)
-            Labels, each one of ``classes``.
-        input_name : str, default="y"
-            Name of the argument, for error messages.
-
-        Returns
-        -------
-        codes : ndarray of shape (n_samples,), float64
-            1.0 where ``y`` is ``classes[1]``, 0.0 where it is ``classes[0]``.
-        """
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        _numeric_finite(y, input_name)
-        positive = y == self.classes[1]
-        known = positive | (y == self.classes[0])
-        if not np.all(known):
-            raise ValueError(
-                f"{input_name} has labels that are not among the classes {_preview(self.classes)}:"
-                f" {_preview(np.unique(y[~known]))}."
-            )
-        return positive.astype(np.float64)
-
-    def decode(self, codes):
-        """The labels of codes in {0, 1}.
-
-        Parameters
-        ----------
-        codes : array-like of int or float
-            Values 0 or 1.
-
-        Returns
-        -------
-        labels : ndarray
-            ``classes[codes]``, of the same shape as ``codes``.
-        """
-        return self.classes[np.asarray(codes).astype(np.intp)]
+def _column(y, input_name):
+    """``y`` as a 1-D array (a single column is flattened)."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{input_name} must be 1-D, got shape {y.shape}.")
+    return y
 
 
 def numeric_targets(y):
@@ -156,15 +192,39 @@ def _preview(values, limit=5):
     return "[" + shown + (", ..." if len(values) > limit else "") + "]"
 
 
+def classification_model(y):
+    """'logistic' for two class labels, 'multinomial' for more (how a classifier reads y).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels.
+
+    Returns
+    -------
+    name : str
+        The model name.
+
+    Examples
+    --------
+    >>> from skcoreset.models import classification_model
+    >>> classification_model([0, 1, 1]), classification_model([0, 1, 2])
+    ('logistic', 'multinomial')
+    """
+    y = _column(y, "y")
+    return "multinomial" if np.unique(y).shape[0] > 2 else "logistic"
+
+
 def model_from_targets(y):
     """The model that ``model='auto'`` stands for, judged from the targets alone.
 
-    * two distinct values, or labels that are not numbers: 'logistic';
+    * two distinct values: 'logistic';
+    * labels that are not numbers: 'logistic' for two, 'multinomial' for more;
     * real values that are not all integers: 'gaussian';
-    * integers with more than two distinct values are ambiguous - class labels (multiclass,
-      not supported) or counts (``model='poisson'``) or integer-valued measurements
-      (``model='gaussian'``) - and are refused: pass ``model=`` (or let a final estimator in a
-      pipeline settle it).
+    * integers with more than two distinct values are ambiguous - class labels
+      (``model='multinomial'``) or counts (``model='poisson'``) or integer-valued
+      measurements (``model='gaussian'``) - and are refused: pass ``model=`` (or let a final
+      estimator in a pipeline, or a classifier, settle it).
 
     Parameters
     ----------
@@ -186,12 +246,15 @@ def model_from_targets(y):
     >>> from skcoreset.models import model_from_targets
     >>> model_from_targets([0, 1, 1]), model_from_targets([0.5, 2.25, -1.0])
     ('logistic', 'gaussian')
+    >>> model_from_targets(["fair", "good", "ideal"])
+    'multinomial'
     """
     y = np.asarray(y)
-    if y.dtype.kind not in "biuf":
-        return "logistic"  # strings or objects: only classes make sense; the coding checks them
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
+    if y.dtype.kind not in "biuf":
+        # strings or objects: only classes make sense; the coding checks them
+        return "logistic" if len(set(y.tolist())) <= 2 else "multinomial"
     _numeric_finite(y, "y")
     values = np.unique(y)
     if values.shape[0] <= 2:
@@ -199,12 +262,15 @@ def model_from_targets(y):
     if not np.all(values == np.round(values)):
         return "gaussian"
     if values[0] >= 0:
-        readings = "counts (model='poisson') or integer-valued measurements (model='gaussian')"
-        advice = "pass model='poisson' or model='gaussian' to say which"
+        readings = (
+            "class labels (model='multinomial'), counts (model='poisson') or integer-valued "
+            "measurements (model='gaussian')"
+        )
+        advice = "pass model='multinomial', model='poisson' or model='gaussian' to say which"
     else:
-        readings = "integer-valued measurements (model='gaussian')"
-        advice = "pass model='gaussian' if they are measurements"
+        readings = "class labels (model='multinomial') or integer-valued measurements "
+        readings += "(model='gaussian')"
+        advice = "pass model='multinomial' or model='gaussian' to say which"
     raise ValueError(
-        f"y holds {values.shape[0]} distinct integer values: they could be class labels (more "
-        f"than two classes are not supported) or {readings}; {advice}."
+        f"y holds {values.shape[0]} distinct integer values: they could be {readings}; {advice}."
     )

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.stats
 from sklearn.utils import check_consistent_length, check_random_state
 
+from ..models._general import row_blocks
 from ..models._glm_kernels import NO_EXTRAS, loglik_matrix
 from ._projection_kernels import feature_stats, fisher_features
 
@@ -150,7 +151,7 @@ class Projection:
         """
         # the kernels do not bounds-check: mismatched lengths must fail here, not read garbage
         check_consistent_length(Xd, y, sample_weight)
-        if Xd.shape[1] != self.thetas_t.shape[0]:
+        if self.model.n_params(Xd.shape[1]) != self.thetas_t.shape[0]:
             raise ValueError(
                 f"The design matrix has {Xd.shape[1]} columns; the draws have "
                 f"{self.thetas_t.shape[0]} parameters."
@@ -160,7 +161,10 @@ class Projection:
         out = np.empty((N, J), dtype=self.dtype)
         model = self.model
         extras = self._extras()
-        if self.kind == "fisher":
+        if model.family is None:  # a model of draws (multinomial, a user's own)
+            for sl in row_blocks(N, J * (P if self.kind == "fisher" else 1)):
+                out[sl] = self._general_features(Xd[sl], y[sl])
+        elif self.kind == "fisher":
             scale = self._fisher_scale(P)
             fisher_features(
                 model.family, Xd, self.thetas_t, y, model.extra, extras, self.coords, scale, out
@@ -173,6 +177,18 @@ class Projection:
             if not np.all(sw == 1.0):
                 out *= sw[:, None].astype(self.dtype, copy=False)
         return out
+
+    def _general_features(self, Xd, y):
+        """The features of a few rows of a model given by its draws' log-likelihoods and
+        gradients (``GeneralModel``), in float64: (n, J)."""
+        thetas = np.ascontiguousarray(self.thetas_t.T)
+        J = thetas.shape[0]
+        if self.kind == "fisher":
+            grad = self.model.grad_draws(thetas, Xd, y)  # (J, n, P)
+            picked = grad[np.arange(J), :, self.coords]  # (J, n)
+            return self._fisher_scale(thetas.shape[1]) * picked.T
+        ll = self.model.loglik_draws(thetas, Xd, y).T
+        return (ll - ll.mean(axis=1, keepdims=True)) / np.sqrt(J)
 
     def summarize(self, Xd, y, sample_weight=None):
         """The sum of the rows' vectors and their norms, without storing the vectors.
@@ -200,6 +216,13 @@ class Projection:
         n, P = Xd.shape
         J = self.n_projections
         w = np.ones(n) if sample_weight is None else np.ascontiguousarray(sample_weight, float)
+        if self.model.family is None:
+            total, norms = np.zeros(J), np.empty(n)
+            for sl in row_blocks(n, J * (P if self.kind == "fisher" else 1)):
+                v = self._general_features(Xd[sl], y[sl])
+                total += w[sl] @ v
+                norms[sl] = w[sl] * np.linalg.norm(v, axis=1)
+            return total, norms
         nchunks = _n_chunks(n)
         sums = np.zeros((nchunks, J))
         norms = np.empty(n)

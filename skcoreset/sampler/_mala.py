@@ -1,6 +1,6 @@
 """Preconditioned MALA for weighted GLM posteriors: the Python driver of ``_mala_kernels``."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -9,6 +9,7 @@ from sklearn.utils import check_consistent_length, check_random_state
 from .._progress import ProgressBar
 from ..models._glm import get_model
 from . import _mala_kernels as K
+from ._mala_numpy import mala_run_numpy
 
 #: Acceptance rate targeted during warm-up; optimal for MALA (Roberts & Rosenthal 1998).
 TARGET_ACCEPT = 0.574
@@ -185,7 +186,8 @@ def sample_mala(
     sample_extra = bool(sample_extra)
     if sample_extra and not model.family.has_extra:
         raise ValueError(f"The {model.name} model has no extra parameter to sample.")
-    if P != X.shape[1] + int(sample_extra):
+    n_coef = model.n_params(X.shape[1])
+    if P != n_coef + int(sample_extra):
         raise ValueError(
             f"init has {P} parameters; the design has {X.shape[1]} columns"
             + (" plus the log of the extra parameter." if sample_extra else ".")
@@ -201,19 +203,28 @@ def sample_mala(
     rng = check_random_state(random_state)
 
     # one prior standard deviation per coefficient (a scalar applies to all of them)
-    prior_scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (X.shape[1],))
-    if not np.all(np.isfinite(prior_scale) & (prior_scale > 0)):
+    scale = np.asarray(prior_scale, dtype=np.float64)
+    if not np.all(np.isfinite(scale) & (scale > 0)):
         raise ValueError("prior_scale must be positive and finite.")
-    prior_prec = np.ascontiguousarray(1.0 / prior_scale**2)
+    prior_prec = np.ascontiguousarray(replace(model, prior_scale=scale).prior_precision(n_coef))
     family, extra = model.family, model.extra
     s_mu = float(extra_log_prior[0])
     s_prec = 1.0 / float(extra_log_prior[1]) ** 2
 
     logp = np.empty(C)
     grad = np.empty((C, P))
-    bad = K.mala_init(
-        family, sample_extra, theta, X, y, w, prior_prec, extra, s_mu, s_prec, logp, grad
-    )
+    if family is None:  # a model of draws (GeneralModel): its NumPy functions, on all rows
+
+        def log_target(thetas):
+            ll, g = model.weighted_loglik_chains(thetas, X, y, w)
+            return ll - 0.5 * (thetas * thetas) @ prior_prec, g - thetas * prior_prec
+
+        logp[:], grad[:] = log_target(theta)
+        bad = int(np.sum(~(np.isfinite(logp) & np.isfinite(grad).all(axis=1))))
+    else:
+        bad = K.mala_init(
+            family, sample_extra, theta, X, y, w, prior_prec, extra, s_mu, s_prec, logp, grad
+        )
     if bad:
         raise ValueError(
             f"The log posterior or its gradient is not finite at {bad} of the "
@@ -241,7 +252,10 @@ def sample_mala(
     def chunk(n, step, adapting, offset, store, n_accept):
         normals = rng.standard_normal((C, n, P))
         uniforms = rng.random_sample((C, n))
-        if threaded and not adapting:
+        if family is None:
+            args = (step, adapting, da, normals, uniforms, draws, offset, store, n_accept)
+            mala_run_numpy(log_target, theta, logp, grad, L, *args)
+        elif threaded and not adapting:
             K.mala_run_parallel(
                 family,
                 sample_extra,

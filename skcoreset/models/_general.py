@@ -1,0 +1,175 @@
+"""Models whose per-datum log-likelihood is any function of the whole parameter vector.
+
+A :class:`~skcoreset.models.SingleIndexFamily` model reads ``theta`` through one linear
+predictor ``x . theta``, which the fused numba kernels exploit. The multinomial model (K - 1
+linear predictors) and a user's :class:`~skcoreset.models.CustomModel` do not: they give the
+per-datum log-likelihoods and gradients of S parameter vectors at once,
+
+    loglik_draws(thetas (S, P), Xd, y) -> (S, n),   grad_draws(thetas, Xd, y) -> (S, n, P),
+
+and everything else - the weighted sums and the Hessian of the Laplace fit, the projections'
+features, the sampler's target - is built from those two by this base class (the projections
+and the sampler read them through :meth:`GeneralModel.loglik_matrix`,
+:meth:`GeneralModel.loglik_grad_draws` and :meth:`GeneralModel.weighted_loglik_chains`).
+A subclass may override any of the derived methods with a faster one.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._glm import GLM
+
+#: Entries of a (draws x rows x parameters) gradient evaluated at once: blocks of rows keep
+#: the temporaries near 32 MB whatever the data's size.
+_BLOCK_ENTRIES = 1 << 22
+
+
+def row_blocks(n_rows, entries_per_row):
+    """Slices of rows whose temporaries hold about ``_BLOCK_ENTRIES`` entries each."""
+    rows = max(1, _BLOCK_ENTRIES // max(1, entries_per_row))
+    return [slice(s, min(s + rows, n_rows)) for s in range(0, n_rows, rows)]
+
+
+@dataclass(frozen=True, eq=False)
+class GeneralModel(GLM):
+    """Base class of the models given by per-datum log-likelihoods and gradients of draws.
+
+    A subclass implements :meth:`loglik_draws`, :meth:`grad_draws` and :meth:`n_params`
+    (and :meth:`encode_targets`); the weighted sums, the Laplace fit's Hessian (by central
+    differences of the gradient, unless overridden), the projections' features and the
+    sampler's target follow from them.
+
+    Parameters
+    ----------
+    prior_scale : float or ndarray of shape (P,), default=1.0
+        Standard deviation of the Gaussian prior N(0, diag(prior_scale^2)) on the parameters.
+    fit_intercept : bool, default=True
+        Whether the design matrix gets a trailing column of ones.
+    noise_scale : None
+        Unused (the parameters of such a model are all in ``theta``).
+
+    See Also
+    --------
+    MultinomialModel : A built-in model of this kind.
+    CustomModel : A user's model of this kind, from two NumPy functions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import GeneralModel, MultinomialModel
+    >>> model = MultinomialModel(n_classes=3)
+    >>> isinstance(model, GeneralModel), model.family is None
+    (True, True)
+    """
+
+    family = None  # no single index: the kernels of the single-index models do not apply
+
+    # -- what a subclass provides ----------------------------------------------------
+    def loglik_draws(self, thetas, Xd, y):
+        """Per-datum log-likelihoods at S parameter vectors.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+        Xd : ndarray of shape (n, Q)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (n,)
+            Coded targets.
+
+        Returns
+        -------
+        loglik : ndarray of shape (S, n)
+            ``log p(y_n | x_n, theta_s)``.
+        """
+        raise NotImplementedError
+
+    def grad_draws(self, thetas, Xd, y):
+        """Per-datum gradients at S parameter vectors.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+        Xd : ndarray of shape (n, Q)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (n,)
+            Coded targets.
+
+        Returns
+        -------
+        grad : ndarray of shape (S, n, P)
+            The gradient of ``log p(y_n | x_n, theta_s)`` in ``theta_s``.
+        """
+        raise NotImplementedError
+
+    # -- derived ---------------------------------------------------------------------
+    def initial_params(self, Xd, y, w):
+        return np.zeros(self.n_params(Xd.shape[1]))
+
+    def loglik(self, theta, Xd, y):
+        return self.loglik_draws(np.atleast_2d(np.asarray(theta, dtype=np.float64)), Xd, y)[0]
+
+    def loglik_grad_per_datum(self, theta, Xd, y):
+        return self.grad_draws(np.atleast_2d(np.asarray(theta, dtype=np.float64)), Xd, y)[0]
+
+    def weighted_loglik_chains(self, thetas, Xd, y, w):
+        """Compute the weighted log-likelihood and its gradient at each of S parameters.
+
+        The rows are taken in blocks of bounded memory.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+        Xd : ndarray of shape (n, Q)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (n,)
+            Coded targets.
+        w : ndarray of shape (n,)
+            Weights of the rows.
+
+        Returns
+        -------
+        ll : ndarray of shape (S,)
+            ``sum_n w_n l_n(theta_s)``.
+        grad : ndarray of shape (S, P)
+            Its gradient.
+        """
+        thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
+        S, P = thetas.shape
+        ll, grad = np.zeros(S), np.zeros((S, P))
+        for sl in row_blocks(Xd.shape[0], S * P):
+            ll += self.loglik_draws(thetas, Xd[sl], y[sl]) @ w[sl]
+            grad += np.einsum("snp,n->sp", self.grad_draws(thetas, Xd[sl], y[sl]), w[sl])
+        return ll, grad
+
+    def weighted_loglik(self, theta, Xd, y, w):
+        ll, grad = self.weighted_loglik_chains(theta, Xd, y, w)
+        return float(ll[0]), grad[0]
+
+    def weighted_loglik_hessian(self, theta, Xd, y, w):
+        # central differences of the weighted gradient (all 2P points in one call of
+        # grad_draws), symmetrised
+        theta = np.asarray(theta, dtype=np.float64)
+        P = theta.shape[0]
+        h = 1e-5 * np.maximum(1.0, np.abs(theta))
+        points = np.concatenate([theta + np.diag(h), theta - np.diag(h)])
+        _, g = self.weighted_loglik_chains(points, Xd, y, w)
+        H = -(g[:P] - g[P:]) / (2.0 * h[:, None])
+        return 0.5 * (H + H.T)
+
+    def loglik_matrix(self, Xd, y, thetas, out=None, extras=None):
+        thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
+        if out is None:
+            out = np.empty((Xd.shape[0], thetas.shape[0]))
+        for sl in row_blocks(Xd.shape[0], thetas.shape[0]):
+            out[sl] = self.loglik_draws(thetas, Xd[sl], y[sl]).T
+        return out
+
+    def mean(self, eta):
+        raise NotImplementedError(f"The {self.name} model has no single linear predictor.")
+
+    def log_density(self, y, eta, noise_scale=None):
+        raise NotImplementedError(f"The {self.name} model has no single linear predictor.")

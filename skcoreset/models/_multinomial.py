@@ -1,0 +1,190 @@
+"""Multinomial (softmax) regression over K classes, the first class the reference.
+
+Class ``k`` has the linear predictor ``eta_k = x . beta_k`` for k = 1, ..., K - 1 and
+``eta_0 = 0``; ``l(theta; x, y) = eta_y - log(1 + sum_k exp(eta_k))``. The parameters are the
+K - 1 coefficient vectors, each with its intercept last, concatenated: P = (K - 1) Q for a
+design matrix of Q columns. Fixing the reference class's coefficients at zero makes them
+identified (the softmax is unchanged by a shift common to all classes), as in R's
+``nnet::multinom`` and brms's ``categorical``; predictions do not depend on the choice.
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.special
+
+from ._general import GeneralModel
+from ._targets import ClassLabels
+
+
+def _log_softmax(E):
+    """Log-probabilities of the K classes from the K - 1 predictors ``E`` (..., K - 1): the
+    reference class's predictor 0 prepended."""
+    full = np.concatenate([np.zeros(E.shape[:-1] + (1,)), E], axis=-1)
+    return full - scipy.special.logsumexp(full, axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True, eq=False)
+class MultinomialModel(GeneralModel):
+    """Categorical likelihood with the softmax link over K classes (any class labels).
+
+    Parameters
+    ----------
+    prior_scale : float or ndarray, default=1.0
+        Standard deviation of the Gaussian prior on the parameters: one for all, one per
+        design column (the intercept last; repeated for every class), or one per parameter.
+    fit_intercept : bool, default=True
+        Whether the design matrix gets a trailing column of ones.
+    noise_scale : None
+        Unused (the model has no extra parameter).
+    n_classes : int or None, default=None
+        K, set from the labels by the estimators (:meth:`with_classes`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import MultinomialModel
+    >>> model = MultinomialModel(n_classes=3)
+    >>> Xd = model.design(np.array([[0.5], [-1.0]]))
+    >>> model.n_params(Xd.shape[1])
+    4
+    >>> model.loglik(np.zeros(4), Xd, np.array([0.0, 2.0])).round(4)
+    array([-1.0986, -1.0986])
+    """
+
+    n_classes: int | None = None
+
+    name = "multinomial"
+    labels = ClassLabels
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.n_classes is not None and int(self.n_classes) < 2:
+            raise ValueError(f"n_classes must be at least 2, got {self.n_classes!r}.")
+
+    def with_classes(self, classes):
+        return replace(self, n_classes=len(classes))
+
+    def _k(self):
+        if self.n_classes is None:
+            raise ValueError(
+                "The multinomial model does not know its number of classes yet: it is set "
+                "from the labels (model.with_classes(classes), or MultinomialModel(n_classes=K))."
+            )
+        return int(self.n_classes) - 1
+
+    def n_params(self, n_columns):
+        return self._k() * int(n_columns)
+
+    def encode_targets(self, y):
+        labels = ClassLabels.fit(y)
+        if self.n_classes is not None and labels.classes.shape[0] > self.n_classes:
+            raise ValueError(
+                f"y has {labels.classes.shape[0]} classes; the model was set up for "
+                f"{self.n_classes}."
+            )
+        return labels.encode(y)
+
+    def prior_precision(self, n_params):
+        scale = np.asarray(self.prior_scale, dtype=np.float64)
+        if scale.ndim == 1 and scale.shape[0] != n_params:
+            scale = np.tile(scale, n_params // max(scale.shape[0], 1))  # one per column
+        return 1.0 / np.broadcast_to(scale, (n_params,)) ** 2
+
+    def initial_params(self, Xd, y, w):
+        # zero coefficients, and each class's intercept at its weighted log-odds against the
+        # reference class (the constant fit): Newton starts at the data's class mix
+        K1, Q = self._k(), Xd.shape[1]
+        theta = np.zeros((K1, Q))
+        if self.fit_intercept:
+            counts = np.bincount(y.astype(np.intp), weights=w, minlength=K1 + 1) + 0.5
+            theta[:, -1] = np.log(counts[1:] / counts[0])
+        return theta.ravel()
+
+    # -- the likelihood, vectorised over draws and rows --------------------------------
+    def _predictors(self, thetas, Xd):
+        """``E[s, n, k] = x_n . beta_{s, k}`` for the K - 1 non-reference classes."""
+        S, K1, Q = thetas.shape[0], self._k(), Xd.shape[1]
+        B = np.ascontiguousarray(thetas).reshape(S * K1, Q)
+        return (Xd @ B.T).reshape(Xd.shape[0], S, K1).transpose(1, 0, 2)
+
+    def log_proba_draws(self, thetas, Xd):
+        """Compute the log-probabilities of the K classes at S parameter vectors.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+        Xd : ndarray of shape (n, Q)
+            Design matrix (from :meth:`design`).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (S, n, K)
+            ``log p(y_n = k | x_n, theta_s)``.
+        """
+        return _log_softmax(self._predictors(np.atleast_2d(thetas), Xd))
+
+    def loglik_draws(self, thetas, Xd, y):
+        logp = self.log_proba_draws(thetas, Xd)
+        return np.take_along_axis(logp, y.astype(np.intp)[None, :, None], axis=2)[:, :, 0]
+
+    def _residuals(self, thetas, Xd, y):
+        """``1[y = k] - p_k`` for the K - 1 non-reference classes, (S, n, K - 1)."""
+        p = np.exp(self.log_proba_draws(thetas, Xd)[:, :, 1:])
+        codes = y.astype(np.intp)
+        rows = np.flatnonzero(codes > 0)
+        r = -p
+        r[:, rows, codes[rows] - 1] += 1.0
+        return r
+
+    def grad_draws(self, thetas, Xd, y):
+        r = self._residuals(np.atleast_2d(thetas), Xd, y)
+        S, n, K1 = r.shape
+        return (r[:, :, :, None] * Xd[None, :, None, :]).reshape(S, n, K1 * Xd.shape[1])
+
+    def weighted_loglik_chains(self, thetas, Xd, y, w):
+        thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
+        logp = self.log_proba_draws(thetas, Xd)
+        codes = y.astype(np.intp)
+        ll = np.take_along_axis(logp, codes[None, :, None], axis=2)[:, :, 0] @ w
+        r = -np.exp(logp[:, :, 1:])
+        rows = np.flatnonzero(codes > 0)
+        r[:, rows, codes[rows] - 1] += 1.0
+        # sum_n w_n r_nk x_n: one product per draw, (K - 1, n) x (n, Q)
+        grad = np.matmul((r * w[None, :, None]).transpose(0, 2, 1), Xd)
+        return ll, grad.reshape(thetas.shape[0], -1)
+
+    def weighted_loglik_hessian(self, theta, Xd, y, w):
+        # sum_n w_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T over the K - 1 classes
+        p = np.exp(self.log_proba_draws(np.asarray(theta, dtype=np.float64), Xd)[0, :, 1:])
+        K1, Q = p.shape[1], Xd.shape[1]
+        H = np.empty((K1, Q, K1, Q))
+        for a in range(K1):
+            for b in range(a, K1):
+                c = w * p[:, a] * ((a == b) - p[:, b])
+                block = Xd.T @ (Xd * c[:, None])
+                H[a, :, b, :] = block
+                H[b, :, a, :] = block.T
+        return H.reshape(K1 * Q, K1 * Q)
+
+    def simulate_draws(self, thetas, Xd, random_state):
+        """Draw one class code per row at each of S parameter vectors.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+        Xd : ndarray of shape (n, Q)
+            Design matrix (from :meth:`design`).
+        random_state : numpy.random.RandomState
+            The source of randomness.
+
+        Returns
+        -------
+        codes : ndarray of shape (S, n)
+            Class codes in 0, ..., K - 1.
+        """
+        cum = np.cumsum(np.exp(self.log_proba_draws(thetas, Xd)), axis=2)
+        u = random_state.random_sample(cum.shape[:2] + (1,))
+        return np.minimum((u > cum).sum(axis=2), cum.shape[2] - 1)
