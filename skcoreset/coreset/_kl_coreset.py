@@ -149,7 +149,7 @@ class _KLCoreset(BaseCoreset):
             s_prior = model.extra_log_prior(y_mean, y_sd)
         init = mean + 0.1 * random_state.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
         chains = MALAChains(
-            model.family, init, model.prior_scale, model.extra, chol, random_state, s_prior
+            model, init, model.prior_scale, model.extra, chol, random_state, s_prior
         )
         problem = GLMProblem(
             model,
@@ -859,5 +859,5 @@ class CoresetMCMC(_KLCoreset):
         self.laplace_ = laplace
         model = laplace.model
         init = np.tile(laplace.mean, (self.n_chains, 1))
-        chains = MALAChains(model.family, init, model.prior_scale, model.extra, laplace.chol, rng)
+        chains = MALAChains(model, init, model.prior_scale, model.extra, laplace.chol, rng)
         return GLMProblem(model, Xd, node.y, node.weights, chains, rng)

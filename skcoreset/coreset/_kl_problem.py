@@ -58,13 +58,17 @@ class Taylor:
 
     def __init__(self, model, theta0, chol, G, H, Xd, y, weights):
         self.theta0, self.G, self.H, self.Xd = theta0, G, np.ascontiguousarray(H), Xd
+        self.model, self.y = model, y
         # whitens theta - theta0 for the cap (transposed): one product, not a triangular solve
         P = theta0.shape[0]
         self._whiten_t = np.ascontiguousarray(
             scipy.linalg.solve_triangular(chol, np.eye(P), lower=True).T
         )
-        self.eta0 = Xd @ theta0
-        self.d, self.c = model.loglik_derivatives(self.eta0, y)
+        if model.family is None:  # a model of draws: each row's gradient at theta0
+            self.rows_grad = model.loglik_grad_per_datum(theta0, Xd, y)
+        else:
+            self.eta0 = Xd @ theta0
+            self.d, self.c = model.loglik_derivatives(self.eta0, y)
         # the data's sums less those of all the pooled rows at their weights: the correction
         # of the pool's own estimate, the same for every call
         G_pool, H_pool = self._pool_sums(weights)
@@ -74,7 +78,20 @@ class Taylor:
     def _pool_sums(self, weights):
         """``sum_b weights_b l_b' x_b`` and ``sum_b weights_b c_b x_b x_b^T`` over the pool."""
         Xd = self.Xd
+        if self.model.family is None:
+            H = self.model.weighted_loglik_hessian(self.theta0, Xd, self.y, weights)
+            return weights @ self.rows_grad, H
         return Xd.T @ (weights * self.d), Xd.T @ (Xd * (weights * self.c)[:, None])
+
+    def batch_terms(self, rows, v, thetas):
+        """A batch's linear and quadratic Taylor sums for a model of draws: ``sum_b v_b g_b .
+        delta`` and ``delta^T (sum_b v_b C_b) delta`` (``C_b`` minus row b's Hessian at
+        theta0), as the kernel's ``batch_sums`` gives them for a single-index model."""
+        delta = thetas - self.theta0
+        Hb = self.model.weighted_loglik_hessian(self.theta0, self.Xd[rows], self.y[rows], v)
+        return np.stack(
+            [delta @ (v @ self.rows_grad[rows]), np.einsum("sp,pq,sq->s", delta, Hb, delta)]
+        )
 
     def correction(self, thetas, batch=None):
         """What turns the rows' estimate ``sum_b weights_b l_b(theta)`` into the controlled
@@ -155,7 +172,7 @@ class GLMProblem:
     def loglik(self, thetas, idx):
         Xd, y = (self.Xd, self.y) if idx is None else self._rows(idx)
         coef, extras = self._split(thetas)
-        if Xd.shape[0] * thetas.shape[0] >= _FUSED_MIN:
+        if self.model.family is None or Xd.shape[0] * thetas.shape[0] >= _FUSED_MIN:
             return self.model.loglik_matrix(Xd, y, coef, extras=extras).T
         # few draws: one BLAS product and the vectorised log density
         noise = None if extras is None else extras[:, None]
@@ -173,6 +190,10 @@ class GLMProblem:
             # with replacement: unbiased all the same, and no permutation of the pool per step
             rows = self._weighted[self.rng.randint(n, size=self.full_batch)]
             taylor = self.taylor
+            if self.model.family is None:
+                v = (n / self.full_batch) * self.full_weights[rows]
+                ll = self.model.loglik_draws(coef, self.Xd[rows], self.y[rows]) @ v
+                return ll + taylor.correction(coef, taylor.batch_terms(rows, v, coef))
             sums = batch_sums(
                 self.model.family, self.Xd, self.y, rows, self.full_weights, n / self.full_batch,
                 coef, self.model.extra, _NONE if extras is None else extras, taylor.eta0,
@@ -192,7 +213,7 @@ class GLMProblem:
 
     @property
     def n_params(self):
-        return self.Xd.shape[1] + self._extra
+        return self.model.n_params(self.Xd.shape[1]) + self._extra
 
     def laplace_draws(self, n):
         mean, chol = self._placement(self.start, self.start.log_extra_sd)
@@ -273,6 +294,13 @@ def data_summary(laplace, node):
     sums, so that the summaries of blocks add up to that of their union. ``spread``: each
     row's :func:`row_spread`, from the same derivatives.
     """
+    model = laplace.model
+    if model.family is None:  # a model of draws: its own sums, each row's gradient's spread
+        Xd = model.design(node.X)
+        _, G = model.weighted_loglik(laplace.mean, Xd, node.y, node.weights)
+        H = model.weighted_loglik_hessian(laplace.mean, Xd, node.y, node.weights)
+        summary = np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
+        return summary, row_spread(laplace, node.X, node.y)
     Xd, d, c = _taylor_terms(laplace, node.X, node.y)
     G = Xd.T @ (node.weights * d)
     H = Xd.T @ (Xd * (node.weights * c)[:, None])
@@ -288,8 +316,13 @@ def row_spread(laplace, X, y):
     variance ``s_n^2 = x_n^T Sigma x_n``: ``sqrt(d_n^2 s_n^2 + c_n^2 s_n^4 / 2)``. Large for
     the rows the posterior is uncertain about (a rare category's, a point near the decision
     boundary), near 0 for rows the fit already explains; it is the Laplace counterpart of
-    the norm of a row's log-likelihood projection.
+    the norm of a row's log-likelihood projection. For a model of draws, the first-order
+    term alone: ``sqrt(g_n^T Sigma g_n)`` with ``g_n`` the row's gradient at the mean.
     """
+    model = laplace.model
+    if model.family is None:
+        g = model.loglik_grad_per_datum(laplace.mean, model.design(X), y)
+        return np.linalg.norm(g @ laplace.chol, axis=1)
     return _spread(laplace, *_taylor_terms(laplace, X, y))
 
 

@@ -7,11 +7,14 @@ and advances them a few steps at a time through the same compiled kernels, so a 
 steps only: no warm-up, no recompilation, no Laplace fit.
 """
 
+from dataclasses import replace
+
 import numpy as np
 from sklearn.utils import check_random_state
 
 from . import _mala_kernels as K
 from ._mala import TARGET_ACCEPT, default_step_size
+from ._mala_numpy import mala_run_numpy
 
 # log step-size change per unit of acceptance gap in :meth:`MALAChains.tune`.
 _TUNE_RATE = 0.5
@@ -22,8 +25,9 @@ class MALAChains:
 
     Parameters
     ----------
-    family : SingleIndexFamily
-        The likelihood (a model's ``family``).
+    model : GLM
+        The likelihood: its family's compiled kernels, or for a model without one
+        (``GeneralModel``) its NumPy functions through the kernels' NumPy twin.
     init : ndarray of shape (n_chains, P)
         Starting points (copied).
     prior_scale : float or ndarray of shape (P,)
@@ -41,16 +45,19 @@ class MALAChains:
     """
 
     def __init__(
-        self, family, init, prior_scale, extra, precond_chol, random_state, extra_log_prior=None
+        self, model, init, prior_scale, extra, precond_chol, random_state, extra_log_prior=None
     ):
-        self.family = family
+        self.model = model
+        self.family = model.family
         self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
         C, P = self.theta.shape
         self.sample_extra = extra_log_prior is not None
         self._s_prior = (0.0, 1.0) if extra_log_prior is None else extra_log_prior
         n_coef = P - self.sample_extra
-        scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (n_coef,))
-        self.prior_prec = np.ascontiguousarray(1.0 / scale**2)
+        scale = np.asarray(prior_scale, dtype=np.float64)
+        self.prior_prec = np.ascontiguousarray(
+            replace(model, prior_scale=scale).prior_precision(n_coef)
+        )
         self.extra = float(extra)
         self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
         self.eps = default_step_size(P)
@@ -72,19 +79,30 @@ class MALAChains:
             np.ascontiguousarray(y, dtype=np.float64),
             np.ascontiguousarray(w, dtype=np.float64),
         )
-        bad = K.mala_init(
-            self.family,
-            self.sample_extra,
-            self.theta,
-            *self._rows,
-            *self._fixed(),
-            self.logp,
-            self.grad,
-        )
+        if self.family is None:
+            self.logp[:], self.grad[:] = self._log_target(self.theta)
+            bad = np.count_nonzero(~(np.isfinite(self.logp) & np.isfinite(self.grad).all(axis=1)))
+        else:
+            bad = K.mala_init(
+                self.family,
+                self.sample_extra,
+                self.theta,
+                *self._rows,
+                *self._fixed(),
+                self.logp,
+                self.grad,
+            )
         if bad:
             raise FloatingPointError(
                 f"The coreset log posterior is not finite at {bad} of the {self.n_chains} chains."
             )
+
+    def _log_target(self, thetas):
+        """The log posterior and its gradient at each row of ``thetas`` (models without a
+        family)."""
+        ll, g = self.model.weighted_loglik_chains(thetas, *self._rows)
+        prec = self.prior_prec
+        return ll - 0.5 * (thetas * thetas) @ prec, g - thetas * prec
 
     def _fixed(self):
         s_mu, s_sd = self._s_prior
@@ -101,6 +119,12 @@ class MALAChains:
         uniforms = self.rng.random_sample((C, n_steps))
         draws = np.empty((C, n_steps if store else 0, P))
         accept = np.zeros(C, dtype=np.int64)
+        if self.family is None:
+            mala_run_numpy(
+                self._log_target, self.theta, self.logp, self.grad, self.L, self.eps, False,
+                self._da, normals, uniforms, draws, 0, store, accept,
+            )  # fmt: skip
+            return draws, accept / max(n_steps, 1)
         K.mala_run(
             self.family,
             self.sample_extra,
