@@ -34,6 +34,7 @@ _ESTIMATORS = {
     "BayesianLogisticRegression": "linear_model",
     "BayesianNegativeBinomialRegression": "linear_model",
     "BayesianPoissonRegression": "linear_model",
+    "BayesianStudentTRegression": "linear_model",
     "CoresetClassifier": "compose",
     "CoresetMCMC": "coreset",
     "CoresetRegressor": "compose",

@@ -605,6 +605,8 @@ class BaseCoreset(BaseEstimator):
         if self.prior_scale == "auto":
             self._data_moments = data.moments()
             scale = prior_from_moments(model, self._data_moments)
+            _, _, y_mean, y_sd = self._data_moments.mean_and_sd()
+            model = model.with_data_scale(y_mean, y_sd)
         else:
             scale = np.asarray(float(self.prior_scale))
         self.prior_scale_ = scale

@@ -11,6 +11,7 @@ from ._bayesian import (
     BayesianLogisticRegression,
     BayesianNegativeBinomialRegression,
     BayesianPoissonRegression,
+    BayesianStudentTRegression,
 )
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "BayesianLogisticRegression",
     "BayesianNegativeBinomialRegression",
     "BayesianPoissonRegression",
+    "BayesianStudentTRegression",
 ]

@@ -64,6 +64,7 @@ class GeneralModel(GLM):
     """
 
     family = None  # no single index: the kernels of the single-index models do not apply
+    log_concave = False  # unless a subclass knows better (the multinomial model does)
 
     # -- what a subclass provides ----------------------------------------------------
     def loglik_draws(self, thetas, Xd, y):

@@ -72,6 +72,13 @@ class GLM:
     #: Whether ``prior_scale='auto'`` follows the data's scale, one sd per design column
     #: (:func:`~skcoreset.models.default_prior_scale`); False keeps the model's own.
     auto_prior = True
+    #: Whether the parameters include a scale of the targets learnt from the data (the
+    #: Student-t scale), which one row cannot give.
+    learns_scale = False
+    #: Whether the log-likelihood is concave in the parameters (every GLM with its canonical
+    #: link here): Newton's method alone finds the mode. Otherwise the Laplace fit falls back
+    #: to L-BFGS where the Hessian is not positive definite.
+    log_concave = True
 
     def __post_init__(self):
         scale = np.asarray(self.prior_scale, dtype=np.float64)
@@ -100,6 +107,26 @@ class GLM:
             One coefficient per column here (K - 1 per column for the multinomial model).
         """
         return int(n_columns)
+
+    def with_data_scale(self, y_mean, y_sd):
+        """The model with the priors that follow the response's scale set (itself here).
+
+        Called where the 'auto' prior reads the data's moments; the Student-t model centres
+        its scale's prior there.
+
+        Parameters
+        ----------
+        y_mean : float
+            Weighted mean of the coded targets.
+        y_sd : float or None
+            Their weighted standard deviation (None: the prior does not follow the data).
+
+        Returns
+        -------
+        model : GLM
+            The model for data of that scale.
+        """
+        return self
 
     def with_classes(self, classes):
         """The model for these class labels (itself, but for models that count classes).

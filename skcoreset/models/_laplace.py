@@ -263,7 +263,16 @@ def fit_posterior(model, posterior, theta0, method="newton", tol=1e-14, max_iter
     """The Laplace approximation of any posterior with ``value_and_grad(theta)`` (log
     posterior and gradient) and ``neg_hessian(theta)`` (e.g. evaluated by parallel tasks)."""
     if method == "newton":
-        mean, n_iter = _newton(posterior, theta0, tol, max_iter)
+        try:
+            mean, n_iter = _newton(posterior, theta0, tol, max_iter)
+        except ValueError:
+            if model.log_concave:
+                raise
+            # away from the mode the Hessian of a non-concave log-likelihood (heavy tails)
+            # need not be positive definite: quasi-Newton steps need no Hessian
+            mean, n_iter = _lbfgs(posterior, theta0, 1e-10, 10 * max_iter)
+            mean, it = _newton(posterior, mean, tol, max_iter)
+            n_iter += it
     elif method == "lbfgs":
         mean, n_iter = _lbfgs(posterior, theta0, tol, max_iter)
     else:

@@ -14,6 +14,7 @@ MODELS = {
     "negative_binomial": ("_negative_binomial", "NegativeBinomialModel", "overdispersed counts"),
     "gamma": ("_gamma", "GammaModel", "positive values"),
     "multinomial": ("_multinomial", "MultinomialModel", "two or more classes"),
+    "student_t": ("_student_t", "StudentTModel", "real values with outliers"),
 }
 
 #: The names the ``model=`` parameters accept (besides 'auto').

@@ -1,0 +1,189 @@
+"""Student-t linear regression: the Gaussian-linear model with heavy tails, for outliers.
+
+``y = x . beta + sigma * t_nu``: location ``x . beta``, scale ``sigma`` and degrees of freedom
+``nu``, all three sampled. The parameters are ``theta = (beta, log sigma - c_sigma,
+log nu - c_nu)`` (P = Q + 2 for Q design columns), centred on their priors' means so that
+the prior stays N(0, diag(prior_scale^2)) as for every model:
+
+* ``log sigma ~ N(log sd(y), 3^2)`` when the prior follows the data (N(0, 3^2) with a numeric
+  ``prior_scale``), as the Gaussian model's noise scale;
+* ``log nu ~ N(2.725, 0.803^2)``, the log-normal with the mean and variance of ``log nu``
+  under brms's default ``nu ~ gamma(2, 0.1)`` (Juarez & Steel 2010): median 15, 95% within
+  3.1 - 74.
+
+The coefficients' prior is the Gaussian model's (2.5 sd(y) / sd(x_k)), as brms and rstanarm
+scale theirs.
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.special
+
+from ._general import GeneralModel
+from ._targets import numeric_targets
+
+#: Prior of log nu: mean and sd of log nu under nu ~ Gamma(2, rate 0.1) (digamma(2) - log 0.1,
+#: sqrt(trigamma(2))).
+LOG_DF_PRIOR = (float(scipy.special.digamma(2.0) - np.log(0.1)), float(np.sqrt(np.pi**2 / 6 - 1)))
+#: Prior sd of log sigma (the Gaussian model's noise scale's).
+LOG_SCALE_SD = 3.0
+
+
+@dataclass(frozen=True, eq=False)
+class StudentTModel(GeneralModel):
+    """Student-t likelihood around a linear predictor; its scale and degrees of freedom sampled.
+
+    Parameters
+    ----------
+    prior_scale : float or ndarray, default=1.0
+        Standard deviation of the Gaussian prior of the coefficients: one for all or one per
+        design column (the intercept last). The two extra parameters have priors of their own
+        (module notes), unless all P = Q + 2 are given.
+    fit_intercept : bool, default=True
+        Whether the design matrix gets a trailing column of ones.
+    noise_scale : None
+        Unused (the scale is a parameter, sampled).
+    log_scale_centre : float, default=0.0
+        The prior mean of ``log sigma`` (``log sd(y)`` when set from the data by
+        :meth:`with_data_scale`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import StudentTModel
+    >>> model = StudentTModel()
+    >>> Xd = model.design(np.array([[0.5], [-1.0]]))
+    >>> model.n_params(Xd.shape[1])
+    4
+    >>> theta = np.array([0.0, 0.0, 0.0, np.log(1e8) - model.df_centre])  # nu = 1e8: normal
+    >>> model.loglik(theta, Xd, np.array([0.0, 1.0])).round(4)
+    array([-0.9189, -1.4189])
+    """
+
+    log_scale_centre: float = 0.0
+
+    name = "student_t"
+    extra_name = "scale"
+    learns_scale = True
+    log_concave = False
+    df_centre = LOG_DF_PRIOR[0]
+
+    def n_params(self, n_columns):
+        return int(n_columns) + 2
+
+    def encode_targets(self, y):
+        return numeric_targets(y)
+
+    def prior_level(self, y_mean, y_sd):
+        # the Gaussian model's: the response's own scale, the intercept at its mean
+        return (y_sd or max(abs(y_mean), 1.0)), y_mean
+
+    def with_data_scale(self, y_mean, y_sd):
+        return replace(self, log_scale_centre=float(np.log(y_sd)) if y_sd else 0.0)
+
+    def prior_precision(self, n_params):
+        scale = np.broadcast_to(np.asarray(self.prior_scale, dtype=np.float64), (n_params - 2,))
+        if np.ndim(self.prior_scale) == 1 and np.shape(self.prior_scale)[0] == n_params:
+            scale = np.asarray(self.prior_scale, dtype=np.float64)
+        else:
+            scale = np.concatenate([scale, [LOG_SCALE_SD, LOG_DF_PRIOR[1]]])
+        return 1.0 / scale**2
+
+    def initial_params(self, Xd, y, w):
+        # weighted least squares, its residual scale and nu = 15: near the mode unless the
+        # outliers dominate, where Newton's steps take over
+        sw = np.sqrt(w)
+        beta = np.linalg.lstsq(Xd * sw[:, None], y * sw, rcond=None)[0]
+        r = y - Xd @ beta
+        s = np.sqrt(np.average(r * r, weights=w))
+        if not s > 1e-9 * max(np.sqrt(np.average(y * y, weights=w)), 1e-300):
+            # zero residuals: the likelihood grows without bound as the scale shrinks
+            raise ValueError(
+                "The targets are an exact linear function of the features on these rows: "
+                "the Student-t model's scale has no positive mode (its posterior collapses "
+                "to 0). Use more rows, or a model that fixes the scale."
+            )
+        return np.concatenate([beta, [np.log(s) - self.log_scale_centre, 0.0]])
+
+    def split(self, thetas):
+        """``(beta (S, Q), sigma (S,), nu (S,))`` of parameter vectors (S, P)."""
+        thetas = np.atleast_2d(thetas)
+        sigma = np.exp(thetas[:, -2] + self.log_scale_centre)
+        nu = np.exp(thetas[:, -1] + self.df_centre)
+        return thetas[:, :-2], sigma, nu
+
+    def _terms(self, thetas, Xd, y):
+        beta, sigma, nu = self.split(thetas)
+        z = (y[None, :] - beta @ Xd.T) / sigma[:, None]
+        return beta, sigma[:, None], nu[:, None], z
+
+    def loglik_draws(self, thetas, Xd, y):
+        _, sigma, nu, z = self._terms(thetas, Xd, y)
+        const = (
+            scipy.special.gammaln(0.5 * (nu + 1))
+            - scipy.special.gammaln(0.5 * nu)
+            - 0.5 * np.log(np.pi * nu)
+            - np.log(sigma)
+        )
+        return const - 0.5 * (nu + 1) * np.log1p(z * z / nu)
+
+    def _scores(self, thetas, Xd, y):
+        """Derivatives of each row's log-likelihood in its location, log sigma and log nu."""
+        _, sigma, nu, z = self._terms(thetas, Xd, y)
+        z2 = z * z
+        q = nu + z2
+        d_eta = (nu + 1) * z / (sigma * q)
+        d_log_sigma = (nu + 1) * z2 / q - 1.0
+        d_log_nu = (
+            0.5
+            * nu
+            * (
+                scipy.special.digamma(0.5 * (nu + 1))
+                - scipy.special.digamma(0.5 * nu)
+                - 1.0 / nu
+                - np.log1p(z2 / nu)
+                + (nu + 1) * z2 / (nu * q)
+            )
+        )
+        return d_eta, d_log_sigma, d_log_nu
+
+    def grad_draws(self, thetas, Xd, y):
+        d_eta, d_s, d_nu = self._scores(np.atleast_2d(thetas), Xd, y)
+        S, n = d_eta.shape
+        out = np.empty((S, n, Xd.shape[1] + 2))
+        out[:, :, :-2] = d_eta[:, :, None] * Xd[None, :, :]
+        out[:, :, -2] = d_s
+        out[:, :, -1] = d_nu
+        return out
+
+    def weighted_loglik_chains(self, thetas, Xd, y, w):
+        thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
+        ll = self.loglik_draws(thetas, Xd, y) @ w
+        d_eta, d_s, d_nu = self._scores(thetas, Xd, y)
+        grad = np.concatenate([(d_eta * w) @ Xd, (d_s @ w)[:, None], (d_nu @ w)[:, None]], axis=1)
+        return ll, grad
+
+    def mean(self, eta):
+        return eta
+
+    def simulate_draws(self, thetas, Xd, random_state):
+        """Draw one target per row at each of S parameter vectors.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+        Xd : ndarray of shape (n, Q)
+            Design matrix (from :meth:`design`).
+        random_state : numpy.random.RandomState
+            The source of randomness.
+
+        Returns
+        -------
+        y : ndarray of shape (S, n)
+            ``x . beta + sigma t_nu``.
+        """
+        beta, sigma, nu = self.split(thetas)
+        t = random_state.standard_t(np.broadcast_to(nu[:, None], (nu.shape[0], Xd.shape[0])))
+        return beta @ Xd.T + sigma[:, None] * t
