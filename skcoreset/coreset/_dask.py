@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from .._sklearn_compat import _check_sample_weight
-from ..models import model_from_targets
+from ..models import GLM, model_from_targets
 from ._blocks import block_bounds, describe_block, validate_rows
 from ._merge_reduce import FINAL, MergeTree, reduce_pairwise, union
 
@@ -368,9 +368,13 @@ class DaskData:
         if estimated:
             _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
             model = with_noise(model, model.estimate_noise(model.design(X), y, w))
-        theta0 = np.zeros(self.X.shape[1] + model.fit_intercept)
+        theta0 = np.zeros(model.n_params(self.X.shape[1] + model.fit_intercept))
         if start is not None:
             theta0 = start.mean.copy()
+        elif type(model).initial_params is not GLM.initial_params:
+            # a start of the model's own (least squares, class log-odds): from a sample
+            _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
+            theta0 = model.initial_params(model.design(X), y, w)
         elif model.starts_from_mean:
             w = self.s if self.s is not None else 1.0
             mean = float((self.y * w).sum().compute()) / self.total_weight
