@@ -51,7 +51,7 @@ def _my_logistic_curvature(eta, y, param):
 class MyLogistic(GLM):
     name = "my_logistic"
     family = SingleIndexFamily("my_logistic", _my_logistic_terms, _my_logistic_curvature)
-    binary_labels = True
+    labels = BinaryLabels
 
     def encode_targets(self, y):
         return BinaryLabels.fit(y).encode(y)

@@ -107,7 +107,22 @@ class StudentTModel(GeneralModel):
         return np.concatenate([beta, [np.log(s) - self.log_scale_centre, 0.0]])
 
     def split(self, thetas):
-        """``(beta (S, Q), sigma (S,), nu (S,))`` of parameter vectors (S, P)."""
+        """Split parameter vectors into coefficients, scales and degrees of freedom.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+
+        Returns
+        -------
+        beta : ndarray of shape (S, Q)
+            The coefficients (intercept last).
+        sigma : ndarray of shape (S,)
+            The scales.
+        nu : ndarray of shape (S,)
+            The degrees of freedom.
+        """
         thetas = np.atleast_2d(thetas)
         sigma = np.exp(thetas[:, -2] + self.log_scale_centre)
         nu = np.exp(thetas[:, -1] + self.df_centre)

@@ -35,7 +35,7 @@ def probit_curvature(eta, y, param):
 class Probit(GLM):
     name = "probit"
     family = SingleIndexFamily("probit", probit_terms, probit_curvature)
-    binary_labels = True
+    labels = BinaryLabels
 
     def encode_targets(self, y):
         return BinaryLabels.fit(y).encode(y)
