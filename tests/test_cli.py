@@ -457,14 +457,21 @@ def test_help_and_version_do_not_load_the_numerical_stack():
     assert version.returncode == 0 and version.stdout.startswith("skcoreset ")
 
 
-@pytest.mark.parametrize("model", ["negative_binomial", "gamma"])
+@pytest.mark.parametrize("model", ["negative_binomial", "gamma", "multinomial", "student_t"])
 def test_build_takes_every_registered_model(tmp_path, model):
     """The command line takes the models of the registry, as the estimators do: the rows and
     weights written are those of OMPCoreset(model=...) on the same data."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((3000, 3))
     mu = np.exp(X @ [0.4, -0.2, 0.1] + 1.0)
-    y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu)) if model != "gamma" else rng.gamma(2.0, mu)
+    y = {
+        "negative_binomial": lambda: rng.negative_binomial(2.0, 2.0 / (2.0 + mu)),
+        "gamma": lambda: rng.gamma(2.0, mu),
+        "multinomial": lambda: np.argmax(
+            X @ rng.normal(size=(3, 3)) + rng.gumbel(size=(3000, 3)), 1
+        ),
+        "student_t": lambda: X @ [0.4, -0.2, 0.1] + rng.standard_t(3, 3000),
+    }[model]()
     np.savez(tmp_path / "data.npz", X=X, y=y.astype(float))
     out = tmp_path / "coreset.npz"
     result = run(
@@ -472,6 +479,8 @@ def test_build_takes_every_registered_model(tmp_path, model):
         "--n-points", 40, "--random-state", 3, "-o", out,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
+    if model == "multinomial":
+        assert "(classes 0.0, 1.0 and 2.0)" in result.stdout
     rows, weights = read_output(out)
     expected = OMPCoreset(40, model=model, random_state=3).fit(X, y.astype(float))
     np.testing.assert_array_equal(rows, expected.sample_indices_)

@@ -100,7 +100,8 @@ def _warn(message):
 
 def _describe(args, table, estimator, classes, n_rows, n_chunks, chunk_rows, seconds):
     """The summary on standard output: what was read, what was built, how close it is."""
-    labels = "" if classes is None else f" (classes {_show(classes[0])} and {_show(classes[1])})"
+    shown = None if classes is None else [_show(c) for c in classes]
+    labels = "" if shown is None else f" (classes {', '.join(shown[:-1])} and {shown[-1]})"
     chunks = "1 chunk" if n_chunks == 1 else f"{n_chunks} chunks of up to {chunk_rows} rows"
     print(
         f"{table.name}: {n_rows} rows, {table.n_features} features, label {table.label!r}"
@@ -121,8 +122,8 @@ def _describe(args, table, estimator, classes, n_rows, n_chunks, chunk_rows, sec
         )
     else:
         print(
-            "no fidelity measure: sensitivity sampling has none without the data in memory "
-            "(compare the posteriors with skcoreset.metrics)"
+            f"no fidelity measure: {label(args.algorithm)} has none without the data in "
+            "memory (compare the posteriors with skcoreset.metrics)"
         )
     print(
         f"wrote {args.output}: columns 'row' (0-based row of {table.name}, header not "
