@@ -633,7 +633,12 @@ class _BaseBayesianGLM(BaseEstimator):
 
 
 class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
-    """Bayesian logistic regression (binary) sampled by preconditioned MALA.
+    """Bayesian logistic regression, binary or multinomial, sampled by preconditioned MALA.
+
+    Two classes: the logistic model. More: the multinomial (softmax) model, with the first
+    class of ``classes_`` the reference whose coefficients are 0 (the parameters are
+    identified; the predictions do not depend on the choice), as
+    :class:`~sklearn.linear_model.LogisticRegression` handles any number of classes.
 
     Parameters
     ----------
@@ -669,19 +674,23 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two class labels; the second one is the "positive" class of the model.
-    coef_samples_ : ndarray of shape (n_chains, n_samples, n_features)
-        Posterior draws of the coefficients.
-    intercept_samples_ : ndarray of shape (n_chains, n_samples)
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted; for two, the second is the "positive" class of the model.
+    coef_samples_ : ndarray of shape (n_chains, n_samples, n_features) or \
+            (n_chains, n_samples, n_classes, n_features)
+        Posterior draws of the coefficients (per class for more than two classes, the first
+        class's all 0).
+    intercept_samples_ : ndarray of shape (n_chains, n_samples) or \
+            (n_chains, n_samples, n_classes)
         Posterior draws of the intercept (zeros when ``fit_intercept=False``).
-    coef_ : ndarray of shape (1, n_features)
-        Posterior mean of the coefficients (the shape of
-        :class:`~sklearn.linear_model.LogisticRegression`'s for two classes).
-    intercept_ : ndarray of shape (1,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Posterior mean of the coefficients (the shapes of
+        :class:`~sklearn.linear_model.LogisticRegression`'s).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
         Posterior mean of the intercept (0.0 when ``fit_intercept=False``).
     prior_scale_ : ndarray of shape (n_features + fit_intercept,)
-        Prior standard deviation of each coefficient, then of the intercept (if fitted).
+        Prior standard deviation of each coefficient, then of the intercept (if fitted);
+        the same for every class.
     acceptance_rate_ : ndarray of shape (n_chains,)
         Fraction of accepted proposals after warm-up.
     step_size_ : float
@@ -748,30 +757,24 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         return ClassLabels(self.classes_).decode(draws)
 
     def _set_draws(self, result, n_coef, model, sample_noise):
+        super()._set_draws(result, n_coef, model, sample_noise)
         if not self._multiclass():
-            super()._set_draws(result, n_coef, model, sample_noise)
             # LogisticRegression's shapes for a binary problem
             self.coef_ = self.coef_.reshape(1, -1)
             self.intercept_ = np.array([self.intercept_])
             return
-        draws = result.draws
-        self.rhat_ = split_rhat(draws)
-        self.ess_ = ess_bulk(draws)
-        C, S, _ = draws.shape
-        K = len(self.classes_)
         # every class's coefficients (the reference class's are 0), as LogisticRegression
         # reports K rows
+        C, S, _ = result.draws.shape
+        K = len(self.classes_)
         theta = np.zeros((C, S, K, n_coef + int(self.fit_intercept)))
-        theta[:, :, 1:, :] = draws.reshape(C, S, K - 1, -1)
+        theta[:, :, 1:, :] = result.draws.reshape(C, S, K - 1, -1)
         self.coef_samples_ = np.ascontiguousarray(theta[..., :n_coef])
         self.intercept_samples_ = np.ascontiguousarray(
             theta[..., n_coef] if self.fit_intercept else np.zeros((C, S, K))
         )
         self.coef_ = self.coef_samples_.mean(axis=(0, 1))
         self.intercept_ = self.intercept_samples_.mean(axis=(0, 1))
-        self.acceptance_rate_ = result.acceptance_rate
-        self.step_size_ = result.step_size
-        self._theta_samples = draws
 
     def _class_log_proba(self, X):
         """``log p(y = c | x)`` of the posterior predictive over K > 2 classes, (n, K)."""
@@ -799,7 +802,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
 
         Returns
         -------
-        log_proba : ndarray of shape (n_samples, 2)
+        log_proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
         X = self._check_X(X)
@@ -824,7 +827,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
+        proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
         return np.exp(self.predict_log_proba(X))
@@ -836,7 +839,9 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         ``predict_proba(X)[:, 1] == expit(decision_function(X))`` and :meth:`predict` is
         ``classes_[1]`` where it is positive. Averaging over the posterior makes it differ
         slightly from the linear predictor at the posterior mean, ``X @ coef_.T +
-        intercept_`` (it is closer to 0 where the posterior is uncertain).
+        intercept_`` (it is closer to 0 where the posterior is uncertain). For more than two
+        classes, one score per class: the log posterior predictive probabilities, whose
+        largest is the class :meth:`predict` returns.
 
         Parameters
         ----------
@@ -845,8 +850,9 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,)
-            The log-odds of ``classes_[1]`` for each row.
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The log-odds of ``classes_[1]`` for each row (two classes), or each class's log
+            probability.
         """
         log_proba = self.predict_log_proba(X)
         if self._multiclass():
