@@ -207,3 +207,34 @@ def test_omp_coreset_of_real_incomes_beats_a_uniform_subsample():
             model, X, y, rng.choice(len(y), M, replace=False), np.full(M, len(y) / M), full
         )
         assert omp * 100 < uni, (omp, uni)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernels_against_the_numpy_formulas(dtype):
+    """The fused kernels (projection features, the sampler's weighted sums) give the NumPy
+    log-likelihoods and gradients of loglik_draws / grad_draws to rounding, from near-Cauchy
+    to near-normal draws and residuals up to 10^3 scales."""
+    rng = np.random.default_rng(6)
+    model = get_model("student_t").with_data_scale(0.0, 2.0)
+    X = rng.standard_normal((700, 3))
+    y = X @ [1.0, -2.0, 0.5] + 2.0 * rng.standard_t(1.0, 700)
+    Xd, w = model.design(X), rng.uniform(0, 2, 700)
+    J = 40
+    thetas = np.column_stack(
+        [rng.normal(0, 1, (J, 4)), rng.normal(0, 2, J), rng.uniform(-4, 5, J)]
+    )  # scales e^-6 .. e^6 times sd(y), df 0.3 .. 2000
+    ll, grad = model.weighted_loglik_chains(thetas, Xd, y, w)
+    ll_ref = model.loglik_draws(thetas, Xd, y) @ w
+    grad_ref = np.einsum("snp,n->sp", model.grad_draws(thetas, Xd, y), w)
+    np.testing.assert_allclose(ll, ll_ref, rtol=1e-12)
+    np.testing.assert_allclose(grad, grad_ref, rtol=1e-10, atol=1e-10 * np.abs(grad_ref).max())
+    out = np.empty((700, J), dtype=dtype)
+    model.projection_features("loglik", Xd, y, thetas.T.copy(), None, 0.5, out)
+    L = model.loglik_draws(thetas, Xd, y).T
+    ref = 0.5 * (L - L.mean(axis=1, keepdims=True))
+    tol = 1e-12 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * np.abs(ref).max())
+    coords = rng.integers(0, 6, J)
+    model.projection_features("fisher", Xd, y, thetas.T.copy(), coords, 2.0, out)
+    ref = 2.0 * model.grad_draws(thetas, Xd, y)[np.arange(J), :, coords].T
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * np.abs(ref).max())

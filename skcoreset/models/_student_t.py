@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.special
 
+from . import _student_t_kernels as K
 from ._general import GeneralModel
 from ._targets import numeric_targets
 
@@ -28,6 +29,10 @@ from ._targets import numeric_targets
 LOG_DF_PRIOR = (float(scipy.special.digamma(2.0) - np.log(0.1)), float(np.sqrt(np.pi**2 / 6 - 1)))
 #: Prior sd of log sigma (the Gaussian model's noise scale's).
 LOG_SCALE_SD = 3.0
+
+
+def _c(a):
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,12 +177,26 @@ class StudentTModel(GeneralModel):
         out[:, :, -1] = d_nu
         return out
 
+    def _kernel_args(self, thetas_t):
+        """The coefficients (Q, J) and the per-draw constants of draws given as columns."""
+        _, sigma, nu = self.split(thetas_t.T)
+        return np.ascontiguousarray(thetas_t[:-2]), K.draw_constants(sigma, nu)
+
     def weighted_loglik_chains(self, thetas, Xd, y, w):
-        thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
-        ll = self.loglik_draws(thetas, Xd, y) @ w
-        d_eta, d_s, d_nu = self._scores(thetas, Xd, y)
-        grad = np.concatenate([(d_eta * w) @ Xd, (d_s @ w)[:, None], (d_nu @ w)[:, None]], axis=1)
+        thetas = np.atleast_2d(np.asarray(thetas, dtype=np.float64))
+        beta_t, consts = self._kernel_args(thetas.T)
+        ll, grad = np.empty(thetas.shape[0]), np.empty(thetas.shape)
+        K.weighted_chains(_c(Xd), _c(y), _c(w), beta_t, consts, ll, grad)
         return ll, grad
+
+    def projection_features(self, kind, Xd, y, thetas_t, coords, scale, out):
+        beta_t, consts = self._kernel_args(np.asarray(thetas_t, dtype=np.float64))
+        if kind == "fisher":
+            coords = np.ascontiguousarray(coords, dtype=np.int64)
+            K.fisher_features(_c(Xd), beta_t, _c(y), consts, coords, float(scale), out)
+        else:
+            K.loglik_features(_c(Xd), beta_t, _c(y), consts, float(scale), True, out)
+        return out
 
     def mean(self, eta):
         return eta
