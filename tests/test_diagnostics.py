@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+import scipy.special
+import scipy.stats
 
-from skcoreset.sampler import ess_bulk, split_rhat
+from skcoreset.sampler import diagnostics, ess_bulk, rank_normalize, split_rhat
 
 
 def _ar1(rng, n_chains, n_draws, rho, n_params=1):
@@ -79,3 +81,20 @@ def test_matches_arviz():
             float(az.rhat(ds, method="rank")["x"]), rel=1e-10
         )
         assert ess_bulk(draws)[p] == pytest.approx(float(az.ess(ds, method="bulk")["x"]), rel=1e-10)
+
+
+def test_rank_normalize_with_ties_is_scipys_and_diagnostics_agree():
+    """The sort-once ranks equal scipy's average ranks through ndtri, with the ties of
+    rejected MALA steps (every other draw repeated) and of rounded values; diagnostics()
+    gives split_rhat's and ess_bulk's values."""
+    rng = np.random.default_rng(7)
+    draws = rng.standard_normal((3, 200, 4))
+    draws[:, 1::2] = draws[:, ::2]
+    draws[..., 2] = np.round(draws[..., 2], 1)
+    flat = draws.reshape(-1, 4)
+    ranks = scipy.stats.rankdata(flat, method="average", axis=0)
+    ref = scipy.special.ndtri((ranks - 3.0 / 8.0) / (flat.shape[0] + 0.25))
+    np.testing.assert_array_equal(rank_normalize(draws).reshape(-1, 4), ref)
+    rhat, ess = diagnostics(draws)
+    np.testing.assert_array_equal(rhat, split_rhat(draws))
+    np.testing.assert_array_equal(ess, ess_bulk(draws))

@@ -25,7 +25,7 @@ from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_c
 from .._warnings import warn
 from ..models import GLM, MODEL_NAMES, ClassLabels, get_model, laplace_approximation
 from ..models._prior import Moments, prior_from_moments
-from ..sampler import ess_bulk, sample_mala, split_rhat
+from ..sampler import diagnostics, sample_mala
 
 # Convergence thresholds behind the ConvergenceWarning (Vehtari et al. 2021 recommend
 # R-hat < 1.01 and a bulk ESS of at least 100 for reliable posterior summaries).
@@ -248,8 +248,7 @@ class _BaseBayesianGLM(BaseEstimator):
     def _set_draws(self, result, n_coef, model, sample_noise):
         """The fitted attributes from the sampler's draws."""
         draws = result.draws
-        self.rhat_ = split_rhat(draws)
-        self.ess_ = ess_bulk(draws)
+        self.rhat_, self.ess_ = diagnostics(draws)
         self._theta_samples = draws
         if model.family is None:  # a model of draws: its parameters as they are
             self.coef_samples_ = draws

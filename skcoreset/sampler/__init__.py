@@ -5,7 +5,7 @@ Gaussian prior times the *weighted* likelihood ``prod_n p(y_n | x_n, theta)^{w_n
 how a coreset is used.
 """
 
-from ._diagnostics import ess_bulk, rank_normalize, split_rhat
+from ._diagnostics import diagnostics, ess_bulk, rank_normalize, split_rhat
 from ._mala import (
     EXTRA_LOG_PRIOR,
     TARGET_ACCEPT,
@@ -19,6 +19,7 @@ __all__ = [
     "TARGET_ACCEPT",
     "MALAResult",
     "default_step_size",
+    "diagnostics",
     "ess_bulk",
     "rank_normalize",
     "sample_mala",

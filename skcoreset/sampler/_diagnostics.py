@@ -19,9 +19,8 @@ Rank normalisation makes both invariant to monotone transformations of a paramet
 import numpy as np
 import scipy.fft
 import scipy.special
-import scipy.stats
 
-__all__ = ["ess_bulk", "rank_normalize", "split_rhat"]
+__all__ = ["diagnostics", "ess_bulk", "rank_normalize", "split_rhat"]
 
 
 def _as_draws(draws):
@@ -66,10 +65,39 @@ def rank_normalize(draws):
     array([ 1.049, -1.049,  0.299, -0.299])
     """
     C, S, P = draws.shape
-    flat = draws.reshape(C * S, P)
-    ranks = scipy.stats.rankdata(flat, method="average", axis=0)
-    u = (ranks - 3.0 / 8.0) / (C * S - 2 * 3.0 / 8.0 + 1.0)
-    return scipy.special.ndtri(u).reshape(C, S, P)
+    return _normal_scores(draws.reshape(C * S, P)).reshape(C, S, P)
+
+
+def _normal_scores(flat):
+    """Normal scores of each column's average ranks, (n, P): one sort per column.
+
+    Ties (a MALA chain repeats its state at every rejection, some 40% of the draws) share
+    the mean of their ranks, as ``scipy.stats.rankdata(method='average')``. Average ranks
+    are multiples of 1/2, so the scores come from a table of the 2n possible values rather
+    than one ``ndtri`` per draw.
+    """
+    n, P = flat.shape
+    columns = np.ascontiguousarray(flat.T)  # (P, n): each parameter's draws contiguous
+    order = np.argsort(columns, axis=1)  # any order among ties: they share their rank
+    ordered = np.take_along_axis(columns, order, axis=1)
+    starts = np.ones((P, n), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    first = np.flatnonzero(starts)  # where each run of equal draws begins, column by column
+    length = np.diff(np.append(first, P * n))
+    begin = first % n
+    # twice the average rank of a run of positions begin .. begin + length - 1 (0-based)
+    twice_rank = np.repeat(2 * begin + length + 1, length)
+    table = scipy.special.ndtri((np.arange(2 * n + 1) / 2.0 - 3.0 / 8.0) / (n + 0.25))
+    scores = np.empty(P * n)
+    scores[(order + (n * np.arange(P))[:, None]).ravel()] = table[twice_rank]
+    return scores.reshape(P, n).T
+
+
+def _split_scores(draws):
+    """The normal scores of the split chains and of their folded draws, (2C, S // 2, P)."""
+    split = _split_chains(draws)
+    folded = np.abs(split - np.median(split.reshape(-1, split.shape[2]), axis=0))
+    return rank_normalize(split), rank_normalize(folded)
 
 
 def _gelman_rubin(draws):
@@ -104,16 +132,43 @@ def split_rhat(draws):
     >>> bool(np.all(np.abs(split_rhat(draws) - 1) < 0.01))
     True
     """
+    return diagnostics(draws)[0]
+
+
+def diagnostics(draws):
+    """Rank-normalised split R-hat and bulk ESS of each parameter, sharing their ranks.
+
+    The same values as :func:`split_rhat` and :func:`ess_bulk`, for the cost of two sorts of
+    each parameter's draws (the split chains', the folded ones') instead of three.
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, n_params) or (n_chains, n_draws)
+        At least 4 draws per chain.
+
+    Returns
+    -------
+    rhat : ndarray of shape (n_params,)
+        As :func:`split_rhat`.
+    ess : ndarray of shape (n_params,)
+        As :func:`ess_bulk`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.sampler import diagnostics
+    >>> rhat, ess = diagnostics(np.random.default_rng(0).standard_normal((4, 500, 2)))
+    >>> rhat.shape, ess.shape
+    ((2,), (2,))
+    """
     draws = _as_draws(draws)
     if draws.shape[1] < 4:
-        raise ValueError(f"split R-hat needs at least 4 draws per chain, got {draws.shape[1]}.")
-    split = _split_chains(draws)
-    bulk = _gelman_rubin(rank_normalize(split))
-    folded = np.abs(split - np.median(split.reshape(-1, split.shape[2]), axis=0))
-    tail = _gelman_rubin(rank_normalize(folded))
-    out = np.maximum(bulk, tail)
-    out[_constant(draws)] = np.nan
-    return out
+        raise ValueError(f"R-hat and ESS need at least 4 draws per chain, got {draws.shape[1]}.")
+    bulk, folded = _split_scores(draws)
+    rhat = np.maximum(_gelman_rubin(bulk), _gelman_rubin(folded))
+    const = _constant(draws)
+    rhat[const] = np.nan
+    return rhat, _ess(bulk, const)
 
 
 def _constant(draws):
@@ -197,9 +252,12 @@ def ess_bulk(draws):
     draws = _as_draws(draws)
     if draws.shape[1] < 4:
         raise ValueError(f"ESS needs at least 4 draws per chain, got {draws.shape[1]}.")
-    z = rank_normalize(_split_chains(draws))
-    const = _constant(draws)
-    out = np.empty(draws.shape[2])
-    for p in range(draws.shape[2]):
+    return _ess(rank_normalize(_split_chains(draws)), _constant(draws))
+
+
+def _ess(z, const):
+    """Bulk ESS of each parameter from the split chains' normal scores ``z``."""
+    out = np.empty(z.shape[2])
+    for p in range(z.shape[2]):
         out[p] = z.shape[0] * z.shape[1] if const[p] else _ess_one(z[:, :, p])
     return out
