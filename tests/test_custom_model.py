@@ -329,14 +329,6 @@ def test_minus_infinity_is_a_log_likelihood():
     assert first.max() > edge - sd
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BayesianGLM starts its chains at draws of the Laplace fit and refuses to start "
-    "when one lands where the log-likelihood is -inf ('not finite at 2 of the 4 starting "
-    "points; check the data's scale'), though -inf is a valid log-likelihood the sampler "
-    "rejects",
-)
 def test_chains_start_where_the_likelihood_is_positive():
     """With the cut at the posterior mean plus 1 sd, some of the Laplace draws the chains
     start from lie beyond it (at this seed 2 of 4): the fit should still sample the

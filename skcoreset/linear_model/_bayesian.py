@@ -190,6 +190,11 @@ class _BaseBayesianGLM(BaseEstimator):
         # Each chain starts at a draw of the Laplace approximation: dispersed at the scale of
         # the posterior, so that R-hat can detect chains that do not mix.
         init = mean + rng.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
+        if lap.model.family is None:
+            # a model of draws may be -inf in places (a user's constraint): the chains whose
+            # draw falls there start at the mode instead
+            ll, _ = lap.model.weighted_loglik_chains(init, Xd, y, w)
+            init[~np.isfinite(ll)] = mean
         # sample_mala runs the warm-up and the kept steps in one call: one phase here.
         mala = (
             f"MALA: {self.n_chains} chains x ({self.n_warmup} warm-up + {self.n_samples} kept "
