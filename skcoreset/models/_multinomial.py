@@ -13,8 +13,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.special
 
+from . import _multinomial_kernels as K
 from ._general import GeneralModel
 from ._targets import ClassLabels
+
+
+def _as_c(a):
+    """C-contiguous float64, as the kernels read their arrays."""
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def _log_softmax(E):
@@ -55,6 +61,7 @@ class MultinomialModel(GeneralModel):
     n_classes: int | None = None
 
     name = "multinomial"
+    log_concave = True
     labels = ClassLabels
 
     def __post_init__(self):
@@ -125,9 +132,81 @@ class MultinomialModel(GeneralModel):
         """
         return _log_softmax(self._predictors(np.atleast_2d(thetas), Xd))
 
+    def _checked_draws(self, thetas_t, Xd, y):
+        """The kernels read no bounds: the draws' parameters against the design's columns,
+        the rows against the targets."""
+        if thetas_t.shape[0] != self.n_params(Xd.shape[1]) or Xd.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"{thetas_t.shape[0]} parameters per draw, {Xd.shape[0]} rows and "
+                f"{y.shape[0]} targets do not fit a design of {Xd.shape[1]} columns and "
+                f"{self.n_classes} classes."
+            )
+
+    def _checked_codes(self, y):
+        """The log-likelihood kernels index the predictors by the class codes: 0, ..., K - 1
+        (as :meth:`encode_targets` gives them)."""
+        if np.any((y < 0) | (y > self._k()) | (y != np.floor(y))):
+            raise ValueError(
+                f"The multinomial model's targets are class codes 0 to {self._k()}; code the "
+                "labels with model.encode_targets."
+            )
+
     def loglik_draws(self, thetas, Xd, y):
-        logp = self.log_proba_draws(thetas, Xd)
-        return np.take_along_axis(logp, y.astype(np.intp)[None, :, None], axis=2)[:, :, 0]
+        return self.loglik_matrix(Xd, y, thetas).T
+
+    def loglik_matrix(self, Xd, y, thetas, out=None, extras=None):
+        # one fused kernel: the (N, J) output is the only allocation of that size
+        thetas_t = np.ascontiguousarray(np.atleast_2d(thetas).T, dtype=np.float64)
+        Xd, y = _as_c(Xd), _as_c(y)
+        self._checked_draws(thetas_t, Xd, y)
+        self._checked_codes(y)
+        if out is None:
+            out = np.empty((Xd.shape[0], thetas_t.shape[1]))
+        K.loglik_matrix(Xd, thetas_t, y, 1.0, False, out)
+        return out
+
+    def projection_features(self, kind, Xd, y, thetas_t, coords, scale, out):
+        """Fill ``out`` with the projection's features of the rows of ``Xd`` (fused kernels).
+
+        Parameters
+        ----------
+        kind : {'loglik', 'fisher'}
+            The features: the log-likelihoods at the draws, centred along the row, or the
+            derivative in one coordinate per draw.
+        Xd : ndarray of shape (n, Q)
+            Design matrix.
+        y : ndarray of shape (n,)
+            Coded targets.
+        thetas_t : ndarray of shape (P, J)
+            The draws, one per column.
+        coords : ndarray of int64 of shape (J,) or None
+            The coordinate of each draw ('fisher').
+        scale : float
+            Factor of every feature.
+        out : ndarray of shape (n, J)
+            float64 or float32; overwritten.
+
+        Returns
+        -------
+        out : ndarray of shape (n, J)
+        """
+        thetas_t = _as_c(thetas_t)
+        Xd, y = _as_c(Xd), _as_c(y)
+        self._checked_draws(thetas_t, Xd, y)
+        self._checked_codes(y)
+        shape = (Xd.shape[0], thetas_t.shape[1])
+        if out.shape != shape or not out.flags.c_contiguous:
+            raise ValueError(f"out must be C-contiguous of shape {shape}.")
+        if kind == "fisher":
+            coords = np.ascontiguousarray(coords, dtype=np.int64)
+            if coords.shape != (thetas_t.shape[1],) or np.any(
+                (coords < 0) | (coords >= thetas_t.shape[0])
+            ):
+                raise ValueError("coords must hold one parameter index per draw.")
+            K.fisher_features(Xd, thetas_t, y, coords, float(scale), out)
+        else:
+            K.loglik_matrix(Xd, thetas_t, y, float(scale), True, out)
+        return out
 
     def _residuals(self, thetas, Xd, y):
         """``1[y = k] - p_k`` for the K - 1 non-reference classes, (S, n, K - 1)."""
@@ -144,29 +223,22 @@ class MultinomialModel(GeneralModel):
         return (r[:, :, :, None] * Xd[None, :, None, :]).reshape(S, n, K1 * Xd.shape[1])
 
     def weighted_loglik_chains(self, thetas, Xd, y, w):
+        # one pass over the rows for all the draws (the MALA target)
         thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
-        logp = self.log_proba_draws(thetas, Xd)
-        codes = y.astype(np.intp)
-        ll = np.take_along_axis(logp, codes[None, :, None], axis=2)[:, :, 0] @ w
-        r = -np.exp(logp[:, :, 1:])
-        rows = np.flatnonzero(codes > 0)
-        r[:, rows, codes[rows] - 1] += 1.0
-        # sum_n w_n r_nk x_n: one product per draw, (K - 1, n) x (n, Q)
-        grad = np.matmul((r * w[None, :, None]).transpose(0, 2, 1), Xd)
-        return ll, grad.reshape(thetas.shape[0], -1)
+        Xd, y, w = _as_c(Xd), _as_c(y), _as_c(w)
+        self._checked_draws(thetas.T, Xd, y)
+        if w.shape != y.shape:
+            raise ValueError(f"{w.shape[0]} weights for {y.shape[0]} rows.")
+        ll, grad = np.empty(thetas.shape[0]), np.empty(thetas.shape)
+        K.weighted_loglik_grad_chains(thetas, Xd, y, w, ll, grad)
+        return ll, grad
 
     def weighted_loglik_hessian(self, theta, Xd, y, w):
         # sum_n w_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T over the K - 1 classes
-        p = np.exp(self.log_proba_draws(np.asarray(theta, dtype=np.float64), Xd)[0, :, 1:])
-        K1, Q = p.shape[1], Xd.shape[1]
-        H = np.empty((K1, Q, K1, Q))
-        for a in range(K1):
-            for b in range(a, K1):
-                c = w * p[:, a] * ((a == b) - p[:, b])
-                block = Xd.T @ (Xd * c[:, None])
-                H[a, :, b, :] = block
-                H[b, :, a, :] = block.T
-        return H.reshape(K1 * Q, K1 * Q)
+        theta = np.ascontiguousarray(theta, dtype=np.float64).reshape(-1)
+        Xd, y, w = _as_c(Xd), _as_c(y), _as_c(w)
+        self._checked_draws(theta[:, None], Xd, y)
+        return K.weighted_hessian(theta, Xd, w)
 
     def simulate_draws(self, thetas, Xd, random_state):
         """Draw one class code per row at each of S parameter vectors.
