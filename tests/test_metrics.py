@@ -325,3 +325,23 @@ def test_smallest_within_in_a_grid_search(phish):
     # on these data accuracy saturates (80 and 200 points score within 0.01): the rule
     # refits the smaller one, where refit=True would take the larger
     assert np.argmax(scores) == 3 and gs.best_index_ == 2
+
+
+def test_laplace_kl_of_models_that_read_the_data():
+    """The multinomial model counts its classes and the Student-t model centres its scale's
+    prior on the data, when named by a string: the KL of the coreset an estimator built is
+    that of its own Laplace fits (the same model, prior and data), near 0 for OMP."""
+    from skcoreset import OMPCoreset
+    from skcoreset.metrics import coreset_laplace_kl
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 3))
+    labels = np.array(["a", "b", "c"])[
+        np.argmax(X @ rng.normal(size=(3, 3)) + rng.gumbel(size=(3000, 3)), axis=1)
+    ]
+    heavy = X @ [1.0, 2.0, 3.0] + rng.standard_t(3, 3000)
+    for y, model in ((labels, "multinomial"), (labels, "auto"), (heavy, "student_t")):
+        est = OMPCoreset(n_points=60, model=model, random_state=0).fit(X, y)
+        kl = coreset_laplace_kl(X, y, est.sample_indices_, est.sample_weight_, model=model)
+        uniform = coreset_laplace_kl(X, y, np.arange(60), np.full(60, 50.0), model=model)
+        assert 0 <= kl < 1e-3 * uniform, (model, kl, uniform)

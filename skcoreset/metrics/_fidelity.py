@@ -23,12 +23,12 @@ from .._sklearn_compat import _check_sample_weight
 from ..hilbert._common import check_target, check_vectors, relative_error
 from ..models import (
     SeparationWarning,
-    default_prior_scale,
     get_model,
     laplace_approximation,
     model_from_targets,
     with_noise,
 )
+from ..models._prior import Moments, prior_from_moments
 
 _DIRECTIONS = ("forward", "reverse", "symmetric")
 
@@ -225,15 +225,21 @@ def _as_draws(draws, name):
 def _resolve(model, X, y, prior_scale, fit_intercept, data_weight):
     """``(model with its prior, coded targets)``; prior_scale='auto' is the estimators' rule
     (:func:`~skcoreset.models.default_prior_scale`) on the full data."""
-    if isinstance(model, str):
-        if model == "auto":
-            model = model_from_targets(y)
-        model = get_model(model, fit_intercept=fit_intercept)
+    named = isinstance(model, str)
+    if named:
+        name = model_from_targets(y) if model == "auto" else model
+        model = get_model(name, fit_intercept=fit_intercept)
+    if model.labels is not None:  # class labels: the model counts them (multinomial)
+        labels = model.labels.fit(y)
+        model, yv = model.with_classes(labels.classes), labels.encode(y)
+    else:
         yv = model.encode_targets(y)
-        if isinstance(prior_scale, str) and prior_scale == "auto":
-            prior_scale = default_prior_scale(model, X, yv, data_weight)
-        return replace(model, prior_scale=prior_scale), yv
-    return model, model.encode_targets(y)
+    if named and isinstance(prior_scale, str) and prior_scale == "auto":
+        moments = Moments.of(X, yv, data_weight)
+        _, _, y_mean, y_sd = moments.mean_and_sd()
+        model = model.with_data_scale(y_mean, y_sd)
+        prior_scale = prior_from_moments(model, moments)
+    return (replace(model, prior_scale=prior_scale) if named else model), yv
 
 
 def coreset_laplace(

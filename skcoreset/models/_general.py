@@ -169,6 +169,47 @@ class GeneralModel(GLM):
             out[sl] = self.loglik_draws(thetas, Xd[sl], y[sl]).T
         return out
 
+    def projection_features(self, kind, Xd, y, thetas_t, coords, scale, out):
+        """Fill ``out`` with the projection's features of the rows of ``Xd``.
+
+        The rows' log-likelihoods at the draws, centred along the row (``'loglik'``), or
+        their derivative in one coordinate per draw (``'fisher'``), times ``scale``: in blocks
+        of rows from :meth:`loglik_draws` or :meth:`grad_draws` here; the built-in models of
+        draws override it with fused kernels.
+
+        Parameters
+        ----------
+        kind : {'loglik', 'fisher'}
+            The features.
+        Xd : ndarray of shape (n, Q)
+            Design matrix.
+        y : ndarray of shape (n,)
+            Coded targets.
+        thetas_t : ndarray of shape (P, J)
+            The draws, one per column.
+        coords : ndarray of int64 of shape (J,) or None
+            The coordinate of each draw ('fisher').
+        scale : float
+            Factor of every feature.
+        out : ndarray of shape (n, J)
+            Float64 or float32; overwritten.
+
+        Returns
+        -------
+        out : ndarray of shape (n, J)
+            The same array, filled.
+        """
+        thetas = np.ascontiguousarray(np.asarray(thetas_t).T, dtype=np.float64)
+        J, P = thetas.shape
+        for sl in row_blocks(Xd.shape[0], J * (P if kind == "fisher" else 1)):
+            if kind == "fisher":
+                grad = self.grad_draws(thetas, Xd[sl], y[sl])  # (J, n, P)
+                out[sl] = scale * grad[np.arange(J), :, coords].T
+            else:
+                ll = self.loglik_draws(thetas, Xd[sl], y[sl]).T
+                out[sl] = scale * (ll - ll.mean(axis=1, keepdims=True))
+        return out
+
     def mean(self, eta):
         raise NotImplementedError(f"The {self.name} model has no single linear predictor.")
 

@@ -166,30 +166,7 @@ class MultinomialModel(GeneralModel):
         return out
 
     def projection_features(self, kind, Xd, y, thetas_t, coords, scale, out):
-        """Fill ``out`` with the projection's features of the rows of ``Xd`` (fused kernels).
-
-        Parameters
-        ----------
-        kind : {'loglik', 'fisher'}
-            The features: the log-likelihoods at the draws, centred along the row, or the
-            derivative in one coordinate per draw.
-        Xd : ndarray of shape (n, Q)
-            Design matrix.
-        y : ndarray of shape (n,)
-            Coded targets.
-        thetas_t : ndarray of shape (P, J)
-            The draws, one per column.
-        coords : ndarray of int64 of shape (J,) or None
-            The coordinate of each draw ('fisher').
-        scale : float
-            Factor of every feature.
-        out : ndarray of shape (n, J)
-            float64 or float32; overwritten.
-
-        Returns
-        -------
-        out : ndarray of shape (n, J)
-        """
+        # the fused kernels, checked inputs first (they do not bounds-check)
         thetas_t = _as_c(thetas_t)
         Xd, y = _as_c(Xd), _as_c(y)
         self._checked_draws(thetas_t, Xd, y)

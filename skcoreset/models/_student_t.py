@@ -178,9 +178,16 @@ class StudentTModel(GeneralModel):
         return out
 
     def _kernel_args(self, thetas_t):
-        """The coefficients (Q, J) and the per-draw constants of draws given as columns."""
+        """The coefficients (Q, J) and the per-draw constants of draws given as columns: the
+        kernels' rows ``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log density's constant and the
+        row-free part of the derivative in log nu."""
         _, sigma, nu = self.split(thetas_t.T)
-        return np.ascontiguousarray(thetas_t[:-2]), K.draw_constants(sigma, nu)
+        gammaln, digamma = scipy.special.gammaln, scipy.special.digamma
+        const = gammaln(0.5 * (nu + 1)) - gammaln(0.5 * nu) - 0.5 * np.log(np.pi * nu)
+        const -= np.log(sigma)
+        dnu0 = 0.5 * nu * (digamma(0.5 * (nu + 1)) - digamma(0.5 * nu) - 1.0 / nu)
+        consts = np.stack([1.0 / sigma, 1.0 / nu, 0.5 * (nu + 1), const, dnu0])
+        return np.ascontiguousarray(thetas_t[:-2]), np.ascontiguousarray(consts)
 
     def weighted_loglik_chains(self, thetas, Xd, y, w):
         thetas = np.atleast_2d(np.asarray(thetas, dtype=np.float64))

@@ -1,9 +1,10 @@
 """Numba kernels of the Student-t model: the projections' features and the sampler's target.
 
-A draw is ``(beta, sigma, nu)``; per draw the constants are prepared once (``draw_constants``:
-``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log density's constant and the row-free part of the
-derivative in ``log nu``), so a row costs one product with the coefficients and one
-``fast_log1p`` per draw, in loops over the draws that vectorise. Imports no scikit-learn.
+A draw is ``(beta, sigma, nu)``; its constants are prepared once by the model
+(``StudentTModel._kernel_args``: ``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log density's
+constant and the row-free part of the derivative in ``log nu``), so a row costs one product
+with the coefficients and one ``fast_log1p`` per draw, in loops over the draws that
+vectorise. Imports no scikit-learn nor SciPy.
 """
 
 import numpy as np
@@ -39,7 +40,7 @@ def _row_terms(x, beta_t, y, consts, e, z2):
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
 def loglik_features(X, beta_t, y, consts, scale, center, out):
     """``out[i, j] = scale * (l_i(theta_j) - mean_j l_i)`` (no centring without ``center``):
-    the log-likelihood projection. ``beta_t`` (Q, J), ``consts`` from :func:`draw_constants`."""
+    the log-likelihood projection. ``beta_t`` (Q, J); ``consts`` (5, J), see the module."""
     N = X.shape[0]
     J = beta_t.shape[1]
     half_nu1, const = consts[2], consts[3]
@@ -122,15 +123,3 @@ def weighted_chains(X, y, w, beta_t, consts, ll, grad):
             xq = x[q]
             for c in range(C):
                 grad[c, q] += d[c] * xq
-
-
-def draw_constants(sigma, nu):
-    """Per draw: ``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log density's constant and the
-    row-free part of the derivative in log nu, as the rows of a (5, J) array."""
-    from scipy.special import digamma, gammaln
-
-    sigma = np.asarray(sigma, dtype=np.float64)
-    nu = np.asarray(nu, dtype=np.float64)
-    const = gammaln(0.5 * (nu + 1)) - gammaln(0.5 * nu) - 0.5 * np.log(np.pi * nu) - np.log(sigma)
-    dnu0 = 0.5 * nu * (digamma(0.5 * (nu + 1)) - digamma(0.5 * nu) - 1.0 / nu)
-    return np.ascontiguousarray(np.stack([1.0 / sigma, 1.0 / nu, 0.5 * (nu + 1), const, dnu0]))

@@ -161,13 +161,10 @@ class Projection:
         out = np.empty((N, J), dtype=self.dtype)
         model = self.model
         extras = self._extras()
-        if model.family is None and hasattr(model, "projection_features"):  # its own kernels
+        if model.family is None:  # a model of draws: its own features
             model.projection_features(
                 self.kind, Xd, y, self.thetas_t, self.coords, self._general_scale(), out
             )
-        elif model.family is None:  # a model of draws (a user's own)
-            for sl in row_blocks(N, J * (P if self.kind == "fisher" else 1)):
-                out[sl] = self._general_features(Xd[sl], y[sl])
         elif self.kind == "fisher":
             scale = self._fisher_scale(P)
             fisher_features(
@@ -183,25 +180,14 @@ class Projection:
         return out
 
     def _general_features(self, Xd, y):
-        """The features of a few rows of a model given by its draws' log-likelihoods and
-        gradients (``GeneralModel``), in float64: (n, J)."""
-        if hasattr(self.model, "projection_features"):  # the model's own fused kernels
-            out = np.empty((Xd.shape[0], self.n_projections))
-            scale = self._general_scale()
-            return self.model.projection_features(
-                self.kind, Xd, y, self.thetas_t, self.coords, scale, out
-            )
-        thetas = np.ascontiguousarray(self.thetas_t.T)
-        J = thetas.shape[0]
-        if self.kind == "fisher":
-            grad = self.model.grad_draws(thetas, Xd, y)  # (J, n, P)
-            picked = grad[np.arange(J), :, self.coords]  # (J, n)
-            return self._fisher_scale(thetas.shape[1]) * picked.T
-        ll = self.model.loglik_draws(thetas, Xd, y).T
-        return (ll - ll.mean(axis=1, keepdims=True)) / np.sqrt(J)
+        """The float64 features (n, J) of a few rows of a model of draws."""
+        out = np.empty((Xd.shape[0], self.n_projections))
+        return self.model.projection_features(
+            self.kind, Xd, y, self.thetas_t, self.coords, self._general_scale(), out
+        )
 
     def _general_scale(self):
-        """The features' factor for a model of draws: that of :meth:`_general_features`."""
+        """The features' factor for a model of draws (its P coordinates to choose from)."""
         if self.kind == "fisher":
             return self._fisher_scale(self.thetas_t.shape[0])
         return 1.0 / np.sqrt(self.n_projections)
