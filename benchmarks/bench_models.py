@@ -69,6 +69,8 @@ def _targets(name, eta, rng):
         return rng.negative_binomial(2.0, 2.0 / (2.0 + mu)).astype(float)
     if name == "gamma":
         return rng.gamma(2.0, mu / 2.0)
+    if name == "student_t":
+        return eta + rng.standard_t(3.0, eta.size)
     return eta + rng.standard_normal(eta.size)
 
 
@@ -284,10 +286,11 @@ def draws_speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4, n_
     return rows
 
 
-REAL = [
-    ("nmes1988_visits.npz", "nmes1988.npz", "negative_binomial"),
-    ("census2000_weekinc.npz", "census2000.npz", "gamma"),
-    ("mplsstops_race.npz", None, "multinomial"),  # 7 classes; no copy in tests/data
+REAL = [  # (shared file, copy in tests/data, model, transform of y)
+    ("nmes1988_visits.npz", "nmes1988.npz", "negative_binomial", None),
+    ("census2000_weekinc.npz", "census2000.npz", "gamma", None),
+    ("census2000_weekinc.npz", "census2000.npz", "student_t", np.log),  # log incomes' tails
+    ("mplsstops_race.npz", None, "multinomial", None),  # 7 classes; no copy in tests/data
 ]
 
 
@@ -298,12 +301,14 @@ def _metric_model(name, X, y):
     lik = get_model(name)
     if lik.labels is not None:
         lik = lik.with_classes(np.unique(y))
-    return replace(lik, prior_scale=default_prior_scale(lik, X, lik.encode_targets(y), None))
+    coded = lik.encode_targets(y)
+    lik = lik.with_data_scale(float(np.mean(coded)), float(np.std(coded)))
+    return replace(lik, prior_scale=default_prior_scale(lik, X, coded, None))
 
 
 def fidelity(data_dir, seeds, n_points):
     rows = []
-    for shared, bundled, model in REAL:
+    for shared, bundled, model, transform in REAL:
         path = data_dir / shared
         if not path.exists() and bundled is not None:
             path = ROOT / "tests" / "data" / bundled
@@ -315,6 +320,8 @@ def fidelity(data_dir, seeds, n_points):
             data["X"].std(axis=0) > 0, data["X"].std(axis=0), 1
         )
         y = data["y"].astype(float)
+        if transform is not None:
+            y = transform(y)
         lik = _metric_model(model, X, y)
         kl = {"OMP": [], "uniform": []}
         for seed in range(seeds):
@@ -327,7 +334,7 @@ def fidelity(data_dir, seeds, n_points):
         rows.append(
             {
                 "data": path.name,
-                "model": model,
+                "model": model + (" (log y)" if transform is not None else ""),
                 "N": int(X.shape[0]),
                 "P": int(lik.n_params(X.shape[1] + 1)),
                 "M": n_points if n_points != "auto" else int(c.n_points_),

@@ -87,7 +87,7 @@ def fisher_features(X, beta_t, y, consts, coords, scale, out):
                 else:
                     # nu/2 (psi((nu+1)/2) - psi(nu/2) - 1/nu - log1p(z^2/nu))
                     #   + (nu + 1)/2 z^2 / (nu + z^2)
-                    nu = 1.0 / inv_nu[j]
+                    nu = np.divide(1.0, inv_nu[j])  # inf: a far proposal, rejected
                     v = dnu0[j] - 0.5 * nu * fast_log1p(z2[j]) + half_nu1[j] * frac
                 out[i, j] = scale * v
 
@@ -117,7 +117,7 @@ def weighted_chains(X, y, w, beta_t, consts, ll, grad):
             ll[c] += wi * (const[c] - half_nu1[c] * lg)
             d[c] = wi * 2.0 * half_nu1[c] * e[c] * inv_sigma[c] * inv_nu[c] * r
             grad[c, Q] += wi * (2.0 * half_nu1[c] * frac - 1.0)
-            nu = 1.0 / inv_nu[c]
+            nu = np.divide(1.0, inv_nu[c])  # inf: a far proposal, rejected
             grad[c, Q + 1] += wi * (dnu0[c] - 0.5 * nu * lg + half_nu1[c] * frac)
         for q in range(Q):
             xq = x[q]
