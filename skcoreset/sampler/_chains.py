@@ -14,7 +14,7 @@ from sklearn.utils import check_random_state
 
 from . import _mala_kernels as K
 from ._mala import TARGET_ACCEPT, default_step_size
-from ._mala_numpy import mala_run_numpy
+from ._mala_numpy import log_target, mala_run_numpy
 
 # log step-size change per unit of acceptance gap in :meth:`MALAChains.tune`.
 _TUNE_RATE = 0.5
@@ -80,7 +80,8 @@ class MALAChains:
             np.ascontiguousarray(w, dtype=np.float64),
         )
         if self.family is None:
-            self.logp[:], self.grad[:] = self._log_target(self.theta)
+            self._target = log_target(self.model, *self._rows, self.prior_prec)
+            self.logp[:], self.grad[:] = self._target(self.theta)
             bad = np.count_nonzero(~(np.isfinite(self.logp) & np.isfinite(self.grad).all(axis=1)))
         else:
             bad = K.mala_init(
@@ -96,13 +97,6 @@ class MALAChains:
             raise FloatingPointError(
                 f"The coreset log posterior is not finite at {bad} of the {self.n_chains} chains."
             )
-
-    def _log_target(self, thetas):
-        """The log posterior and its gradient at each row of ``thetas`` (models without a
-        family)."""
-        ll, g = self.model.weighted_loglik_chains(thetas, *self._rows)
-        prec = self.prior_prec
-        return ll - 0.5 * (thetas * thetas) @ prec, g - thetas * prec
 
     def _fixed(self):
         s_mu, s_sd = self._s_prior
@@ -121,7 +115,7 @@ class MALAChains:
         accept = np.zeros(C, dtype=np.int64)
         if self.family is None:
             mala_run_numpy(
-                self._log_target, self.theta, self.logp, self.grad, self.L, self.eps, False,
+                self._target, self.theta, self.logp, self.grad, self.L, self.eps, False,
                 self._da, normals, uniforms, draws, 0, store, accept,
             )  # fmt: skip
             return draws, accept / max(n_steps, 1)

@@ -9,7 +9,7 @@ from sklearn.utils import check_consistent_length, check_random_state
 from .._progress import ProgressBar
 from ..models._glm import get_model
 from . import _mala_kernels as K
-from ._mala_numpy import mala_run_numpy
+from ._mala_numpy import log_target, mala_run_numpy
 
 #: Acceptance rate targeted during warm-up; optimal for MALA (Roberts & Rosenthal 1998).
 TARGET_ACCEPT = 0.574
@@ -184,7 +184,7 @@ def sample_mala(
     C, P = theta.shape
     model = get_model(model)
     sample_extra = bool(sample_extra)
-    if sample_extra and not model.family.has_extra:
+    if sample_extra and (model.family is None or not model.family.has_extra):
         raise ValueError(f"The {model.name} model has no extra parameter to sample.")
     n_coef = model.n_params(X.shape[1])
     if P != n_coef + int(sample_extra):
@@ -214,12 +214,8 @@ def sample_mala(
     logp = np.empty(C)
     grad = np.empty((C, P))
     if family is None:  # a model of draws (GeneralModel): its NumPy functions, on all rows
-
-        def log_target(thetas):
-            ll, g = model.weighted_loglik_chains(thetas, X, y, w)
-            return ll - 0.5 * (thetas * thetas) @ prior_prec, g - thetas * prior_prec
-
-        logp[:], grad[:] = log_target(theta)
+        target = log_target(model, X, y, w, prior_prec)
+        logp[:], grad[:] = target(theta)
         bad = int(np.sum(~(np.isfinite(logp) & np.isfinite(grad).all(axis=1))))
     else:
         bad = K.mala_init(
@@ -254,7 +250,7 @@ def sample_mala(
         uniforms = rng.random_sample((C, n))
         if family is None:
             args = (step, adapting, da, normals, uniforms, draws, offset, store, n_accept)
-            mala_run_numpy(log_target, theta, logp, grad, L, *args)
+            mala_run_numpy(target, theta, logp, grad, L, *args)
         elif threaded and not adapting:
             K.mala_run_parallel(
                 family,

@@ -13,6 +13,18 @@ import numpy as np
 from . import _mala_kernels as K
 
 
+def log_target(model, X, y, w, prior_prec):
+    """``thetas (C, P) -> (log posterior (C,), its gradient (C, P))`` of a model of draws on
+    weighted rows, under the prior N(0, diag(1 / prior_prec)): the target of
+    :func:`mala_run_numpy`."""
+
+    def target(thetas):
+        ll, g = model.weighted_loglik_chains(thetas, X, y, w)
+        return ll - 0.5 * (thetas * thetas) @ prior_prec, g - thetas * prior_prec
+
+    return target
+
+
 def mala_run_numpy(
     log_target, theta, logp, grad, L, step, adapt, da, normals, uniforms, draws, offset, store,
     n_accept,
