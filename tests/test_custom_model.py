@@ -150,6 +150,11 @@ def test_numpy_logistic_gives_the_builtin_posterior_draws():
     # its predictive density is the logistic one's
     lpd_g, lpd_b = g.log_predictive_density(X, y), b.log_predictive_density(X, y)
     assert lpd_g == pytest.approx(lpd_b, rel=1e-9)
+    # a model that defines no mean response nor simulation says so
+    with pytest.raises(NotImplementedError, match="no mean response"):
+        g.predict(X)
+    with pytest.raises(NotImplementedError, match="no simulation"):
+        g.sample_posterior_predictive(X)
 
 
 @pytest.mark.parametrize("Est", [QuasiNewtonCoreset, UniformCoreset])

@@ -8,9 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.optimize
+import scipy.special
 import scipy.stats
 
-from skcoreset import BayesianLinearRegression, BayesianStudentTRegression, OMPCoreset
+from skcoreset import (
+    BayesianGLM,
+    BayesianLinearRegression,
+    BayesianStudentTRegression,
+    OMPCoreset,
+)
 from skcoreset.models import get_model, laplace_approximation
 from skcoreset.models._student_t import LOG_DF_PRIOR, LOG_SCALE_SD
 from skcoreset.sampler import ess_bulk
@@ -238,3 +244,22 @@ def test_kernels_against_the_numpy_formulas(dtype):
     model.projection_features("fisher", Xd, y, thetas.T.copy(), coords, 2.0, out)
     ref = 2.0 * model.grad_draws(thetas, Xd, y)[np.arange(J), :, coords].T
     np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+def test_bayesian_glm_takes_the_student_t_model_by_name():
+    """BayesianGLM(model='student_t') samples the posterior BayesianStudentTRegression does
+    (same draws for the same seed) and predicts its location; its score, weighted or not, is
+    the mean log predictive density, computed in blocks of rows."""
+    rng = np.random.default_rng(8)
+    X, y = _data(400, rng)
+    glm = BayesianGLM(model="student_t", n_samples=300, random_state=0).fit(X, y)
+    reg = BayesianStudentTRegression(n_samples=300, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(glm._theta_samples, reg._theta_samples)
+    np.testing.assert_allclose(glm.predict(X[:7]), reg.predict(X[:7]), rtol=1e-12)
+    lpd = reg.log_predictive_density(X, y)
+    assert glm.score(X, y) == pytest.approx(lpd, rel=1e-12)
+    assert glm.score(X, y, sample_weight=np.ones(400)) == pytest.approx(lpd, rel=1e-12)
+    thetas = reg._pooled_thetas()
+    ll = reg._model().loglik_draws(thetas, reg._model().design(X), y)
+    direct = np.mean(scipy.special.logsumexp(ll, axis=0) - np.log(len(thetas)))
+    assert lpd == pytest.approx(direct, rel=1e-12)

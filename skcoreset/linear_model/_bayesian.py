@@ -311,6 +311,27 @@ class _BaseBayesianGLM(BaseEstimator):
         model = self._model()
         return model.loglik_draws(self._pooled_thetas(), model.design(X), y)
 
+    def _row_blocks(self, n_rows):
+        """Slices of rows whose (rows, draws) arrays stay near ``_BLOCK_ELEMENTS``."""
+        J = self.coef_samples_.shape[0] * self.coef_samples_.shape[1]
+        rows = max(1, _BLOCK_ELEMENTS // max(J, 1))
+        return [slice(s, min(s + rows, n_rows)) for s in range(0, n_rows, rows)]
+
+    def _row_log_predictive(self, X, y):
+        """Each row's log posterior predictive density ``log mean_j p(y_n | x_n, theta_j)``."""
+        out = np.empty(X.shape[0])
+        if self._by_draws():
+            for sl in self._row_blocks(X.shape[0]):
+                ll = self._draw_logliks(X[sl], y[sl])
+                out[sl] = scipy.special.logsumexp(ll, axis=0) - np.log(ll.shape[0])
+            return out
+        model = self._model()
+        coef, intercept, noise = self._pooled_draws()
+        for sl, eta in self._eta_blocks(X, coef, intercept):
+            ll = model.log_density(y[sl, None], eta, noise_scale=noise)
+            out[sl] = scipy.special.logsumexp(ll, axis=1) - np.log(coef.shape[0])
+        return out
+
     def _pooled_draws(self):
         """Coefficients (J, D), intercepts (J,) and extra parameters (J,) over all chains."""
         J = self.coef_samples_.shape[0] * self.coef_samples_.shape[1]
@@ -335,6 +356,13 @@ class _BaseBayesianGLM(BaseEstimator):
         """Posterior mean and variance over the draws of E[y | x, theta] (the model's mean
         response), each of shape (n_rows,)."""
         model = self._model()
+        if self._by_draws():
+            thetas = self._pooled_thetas()
+            mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
+            for sl in self._row_blocks(X.shape[0]):
+                m = model.mean_draws(thetas, model.design(X[sl]))
+                mean[sl], var[sl] = m.mean(axis=0), m.var(axis=0)
+            return mean, var
         coef, intercept, _ = self._pooled_draws()
         mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
         for sl, eta in self._eta_blocks(X, coef, intercept):
@@ -376,17 +404,7 @@ class _BaseBayesianGLM(BaseEstimator):
         """
         X = self._check_X(X)
         y = self._targets_for_density(y, X.shape[0])
-        if self._by_draws():
-            ll = self._draw_logliks(X, y)
-            return float(np.mean(scipy.special.logsumexp(ll, axis=0) - np.log(ll.shape[0])))
-        model = self._model()
-        coef, intercept, noise = self._pooled_draws()
-        J = coef.shape[0]
-        total = 0.0
-        for sl, eta in self._eta_blocks(X, coef, intercept):
-            ll = model.log_density(y[sl, None], eta, noise_scale=noise)
-            total += np.sum(scipy.special.logsumexp(ll, axis=1) - np.log(J))
-        return float(total / X.shape[0])
+        return float(np.mean(self._row_log_predictive(X, y)))
 
     def sample_posterior_predictive(self, X, n_draws=100, random_state=None):
         """Draw from the posterior predictive distribution at the rows of ``X``.
@@ -1738,10 +1756,4 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
         X = self._check_X(X)
         y = self._targets_for_density(y, X.shape[0])
         w = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        model = self._model()
-        coef, intercept, extra = self._pooled_draws()
-        lpd = np.empty(X.shape[0])
-        for sl, eta in self._eta_blocks(X, coef, intercept):
-            ll = model.log_density(y[sl, None], eta, noise_scale=extra)
-            lpd[sl] = scipy.special.logsumexp(ll, axis=1) - np.log(coef.shape[0])
-        return float(np.average(lpd, weights=w))
+        return float(np.average(self._row_log_predictive(X, y), weights=w))

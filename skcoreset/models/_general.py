@@ -210,6 +210,48 @@ class GeneralModel(GLM):
                 out[sl] = scale * (ll - ll.mean(axis=1, keepdims=True))
         return out
 
+    def mean_draws(self, thetas, Xd):
+        """Compute the mean response of each row at S parameter vectors.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+        Xd : ndarray of shape (n, Q)
+            Design matrix (from :meth:`design`).
+
+        Returns
+        -------
+        mean : ndarray of shape (S, n)
+            ``E[y_n | x_n, theta_s]``.
+        """
+        raise NotImplementedError(
+            f"The {self.name!r} model defines no mean response (mean_draws): use its "
+            "posterior draws or log_predictive_density."
+        )
+
+    def simulate_draws(self, thetas, Xd, random_state):
+        """Draw one target per row at each of S parameter vectors.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, P)
+            Parameter vectors, one per row.
+        Xd : ndarray of shape (n, Q)
+            Design matrix (from :meth:`design`).
+        random_state : numpy.random.RandomState
+            The source of randomness.
+
+        Returns
+        -------
+        y : ndarray of shape (S, n)
+            Simulated targets, in the model's coding.
+        """
+        raise NotImplementedError(
+            f"The {self.name!r} model defines no simulation (simulate_draws): posterior "
+            "predictive draws need one."
+        )
+
     def mean(self, eta):
         raise NotImplementedError(f"The {self.name} model has no single linear predictor.")
 

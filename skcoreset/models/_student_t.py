@@ -205,8 +205,9 @@ class StudentTModel(GeneralModel):
             K.loglik_features(_c(Xd), beta_t, _c(y), consts, float(scale), True, out)
         return out
 
-    def mean(self, eta):
-        return eta
+    def mean_draws(self, thetas, Xd):
+        # the location (the mean where df > 1, the median always)
+        return self.split(thetas)[0] @ Xd.T
 
     def simulate_draws(self, thetas, Xd, random_state):
         """Draw one target per row at each of S parameter vectors.
