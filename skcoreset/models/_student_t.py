@@ -182,18 +182,19 @@ class StudentTModel(GeneralModel):
         kernels' rows ``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log density's constant and the
         row-free part of the derivative in log nu."""
         _, sigma, nu = self.split(thetas_t.T)
-        gammaln, digamma = scipy.special.gammaln, scipy.special.digamma
-        const = gammaln(0.5 * (nu + 1)) - gammaln(0.5 * nu) - 0.5 * np.log(np.pi * nu)
-        const -= np.log(sigma)
-        dnu0 = 0.5 * nu * (digamma(0.5 * (nu + 1)) - digamma(0.5 * nu) - 1.0 / nu)
-        consts = np.stack([1.0 / sigma, 1.0 / nu, 0.5 * (nu + 1), const, dnu0])
+        consts = K.draw_constants(sigma, nu)
         return np.ascontiguousarray(thetas_t[:-2]), np.ascontiguousarray(consts)
 
     def weighted_loglik_chains(self, thetas, Xd, y, w):
         thetas = np.atleast_2d(np.asarray(thetas, dtype=np.float64))
         beta_t, consts = self._kernel_args(thetas.T)
-        ll, grad = np.empty(thetas.shape[0]), np.empty(thetas.shape)
-        K.weighted_chains(_c(Xd), _c(y), _c(w), beta_t, consts, ll, grad)
+        Xd = _c(Xd)
+        S = thetas.shape[0]
+        ll, d_eta, grad = np.empty(S), np.empty((S, Xd.shape[0])), np.empty(thetas.shape)
+        # the predictors and the coefficients' gradient by BLAS, the rest in one fused pass
+        E = np.ascontiguousarray(thetas[:, :-2]) @ Xd.T
+        K.chain_terms(E, _c(y), _c(w), consts, ll, d_eta, grad[:, -2:])
+        grad[:, :-2] = d_eta @ Xd
         return ll, grad
 
     def projection_features(self, kind, Xd, y, thetas_t, coords, scale, out):

@@ -1,16 +1,21 @@
 """Numba kernels of the Student-t model: the projections' features and the sampler's target.
 
-A draw is ``(beta, sigma, nu)``; its constants are prepared once by the model
-(``StudentTModel._kernel_args``: ``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log density's
-constant and the row-free part of the derivative in ``log nu``), so a row costs one product
-with the coefficients and one ``fast_log1p`` per draw, in loops over the draws that
-vectorise. Imports no scikit-learn nor SciPy.
+A draw is ``(beta, sigma, nu)``; its constants are prepared once (:func:`draw_constants`:
+``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log density's constant and the row-free part of
+the derivative in ``log nu``), so a row costs one product with the coefficients and one
+``fast_log1p`` per draw, in loops that vectorise. The sampler's target takes its linear
+predictors and its coefficients' gradient from BLAS (:func:`chain_terms` does the rest).
+Imports no scikit-learn nor SciPy.
 """
+
+import math
 
 import numpy as np
 from numba import njit, prange
 
 from ._fastmath_kernels import fast_log1p
+from ._glm_kernels import sum_reassoc
+from ._special_kernels import digamma
 
 _CONTRACT = {"contract"}
 
@@ -40,7 +45,7 @@ def _row_terms(x, beta_t, y, consts, e, z2):
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
 def loglik_features(X, beta_t, y, consts, scale, center, out):
     """``out[i, j] = scale * (l_i(theta_j) - mean_j l_i)`` (no centring without ``center``):
-    the log-likelihood projection. ``beta_t`` (Q, J); ``consts`` (5, J), see the module."""
+    the log-likelihood projection. ``beta_t`` (Q, J); ``consts`` from :func:`draw_constants`."""
     N = X.shape[0]
     J = beta_t.shape[1]
     half_nu1, const = consts[2], consts[3]
@@ -93,33 +98,52 @@ def fisher_features(X, beta_t, y, consts, coords, scale, out):
 
 
 @njit(cache=True, fastmath=_CONTRACT)
-def weighted_chains(X, y, w, beta_t, consts, ll, grad):
-    """The weighted log-likelihood ``ll[c]`` and its gradient ``grad[c]`` (coefficients, log
-    sigma, log nu) of each draw c (a column of ``beta_t``), one pass over the rows."""
-    N, Q = X.shape
-    C = beta_t.shape[1]
+def chain_terms(E, y, w, consts, ll, d_eta, grad_extra):
+    """From the linear predictors ``E`` (C, N) of C draws: ``ll[c]``, the weighted
+    log-likelihoods; ``d_eta`` (C, N), each row's weighted derivative in its predictor (the
+    caller's product with the design gives the coefficients' gradient); ``grad_extra`` (C, 2),
+    the weighted derivatives in log sigma and log nu. The rows' terms are written in a loop
+    that vectorises (no reduction in it: the elementary functions need the exact IEEE order),
+    then summed by :func:`sum_reassoc`."""
+    C, N = E.shape
     inv_sigma, inv_nu, half_nu1, const, dnu0 = consts[0], consts[1], consts[2], consts[3], consts[4]
-    e = np.empty(C)
-    z2 = np.empty(C)
-    d = np.empty(C)
+    t_ll = np.empty(N)
+    t_sigma = np.empty(N)
+    t_nu = np.empty(N)
     for c in range(C):
-        ll[c] = 0.0
-        for p in range(Q + 2):
-            grad[c, p] = 0.0
-    for i in range(N):
-        wi = w[i]
-        x = X[i]
-        _row_terms(x, beta_t, y[i], consts, e, z2)
-        for c in range(C):
-            r = np.divide(1.0, 1.0 + z2[c])
-            frac = z2[c] * r
-            lg = fast_log1p(z2[c])
-            ll[c] += wi * (const[c] - half_nu1[c] * lg)
-            d[c] = wi * 2.0 * half_nu1[c] * e[c] * inv_sigma[c] * inv_nu[c] * r
-            grad[c, Q] += wi * (2.0 * half_nu1[c] * frac - 1.0)
-            nu = np.divide(1.0, inv_nu[c])  # inf: a far proposal, rejected
-            grad[c, Q + 1] += wi * (dnu0[c] - 0.5 * nu * lg + half_nu1[c] * frac)
-        for q in range(Q):
-            xq = x[q]
-            for c in range(C):
-                grad[c, q] += d[c] * xq
+        e = E[c]
+        out = d_eta[c]
+        a, b, h, k, g0 = inv_sigma[c], inv_nu[c], half_nu1[c], const[c], dnu0[c]
+        half_nu = 0.5 * np.divide(1.0, b)  # inf: a far proposal, rejected
+        for i in range(N):
+            z = (y[i] - e[i]) * a
+            z2 = z * z * b
+            r = np.divide(1.0, 1.0 + z2)
+            frac = z2 * r
+            lg = fast_log1p(z2)
+            wi = w[i]
+            t_ll[i] = wi * (k - h * lg)
+            out[i] = wi * 2.0 * h * z * a * b * r
+            t_sigma[i] = wi * (2.0 * h * frac - 1.0)
+            t_nu[i] = wi * (g0 - half_nu * lg + h * frac)
+        ll[c] = sum_reassoc(t_ll)
+        grad_extra[c, 0] = sum_reassoc(t_sigma)
+        grad_extra[c, 1] = sum_reassoc(t_nu)
+
+
+@njit(cache=True)
+def draw_constants(sigma, nu):
+    """Per draw, the rows of a (5, J) array: ``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log
+    density's constant and the row-free part of the derivative in log nu."""
+    J = sigma.shape[0]
+    out = np.empty((5, J))
+    for j in range(J):
+        s, v = sigma[j], nu[j]
+        out[0, j] = np.divide(1.0, s)
+        out[1, j] = np.divide(1.0, v)
+        out[2, j] = 0.5 * (v + 1.0)
+        out[3, j] = (
+            math.lgamma(0.5 * (v + 1.0)) - math.lgamma(0.5 * v) - 0.5 * math.log(math.pi * v)
+        ) - math.log(s)
+        out[4, j] = 0.5 * v * (digamma(0.5 * (v + 1.0)) - digamma(0.5 * v) - np.divide(1.0, v))
+    return out
