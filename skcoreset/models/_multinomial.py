@@ -218,22 +218,7 @@ class MultinomialModel(GeneralModel):
         return K.weighted_hessian(theta, Xd, w)
 
     def simulate_draws(self, thetas, Xd, random_state):
-        """Draw one class code per row at each of S parameter vectors.
-
-        Parameters
-        ----------
-        thetas : ndarray of shape (S, P)
-            Parameter vectors, one per row.
-        Xd : ndarray of shape (n, Q)
-            Design matrix (from :meth:`design`).
-        random_state : numpy.random.RandomState
-            The source of randomness.
-
-        Returns
-        -------
-        codes : ndarray of shape (S, n)
-            Class codes in 0, ..., K - 1.
-        """
+        # one class code per row and draw, by inversion of the cumulative probabilities
         cum = np.cumsum(np.exp(self.log_proba_draws(thetas, Xd)), axis=2)
         u = random_state.random_sample(cum.shape[:2] + (1,))
         return np.minimum((u > cum).sum(axis=2), cum.shape[2] - 1)

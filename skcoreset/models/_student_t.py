@@ -211,22 +211,7 @@ class StudentTModel(GeneralModel):
         return self.split(thetas)[0] @ Xd.T
 
     def simulate_draws(self, thetas, Xd, random_state):
-        """Draw one target per row at each of S parameter vectors.
-
-        Parameters
-        ----------
-        thetas : ndarray of shape (S, P)
-            Parameter vectors, one per row.
-        Xd : ndarray of shape (n, Q)
-            Design matrix (from :meth:`design`).
-        random_state : numpy.random.RandomState
-            The source of randomness.
-
-        Returns
-        -------
-        y : ndarray of shape (S, n)
-            ``x . beta + sigma t_nu``.
-        """
+        # x . beta + sigma t_nu
         beta, sigma, nu = self.split(thetas)
         t = random_state.standard_t(np.broadcast_to(nu[:, None], (nu.shape[0], Xd.shape[0])))
         return beta @ Xd.T + sigma[:, None] * t
