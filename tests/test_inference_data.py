@@ -8,7 +8,7 @@ from skcoreset.linear_model import (
     BayesianLinearRegression,
     BayesianLogisticRegression,
     BayesianPoissonRegression,
-    _bayesian,
+    _base,
 )
 
 az = pytest.importorskip("arviz")
@@ -161,7 +161,7 @@ def test_after_a_coreset():
 def test_large_fits_need_the_data_again(monkeypatch):
     X, y = _data(BayesianLinearRegression, n=80)
     small = BayesianLinearRegression(**SMALL).fit(X, y)
-    monkeypatch.setattr(_bayesian, "MAX_STORED_ROWS", 50)
+    monkeypatch.setattr(_base, "MAX_STORED_ROWS", 50)
     est = BayesianLinearRegression(**SMALL).fit(X, y)
     assert est._training_rows is None  # nothing copied
     with pytest.raises(ValueError, match=r"80 rows.*pass the training data"):

@@ -4,15 +4,14 @@ They accept ``sample_weight`` as exponents of the likelihood terms, so they are 
 final step after a coreset: ``est.fit(X[idx], y[idx], sample_weight=w)``.
 """
 
-from ._bayesian import (
+from ._glm import BayesianGLM
+from ._linear import BayesianLinearRegression, BayesianStudentTRegression
+from ._log_link import (
     BayesianGammaRegression,
-    BayesianGLM,
-    BayesianLinearRegression,
-    BayesianLogisticRegression,
     BayesianNegativeBinomialRegression,
     BayesianPoissonRegression,
-    BayesianStudentTRegression,
 )
+from ._logistic import BayesianLogisticRegression
 
 __all__ = [
     "BayesianGLM",
