@@ -232,6 +232,74 @@ def _dual_average(da, mean_accept):
     da[DA_LOG_EPS_BAR] = mk * log_eps + (1.0 - mk) * da[DA_LOG_EPS_BAR]
 
 
+@njit(cache=True, inline="always")
+def _propose(th, uc, xi, LT, eps, up, pr):
+    """One chain's proposal ``pr = theta + (eps^2/2) L u + eps L xi = theta + L v`` with
+    ``v = (eps^2/2) u + eps xi``; ``up`` holds v until the proposal's whitened gradient
+    overwrites it (:func:`_accept`)."""
+    half_eps2 = 0.5 * eps * eps
+    for b in range(th.shape[0]):
+        up[b] = half_eps2 * uc[b] + eps * xi[b]
+        pr[b] = th[b]
+    _add_tril_product(LT, up, pr)
+
+
+@njit(cache=True, inline="always")
+def _accept(th, logp, gc, uc, pr, lp_prop, gp, up, xi, L, eps, u01, c, n_accept):
+    """Accept or reject one chain's proposal ``pr`` (log density ``lp_prop``, gradient ``gp``)
+    with the uniform ``u01``; on acceptance the chain's state (``th``, ``logp[c]``, ``gc``,
+    its whitened gradient ``uc``) moves and ``n_accept[c]`` grows. Returns the acceptance
+    probability."""
+    log_alpha = -np.inf
+    if _all_finite(pr) and math.isfinite(lp_prop) and _all_finite(gp):
+        _whiten_grad(L, gp, up)
+        log_alpha = lp_prop - logp[c] + _log_proposal_ratio(xi, uc, up, 0.5 * eps)
+    if log_alpha >= 0.0:
+        acc_prob = 1.0
+    elif math.isfinite(log_alpha):
+        acc_prob = math.exp(log_alpha)
+    else:
+        acc_prob = 0.0  # non-finite proposals and NaN ratios are rejected
+    # uniforms are in [0, 1): a zero acceptance probability never accepts.
+    if u01 < acc_prob:
+        for a in range(th.shape[0]):
+            th[a] = pr[a]
+            gc[a] = gp[a]
+            uc[a] = up[a]
+        logp[c] = lp_prop
+        n_accept[c] += 1
+    return acc_prob
+
+
+@njit(cache=True)
+def propose_chains(theta, u, xi, L, eps, up, prop):
+    """Every chain's proposal (:func:`_propose`), for the NumPy driver of the models of
+    draws; ``xi`` (C, P) the step's normals."""
+    L = np.tril(L)
+    LT = np.ascontiguousarray(L.T)
+    for c in range(theta.shape[0]):
+        _propose(theta[c], u[c], xi[c], LT, eps, up[c], prop[c])
+
+
+@njit(cache=True)
+def accept_chains(theta, logp, grad, u, prop, lprop, gprop, up, xi, L, eps, u01, n_accept, acc):
+    """Every chain's acceptance (:func:`_accept`) into ``acc``, for the NumPy driver."""
+    L = np.tril(L)
+    for c in range(theta.shape[0]):
+        acc[c] = _accept(
+            theta[c], logp, grad[c], u[c], prop[c], lprop[c], gprop[c], up[c], xi[c], L, eps,
+            u01[c], c, n_accept,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def whiten_chains(L, grad, u):
+    """``u[c] = L^T grad[c]`` for every chain."""
+    L = np.tril(L)
+    for c in range(grad.shape[0]):
+        _whiten_grad(L, grad[c], u[c])
+
+
 @njit(cache=True)
 def _advance(
     family,
@@ -288,19 +356,8 @@ def _advance(
     for it in range(n_steps):
         if adapt:
             eps = math.exp(da[DA_LOG_EPS])
-        half_eps2 = 0.5 * eps * eps
         for g in range(G):
-            th = theta[c0 + g]
-            xi = normals[c0 + g, it]
-            uc = u[g]
-            up = uprop[g]
-            pr = prop[g]
-            # prop = theta + (eps^2/2) L u + eps L xi = theta + L v,  v = (eps^2/2) u + eps xi.
-            # ``up`` holds v until the proposal's whitened gradient overwrites it.
-            for b in range(P):
-                up[b] = half_eps2 * uc[b] + eps * xi[b]
-                pr[b] = th[b]
-            _add_tril_product(LT, up, pr)
+            _propose(theta[c0 + g], u[g], normals[c0 + g, it], LT, eps, uprop[g], prop[g])
         log_target_chains(
             family,
             sample_extra,
@@ -321,34 +378,13 @@ def _advance(
         )
         for g in range(G):
             c = c0 + g
-            th = theta[c]
-            xi = normals[c, it]
-            uc = u[g]
-            up = uprop[g]
-            gp = gprop[g]
-            lp_prop = lprop[g]
-            log_alpha = -np.inf
-            if _all_finite(prop[g]) and math.isfinite(lp_prop) and _all_finite(gp):
-                _whiten_grad(L, gp, up)
-                log_alpha = lp_prop - logp[c] + _log_proposal_ratio(xi, uc, up, 0.5 * eps)
-            if log_alpha >= 0.0:
-                acc_prob = 1.0
-            elif math.isfinite(log_alpha):
-                acc_prob = math.exp(log_alpha)
-            else:
-                acc_prob = 0.0  # non-finite proposals and NaN ratios are rejected
-            acc[g] = acc_prob
-            # uniforms are in [0, 1): a zero acceptance probability never accepts.
-            if uniforms[c, it] < acc_prob:
-                for a in range(P):
-                    th[a] = prop[g, a]
-                    grad[c, a] = gp[a]
-                    uc[a] = up[a]
-                logp[c] = lp_prop
-                n_accept[c] += 1
+            acc[g] = _accept(
+                theta[c], logp, grad[c], u[g], prop[g], lprop[g], gprop[g], uprop[g],
+                normals[c, it], L, eps, uniforms[c, it], c, n_accept,
+            )  # fmt: skip
             if store:
                 for a in range(P):
-                    draws[c, offset_draws + it, a] = th[a]
+                    draws[c, offset_draws + it, a] = theta[c, a]
         if adapt:
             _dual_average(da, _ordered_mean(acc))
     return eps

@@ -3,9 +3,9 @@
 The twin of :func:`~skcoreset.sampler._mala_kernels.mala_run` for a target given as a Python
 function ``log_target(thetas) -> (lp (C,), grad (C, P))``, vectorised over the chains: the
 same proposal, the same Metropolis-Hastings ratio without a triangular solve, the same dual
-averaging (its compiled update is called as a Python function), the same use of the random
-numbers, so a chain's draws follow the same law. A user's NumPy log-likelihood costs far more
-per step than the few array operations here.
+averaging and the same use of the random numbers: the compiled per-chain proposal and
+acceptance of the kernels (``propose_chains``, ``accept_chains``) around the Python target, so
+a chain's draws follow the same law, to rounding the same as the kernel's for the same target.
 """
 
 import numpy as np
@@ -32,36 +32,25 @@ def mala_run_numpy(
     """Advance every chain ``normals.shape[1]`` steps; the arguments are those of
     :func:`~skcoreset.sampler._mala_kernels.mala_run` with ``log_target`` in place of the
     model and its data. Returns the step size of the last step."""
-    L = np.tril(L)
-    u = grad @ L  # L^T g, one row per chain
+    C, P = theta.shape
+    L = np.ascontiguousarray(L)
+    u = np.empty((C, P))
+    K.whiten_chains(L, grad, u)
+    prop, up = np.empty((C, P)), np.empty((C, P))
+    acc = np.empty(C)
     eps = step
     for it in range(normals.shape[1]):
         if adapt:
             eps = float(np.exp(da[K.DA_LOG_EPS]))
-        xi = normals[:, it]
-        prop = theta + (0.5 * eps * eps * u + eps * xi) @ L.T
+        xi = np.ascontiguousarray(normals[:, it])
+        K.propose_chains(theta, u, xi, L, eps, up, prop)
         with np.errstate(all="ignore"):
             lprop, gprop = log_target(prop)
-            uprop = gprop @ L
-            h = 0.5 * eps * (u + uprop)
-            log_alpha = lprop - logp - np.sum(h * (xi + 0.5 * h), axis=1)
-        finite = (
-            np.isfinite(lprop)
-            & np.isfinite(gprop).all(axis=1)
-            & np.isfinite(prop).all(axis=1)
-            & np.isfinite(log_alpha)
-        )
-        acc = np.where(finite, np.exp(np.minimum(np.where(finite, log_alpha, 0.0), 0.0)), 0.0)
-        take = uniforms[:, it] < acc
-        theta[take], grad[take], u[take], logp[take] = (
-            prop[take],
-            gprop[take],
-            uprop[take],
-            lprop[take],
-        )
-        n_accept += take
+        gprop = np.ascontiguousarray(gprop, dtype=np.float64)
+        args = (prop, np.asarray(lprop, dtype=np.float64), gprop, up, xi, L, eps)
+        K.accept_chains(theta, logp, grad, u, *args, uniforms[:, it].copy(), n_accept, acc)
         if store:
             draws[:, offset + it] = theta
         if adapt:
-            K._dual_average(da, float(np.sum(acc)) / acc.shape[0])
+            K._dual_average(da, float(np.sum(acc)) / C)
     return eps
