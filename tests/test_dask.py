@@ -163,3 +163,49 @@ def test_estimated_extra_parameter_is_drawn_by_the_projection():
     assert lap.model.noise_scale == pytest.approx(0.5, rel=0.05)
     mem = OMPCoreset(40, model="gaussian", n_projections=100, random_state=0).fit(X, y)
     assert mem.laplace_.log_extra_sd == pytest.approx(lap.log_extra_sd, rel=1e-12)
+
+
+def _models_of_draws(rng, n):
+    """(model, X, y) of the three models of draws: multinomial (string labels), Student-t
+    and a user's NumPy logistic regression (intercept column in X)."""
+    from scipy.special import expit, log_expit
+
+    from skcoreset.models import CustomModel
+
+    Z = rng.standard_normal((n, 2))
+    labels = np.array(["a", "b", "c"])[
+        np.argmax(Z @ rng.normal(size=(2, 3)) + rng.gumbel(size=(n, 3)), axis=1)
+    ]
+    heavy = Z @ [1.0, -2.0] + rng.standard_t(3, n)
+    X1 = np.column_stack([Z, np.ones(n)])
+    binary = (rng.random(n) < expit(Z @ [1.0, -0.5] + 0.3)).astype(float)
+
+    def loglik(t, X, y):
+        eta = t @ X.T
+        return y * log_expit(eta) + (1 - y) * log_expit(-eta)
+
+    def grad(t, X, y):
+        return (y - expit(t @ X.T))[:, :, None] * X[None]
+
+    custom = CustomModel(loglik, grad, 3, prior_scale=2.0)
+    return [("multinomial", Z, labels), ("student_t", Z, heavy), (custom, X1, binary)]
+
+
+def test_models_of_draws_through_dask():
+    """The multinomial, Student-t and NumPy custom models build their coresets from dask
+    chunks (their own Newton start on a sample, their classes from the chunks' labels), as
+    close to the full posterior (Laplace KL) as the in-memory fit's."""
+    from skcoreset.metrics import coreset_laplace_kl
+
+    rng = np.random.default_rng(3)
+    for model, X, y in _models_of_draws(rng, 6000):
+        chunked = OMPCoreset(n_points=40, model=model, random_state=0).fit(
+            da.from_array(X, chunks=2000), da.from_array(y, chunks=2000)
+        )
+        memory = OMPCoreset(n_points=40, model=model, random_state=0).fit(X, y)
+        kl = [
+            coreset_laplace_kl(X, y, est.sample_indices_, est.sample_weight_, model=model)
+            for est in (chunked, memory)
+        ]
+        assert chunked.model_ == memory.model_
+        assert kl[0] < max(10 * kl[1], 1e-6), (model, kl)
