@@ -401,9 +401,15 @@ def test_sparse_vi_coreset_warns_when_it_stops_early(regression, monkeypatch, re
     monkeypatch.setattr(
         _kl, "sparse_vi", lambda problem, *a, **k: (np.arange(3), np.ones(3), 0, reason)
     )
-    with pytest.warns(UserWarning, match="stopped at 3 of 20 points"):
+    with pytest.warns(UserWarning) as record:
         cs = SparseVICoreset(20, random_state=0).fit(X, y)
-    assert cs.stop_reason_ == reason and cs.n_points_ == 3
+    messages = [str(r.message) for r in record]
+    assert any("stopped at 3 of 20 points" in m for m in messages)
+    # three points of weight 1 are far worse than the OMP start the other methods take: the
+    # start is kept, and said so
+    assert any("the start is kept" in m for m in messages)
+    assert cs.stop_reason_ == reason and cs.n_points_ > 3
+    assert cs.laplace_kl_ == cs.start_laplace_kl_ < 1.0
     # stopped before the first point: no coreset at all, an error
     none = (np.empty(0, dtype=np.intp), np.empty(0), 0, reason)
     monkeypatch.setattr(_kl, "sparse_vi", lambda problem, *a, **k: none)
@@ -922,3 +928,47 @@ def test_taylor_correction_grows_at_most_linearly_far_out(poisson_taylor):
     delta = near - lap.mean
     full = delta @ (G - G_pool) - 0.5 * delta @ (H - H_pool) @ delta
     assert taylor.correction(near[None])[0] == pytest.approx(full)
+
+
+def test_kl_methods_keep_their_start_when_they_end_far_worse(regression, monkeypatch):
+    """An optimisation that lands far from the posterior (here: every weight on one point)
+    is dropped for its start, the OMP coreset of the pool, with a CoresetQualityWarning that
+    gives both Laplace KLs; both are reported."""
+    from skcoreset.coreset import CoresetQualityWarning
+
+    X, y = regression
+
+    def one_point(problem, idx, w0, **kw):
+        w = np.zeros_like(w0)
+        w[0] = w0.sum()
+        return w, 1, "converged"
+
+    monkeypatch.setattr(_kl, "quasi_newton", one_point)
+    with pytest.warns(CoresetQualityWarning, match="the start is kept"):
+        cs = QuasiNewtonCoreset(30, random_state=0).fit(X, y)
+    assert cs.n_points_ > 1 and cs.laplace_kl_ == cs.start_laplace_kl_
+    assert cs.laplace_kl_ == pytest.approx(_kept_kl(cs, X, y), rel=1e-9, abs=1e-12)
+
+
+def _kept_kl(cs, X, y):
+    """The Laplace KL of a fitted coreset to the estimator's own fit of the data."""
+    from skcoreset.metrics import gaussian_kl
+    from skcoreset.metrics._fidelity import coreset_fit
+
+    full = cs.laplace_
+    idx = cs.sample_indices_
+    core = coreset_fit(full.model, full.model.design(X[idx]), y[idx], cs.sample_weight_)
+    return gaussian_kl(core.mean, core.cov, full.mean, full.cov)
+
+
+@pytest.mark.parametrize("Est", [QuasiNewtonCoreset, SparseVICoreset, CoresetMCMC])
+def test_kl_methods_report_their_laplace_kl(regression, Est):
+    """Without a failure nothing warns, and the kept coreset's Laplace KL is reported beside
+    its start's, within the margin of the rule (10x + 0.1 nats)."""
+    X, y = regression
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        cs = Est(30, random_state=0).fit(X, y)
+    assert np.isfinite(cs.laplace_kl_) and np.isfinite(cs.start_laplace_kl_)
+    assert cs.laplace_kl_ <= 10 * cs.start_laplace_kl_ + 0.1
+    assert cs.laplace_kl_ == pytest.approx(_kept_kl(cs, X, y), rel=1e-9, abs=1e-12)
