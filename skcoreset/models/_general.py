@@ -2,16 +2,18 @@
 
 A :class:`~skcoreset.models.SingleIndexFamily` model reads ``theta`` through one linear
 predictor ``x . theta``, which the fused numba kernels exploit. The multinomial model (K - 1
-linear predictors) and a user's :class:`~skcoreset.models.CustomModel` do not: they give the
-per-datum log-likelihoods and gradients of S parameter vectors at once,
+linear predictors), the Student-t model (its scale and degrees of freedom) and a user's
+:class:`~skcoreset.models.CustomModel` do not: they give the per-datum log-likelihoods and
+gradients of S parameter vectors at once,
 
     loglik_draws(thetas (S, P), Xd, y) -> (S, n),   grad_draws(thetas, Xd, y) -> (S, n, P),
 
 and everything else - the weighted sums and the Hessian of the Laplace fit, the projections'
 features, the sampler's target - is built from those two by this base class (the projections
-and the sampler read them through :meth:`GeneralModel.loglik_matrix`,
-:meth:`GeneralModel.loglik_grad_draws` and :meth:`GeneralModel.weighted_loglik_chains`).
-A subclass may override any of the derived methods with a faster one.
+read :meth:`GeneralModel.projection_features`, the sampler and the KL methods
+:meth:`GeneralModel.weighted_loglik_chains`, the Laplace fit ``weighted_loglik`` and
+``weighted_loglik_hessian``). A subclass may override any of the derived methods with a
+faster one, as the built-ins do with their numba kernels.
 """
 
 from dataclasses import dataclass
