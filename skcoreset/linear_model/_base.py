@@ -22,6 +22,7 @@ from .._logging import phase, report
 from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from .._warnings import warn
 from ..models import GLM, get_model, laplace_approximation
+from ..models._general import row_blocks
 from ..models._prior import Moments, prior_from_moments
 from ..sampler import diagnostics, sample_mala
 
@@ -309,11 +310,10 @@ class _BaseBayesianGLM(BaseEstimator):
         model = self._model()
         return model.loglik_draws(self._pooled_thetas(), model.design(X), y)
 
-    def _row_blocks(self, n_rows):
-        """Slices of rows whose (rows, draws) arrays stay near ``_BLOCK_ELEMENTS``."""
+    def _row_blocks(self, n_rows, per_draw=1):
+        """Slices of rows whose (rows, draws, per_draw) arrays stay near ``_BLOCK_ELEMENTS``."""
         J = self.coef_samples_.shape[0] * self.coef_samples_.shape[1]
-        rows = max(1, _BLOCK_ELEMENTS // max(J, 1))
-        return [slice(s, min(s + rows, n_rows)) for s in range(0, n_rows, rows)]
+        return row_blocks(n_rows, J * per_draw, _BLOCK_ELEMENTS)
 
     def _row_log_predictive(self, X, y):
         """Each row's log posterior predictive density ``log mean_j p(y_n | x_n, theta_j)``."""
@@ -344,10 +344,7 @@ class _BaseBayesianGLM(BaseEstimator):
 
     def _eta_blocks(self, X, coef, intercept):
         """Yield (row slice, linear predictors of shape (rows, J)) in bounded-memory blocks."""
-        J = coef.shape[0]
-        rows = max(1, _BLOCK_ELEMENTS // max(J, 1))
-        for start in range(0, X.shape[0], rows):
-            sl = slice(start, min(start + rows, X.shape[0]))
+        for sl in row_blocks(X.shape[0], coef.shape[0], _BLOCK_ELEMENTS):
             yield sl, X[sl] @ coef.T + intercept
 
     def _response_moments(self, X):

@@ -6,7 +6,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..models import ClassLabels
-from ._base import _BLOCK_ELEMENTS, _BaseBayesianGLM
+from ._base import _BaseBayesianGLM
 
 
 class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
@@ -159,9 +159,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         thetas = self._pooled_thetas()
         J = thetas.shape[0]
         out = np.empty((X.shape[0], len(self.classes_)))
-        rows = max(1, _BLOCK_ELEMENTS // (J * len(self.classes_)))
-        for start in range(0, X.shape[0], rows):
-            sl = slice(start, min(start + rows, X.shape[0]))
+        for sl in self._row_blocks(X.shape[0], len(self.classes_)):
             logp = model.log_proba_draws(thetas, model.design(X[sl]))  # (J, n, K)
             out[sl] = scipy.special.logsumexp(logp, axis=0) - np.log(J)
         return out

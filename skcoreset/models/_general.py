@@ -27,9 +27,11 @@ from ._glm import GLM
 _BLOCK_ENTRIES = 1 << 22
 
 
-def row_blocks(n_rows, entries_per_row):
-    """Slices of rows whose temporaries hold about ``_BLOCK_ENTRIES`` entries each."""
-    rows = max(1, _BLOCK_ENTRIES // max(1, entries_per_row))
+def row_blocks(n_rows, entries_per_row, budget=None):
+    """Slices of rows whose temporaries hold about ``budget`` entries each (None:
+    ``_BLOCK_ENTRIES``)."""
+    budget = _BLOCK_ENTRIES if budget is None else budget
+    rows = max(1, budget // max(1, entries_per_row))
     return [slice(s, min(s + rows, n_rows)) for s in range(0, n_rows, rows)]
 
 
