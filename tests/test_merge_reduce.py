@@ -133,12 +133,12 @@ def test_partial_fit_over_64_blocks_holds_few_coresets(data):
     bounds = np.linspace(0, N, 65).astype(int)
     for a, b in zip(bounds[:-1], bounds[1:]):
         est.partial_fit(X[a:b], y[a:b])
-        assert len(est._stream["tree"].held()) <= int(np.log2(64)) + 1
+        assert len(est._construction.tree.held()) <= int(np.log2(64)) + 1
         assert est.n_samples_seen_ == b
         assert est.sample_indices_.max() < b  # rows counted across all blocks seen
         Xm, ym, _ = est.get_coreset()
         np.testing.assert_array_equal(Xm, X[est.sample_indices_])
-    assert len(est._stream["tree"].held()) == 1  # 64 = one binary digit
+    assert len(est._construction.tree.held()) == 1  # 64 = one binary digit
     assert _kl(X, y, est) < _kl(X, y, UniformCoreset(20, projection=None, random_state=0).fit(X, y))
 
 

@@ -9,13 +9,21 @@ local schedulers and on a ``dask.distributed`` cluster of any size.
 dask is imported only when a dask collection is passed (the optional extra ``skcoreset[dask]``).
 """
 
-import numba
+from dataclasses import dataclass, replace
+
 import numpy as np
+from sklearn.utils.validation import validate_data
 
 from .._sklearn_compat import _check_sample_weight
 from ..models import GLM, model_from_targets
-from ._blocks import block_bounds, describe_block, validate_rows
-from ._merge_reduce import FINAL, MergeTree, reduce_pairwise, union
+from ._blocks import block_bounds, read_block, validate_rows
+from ._construction import Construction
+from ._merge_reduce import FINAL, reduce_pairwise
+from ._preparation import check_classes, encode_targets, model_name, resolve_model
+
+#: The most distinct target values a chunk reports: all the class labels of any classifier
+#: a coreset serves; more values than that are counts or measurements, never classes.
+_MAX_VALUES = 1000
 
 
 def is_dask_collection(data):
@@ -50,71 +58,79 @@ def aligned(data, chunks, name):
     return data.rechunk((chunks,))
 
 
-def target_digest(y):
-    """What a chunk of targets tells about the model: its first three distinct values (for
-    'auto' and the class labels), whether every value is an integer, NaN/inf present."""
+def target_digest(y, s=None):
+    """What a chunk of targets tells about the model: its distinct values (up to
+    ``_MAX_VALUES``, for 'auto' and the class labels), their number, whether every value is an
+    integer, whether all are finite, and the distinct values among rows of positive weight."""
     y = np.asarray(y)
     numeric = y.dtype.kind in "biuf"
     finite = bool(np.all(np.isfinite(y))) if y.dtype.kind == "f" else True
     values = np.unique(y[np.isfinite(y)] if y.dtype.kind == "f" else y)
     integer = bool(numeric and np.all(values == np.round(values))) if numeric else False
-    return values[:3], len(values), integer, finite
+    positive = values if s is None else np.unique(y[_weights(s, len(y)) > 0])
+    return values[:_MAX_VALUES], len(values), integer, finite, positive[:_MAX_VALUES]
 
 
 def model_from_digests(digests):
-    """What ``model='auto'`` means for targets known by the digests of their chunks.
-
-    Returns ``(name, values)`` with up to three distinct values (two for class labels); the
-    rule is :func:`skcoreset.models.model_from_targets`.
-    """
+    """What ``model='auto'`` means for targets known by the digests of their chunks: the rule
+    of :func:`skcoreset.models.model_from_targets`, with the chunks' integer flags."""
     values = np.unique(np.concatenate([d[0] for d in digests]))
     n_distinct = max(len(values), max(d[1] for d in digests))
+    if values.dtype.kind in "biuf" and n_distinct > 2 and not all(d[2] for d in digests):
+        return "gaussian"
+    return model_from_targets(values[:3])
+
+
+def fit(estimator, X, y, sample_weight, composed=None):
+    """``(construction, final node)`` of a fit on a dask array or DataFrame: per-chunk
+    coresets built by tasks where the chunks live, merged pairwise by tasks; only the final
+    coreset reaches the client."""
+    import dask
+    from dask import delayed
+
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, but the target y is None."
+        )
+    validate_data(estimator, X, reset=True, skip_check_array=True)
+    if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
+        estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    X = as_dask_array(_float_columns(X), "X")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
+    if X.shape[0] == 0:
+        raise ValueError("X has 0 rows; a coreset needs at least one row.")
+    y = aligned(y, X.chunks[0], "y")
+    s = aligned(sample_weight, X.chunks[0], "sample_weight")
+    s_parts = s.to_delayed().ravel() if s is not None else [None] * len(X.chunks[0])
+    digests = dask.compute(
+        *[delayed(target_digest)(b, w) for b, w in zip(y.to_delayed().ravel(), s_parts)]
+    )
     if not all(d[3] for d in digests):
         raise ValueError("y contains NaN or infinity.")
-    if values.dtype.kind in "biuf" and n_distinct > 2 and not all(d[2] for d in digests):
-        return "gaussian", values[:3]
-    return model_from_targets(values[:3]), values[:3]
+    values = np.unique(np.concatenate([d[0] for d in digests]))
+    inferred = model_from_digests(digests) if model_name(estimator, composed) is None else None
+    model, labels, inferred = resolve_model(estimator, values, composed, inferred_name=inferred)
+    if labels is not None:  # the whole data's rule, on the chunks' positive-weight labels
+        positive = np.unique(np.concatenate([d[4] for d in digests]))
+        check_classes(labels, labels.encode(positive) if positive.size else [])
+    estimator._single_block = False
+    estimator._coreset_size(model, X.shape[1])
+    data = DaskData(estimator, X, y, s, model, labels, estimator._block_rows(X))
+    construction = Construction.start(estimator, model, labels, data)
+    construction.n_seen, construction.calls = int(X.shape[0]), 1
+    nodes, merged, final = build(construction, X, y, s)
+    merged_node, node = compute(nodes, merged, final, estimator.progress)
+    if node is None:
+        raise ValueError("No row of X has a positive sample_weight.")
+    # a later partial_fit continues from the merged chunk coresets, as from a fit's tree
+    construction.tree.push(merged_node, construction.reduce)
+    return construction, node
 
 
-def chunk_coreset(estimator, X, y, s, offset, chunk, stream):
-    """The coreset of one chunk: its blocks reduced through a merge tree (a dask task)."""
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)  # one core per task: the scheduler runs tasks side by side
-    try:
-        coded, _ = estimator._encode_targets(y, stream["model"], s, False, stream["labels"])
-        tree = MergeTree(estimator._capacity(), chunk=chunk)
-        reduce = estimator._reducer(stream)
-        nodes = []
-        for index, (start, stop) in enumerate(block_bounds(X.shape[0], estimator._block_rows(X))):
-            where = f"chunk {chunk}, " + describe_block(index, offset + start, offset + stop)
-            node = estimator._leaf(X, coded, s, start, stop, offset, where, stream, index, chunk)
-            if node is not None:
-                tree.push(node, reduce)
-                nodes.append(index)
-        return tree.result(reduce) if nodes else None
-    finally:
-        numba.set_num_threads(previous)
-
-
-def merge_chunk_coresets(estimator, nodes, key, stream):
-    """A coreset of the union of chunk coresets (a dask task)."""
-    nodes = [n for n in nodes if n is not None]
-    if not nodes:
-        return None
-    merged = union(nodes)
-    capacity = estimator._capacity()
-    if capacity is not None and len(merged) <= capacity:
-        return merged
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return estimator._reducer(stream)(merged, key)
-    finally:
-        numba.set_num_threads(previous)
-
-
-def build(estimator, X, y, s, stream):
-    """The delayed final coreset of dask arrays X, y, s (s may be None: unit weights)."""
+def build(construction, X, y, s):
+    """The delayed chunk coresets, their merged coreset and the final coreset of dask arrays
+    X, y, s (s may be None: unit weights)."""
     from dask import delayed
 
     offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
@@ -123,34 +139,23 @@ def build(estimator, X, y, s, stream):
     s_blocks = s.to_delayed().ravel() if s is not None else [None] * len(X_blocks)
     task = delayed(_chunk_task, pure=True)
     nodes = [
-        task(estimator, Xc, yc, sc, int(off), c, stream)
+        task(construction, Xc, yc, sc, int(off), c)
         for c, (Xc, yc, sc, off) in enumerate(zip(X_blocks, y_blocks, s_blocks, offsets))
     ]
-    merge = delayed(merge_chunk_coresets, pure=True)
-    merged = reduce_pairwise(nodes, lambda group, key: merge(estimator, group, key, stream))
+    merge = delayed(construction.merge, pure=True)
+    merged = reduce_pairwise(nodes, merge)
     # the key of the final step counts the blocks, as for data in memory (one chunk: same bits)
-    block_rows = estimator._block_rows(X)
-    n_blocks = sum(len(block_bounds(int(n), block_rows)) for n in X.chunks[0])
-    final = delayed(finalize_task, pure=True)(estimator, merged, stream, (FINAL, 0, 1, n_blocks))
-    return nodes, final
+    n_blocks = sum(len(block_bounds(int(n), construction.block_rows)) for n in X.chunks[0])
+    final = delayed(construction.finalize, pure=True)(merged, (FINAL, 0, 1, n_blocks))
+    return nodes, merged, final
 
 
-def finalize_task(estimator, node, stream, key):
-    """The coreset of the merged chunk coresets (a dask task)."""
-    if node is None:
-        return None
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return estimator._finalize(node, stream["context"], stream["seeds"](key))
-    finally:
-        numba.set_num_threads(previous)
+def compute(nodes, merged, final, progress):
+    """``(merged, final)`` coresets, with a progress bar of the chunks done when asked."""
+    import dask
 
-
-def compute(nodes, final, progress):
-    """The final coreset, with a progress bar of the chunks done when asked."""
     if not progress:
-        return final.compute()
+        return dask.compute(merged, final)
     from .._progress import ProgressBar
 
     with ProgressBar(len(nodes), True, "chunks", "chunk") as bar:
@@ -164,7 +169,7 @@ def compute(nodes, final, progress):
             futures = client.compute(nodes)
             for _ in as_completed(futures):
                 bar.update()
-            return client.compute(final).result()
+            return tuple(client.compute([merged, final], sync=True))
         from dask.callbacks import Callback
 
         keys = {n.key for n in nodes}
@@ -174,7 +179,7 @@ def compute(nodes, final, progress):
                 bar.update()
 
         with Callback(posttask=posttask):
-            return final.compute()
+            return dask.compute(merged, final)
 
 
 def _weights(s, n):
@@ -190,38 +195,48 @@ def _weights(s, n):
     )
 
 
-def _chunk_task(estimator, X, y, s, offset, chunk, stream):
+def _chunk_task(construction, X, y, s, offset, chunk):
+    """The coreset of one chunk (a task): its targets coded, its blocks reduced."""
     X = np.asarray(X)
     s = _weights(s, X.shape[0])
-    return chunk_coreset(estimator, X, np.asarray(y), s, offset, chunk, stream)
+    y = encode_targets(np.asarray(y), construction.model, construction.labels)
+    return construction.chunk(X, y, s, offset, chunk)
 
 
-def _coded_chunk(estimator, X, y, s, stream, label=None):
+@dataclass
+class _Coding:
+    """What a task needs to read a chunk as the fit does (small: it is sent with each task)."""
+
+    estimator: object
+    model: object
+    labels: object
+    block_rows: int
+
+
+def _coded_chunk(coding, X, y, s, label=None):
     """A chunk's validated design rows, coded targets and weights (rows of weight 0 dropped)."""
-    from ._blocks import read_block
-
-    X = read_block(np.asarray(X), 0, len(X), label=label, estimator=estimator)
+    X = read_block(np.asarray(X), 0, len(X), label=label, estimator=coding.estimator)
     s = _weights(s, X.shape[0])
-    y, _ = estimator._encode_targets(np.asarray(y), stream["model"], s, False, stream["labels"])
+    y = encode_targets(np.asarray(y), coding.model, coding.labels)
     keep = s > 0
-    return stream["model"].design(X[keep]), y[keep], s[keep]
+    return coding.model.design(X[keep]), y[keep], s[keep]
 
 
-def _chunk_moments(estimator, X, y, s, stream, label):
+def _chunk_moments(coding, X, y, s, label):
     """The weighted moments of a chunk's rows (a dask task)."""
     from ..models._prior import Moments
 
-    Xd, y, w = _coded_chunk(estimator, X, y, s, stream, label)
-    return Moments.of(_features(Xd, stream["model"]), y, w)
+    Xd, y, w = _coded_chunk(coding, X, y, s, label)
+    return Moments.of(_features(Xd, coding.model), y, w)
 
 
-def _chunk_loglik(estimator, X, y, s, stream, theta, hessian, label):
+def _chunk_loglik(coding, X, y, s, theta, hessian, label):
     """The log-likelihood parts of a chunk's blocks (its gradients, or Hessians), in order:
     summed like the blocks of an in-memory fit, they give the same bits."""
-    model = stream["model"]
-    Xd, y, w = _coded_chunk(estimator, X, y, s, stream, label)
+    Xd, y, w = _coded_chunk(coding, X, y, s, label)
+    model = coding.model
     parts = []
-    for start, stop in block_bounds(len(w), estimator._block_rows(X)):
+    for start, stop in block_bounds(len(w), coding.block_rows):
         args = theta, Xd[start:stop], y[start:stop], w[start:stop]
         parts.append(
             model.weighted_loglik_hessian(*args) if hessian else model.weighted_loglik(*args)
@@ -229,30 +244,30 @@ def _chunk_loglik(estimator, X, y, s, stream, theta, hessian, label):
     return parts
 
 
-def _chunk_extra_information(estimator, X, y, s, stream, theta, label):
+def _chunk_extra_information(coding, X, y, s, theta, label):
     """A chunk's information on the model's log extra parameter (a dask task)."""
-    Xd, y, w = _coded_chunk(estimator, X, y, s, stream, label)
-    return stream["model"].log_extra_information(Xd @ theta, y, w)
+    Xd, y, w = _coded_chunk(coding, X, y, s, label)
+    return coding.model.log_extra_information(Xd @ theta, y, w)
 
 
 class _DaskPosterior:
     """The weighted log posterior of all rows, each evaluation a pass of tasks over the
     chunks (the interface of ``models._laplace._Posterior``)."""
 
-    def __init__(self, estimator, data, model):
-        self.estimator, self.data, self.model = estimator, data, model
-        self.stream = dict(data.stream, model=model)
+    def __init__(self, data, model):
+        self.data, self.model = data, model
+        self.coding = replace(data.coding(), model=model)
 
-    def _map(self, theta, hessian):
+    def _map(self, task, *args):
         import dask
         from dask import delayed
 
-        task = delayed(_chunk_loglik, pure=True)
+        task = delayed(task, pure=True)
         d = self.data
         return dask.compute(
             *[
-                task(self.estimator, Xc, yc, sc, self.stream, theta, hessian, label)
-                for Xc, yc, sc, label in zip(d.X_blocks, d.y_blocks, d.s_blocks, d.labels)
+                task(self.coding, Xc, yc, sc, *args, where)
+                for Xc, yc, sc, where in zip(d.X_blocks, d.y_blocks, d.s_blocks, d.where)
             ]
         )
 
@@ -260,51 +275,43 @@ class _DaskPosterior:
     # of the same blocks gives the same bits.
     def value_and_grad(self, theta):
         ll, grad = 0.0, 0.0
-        for parts in self._map(theta, False):
+        for parts in self._map(_chunk_loglik, theta, False):
             for part, g in parts:
                 ll, grad = ll + part, grad + g
         return self.model.add_log_prior(theta, ll, grad)
 
     def neg_hessian(self, theta):
         H = 0.0
-        for parts in self._map(theta, True):
+        for parts in self._map(_chunk_loglik, theta, True):
             for part in parts:
                 H = H + part
         return self.model.add_prior_hessian(H)
 
     def extra_information(self, theta):
         """The information on the log extra parameter at ``theta``, a pass of tasks."""
-        import dask
-        from dask import delayed
-
-        task = delayed(_chunk_extra_information, pure=True)
-        d = self.data
-        parts = dask.compute(
-            *[
-                task(self.estimator, Xc, yc, sc, self.stream, theta, label)
-                for Xc, yc, sc, label in zip(d.X_blocks, d.y_blocks, d.s_blocks, d.labels)
-            ]
-        )
-        return float(sum(parts))
+        return float(sum(self._map(_chunk_extra_information, theta)))
 
 
 class DaskData:
     """The rows of a dask fit as its preparation sees them (the interface of
     ``_blocks.InMemoryData``): samples and sums are computed by tasks, only small results
-    reach the client."""
+    reach the client. ``model`` is the model the rows are coded for (its prior set later)."""
 
-    def __init__(self, estimator, X, y, s, stream, block_rows):
+    def __init__(self, estimator, X, y, s, model, labels, block_rows):
         self.estimator, self.X, self.y, self.s = estimator, X, y, s
-        self.stream = stream
+        self.model, self.labels = model, labels
         self.block_rows = block_rows
         self.X_blocks = X.to_delayed().ravel()
         self.y_blocks = y.to_delayed().ravel()
         self.s_blocks = s.to_delayed().ravel() if s is not None else [None] * len(self.X_blocks)
         bounds = np.cumsum([0, *X.chunks[0]])
-        self.labels = [
+        self.where = [
             f"chunk {c} (rows {a} to {b - 1})" for c, (a, b) in enumerate(zip(bounds, bounds[1:]))
         ]
         self._total = None
+
+    def coding(self):
+        return _Coding(self.estimator, self.model, self.labels, self.block_rows)
 
     @property
     def n_rows(self):
@@ -322,7 +329,7 @@ class DaskData:
         X, y = dask.compute(self.X[rows], self.y[rows])
         s = None if self.s is None else self.s[rows].compute()
         X = validate_rows(X, rows, self.estimator)
-        Xd, y, w = _coded_chunk(self.estimator, X, y, s, self.stream)
+        Xd, y, w = _coded_chunk(self.coding(), X, y, s)
         keep = _weights(s, len(rows)) > 0
         return rows[keep], Xd, y, w
 
@@ -331,11 +338,12 @@ class DaskData:
         from dask import delayed
 
         task = delayed(_chunk_moments, pure=True)
+        coding = self.coding()
         parts = dask.compute(
             *[
-                task(self.estimator, Xc, yc, sc, self.stream, label)
-                for Xc, yc, sc, label in zip(
-                    self.X_blocks, self.y_blocks, self.s_blocks, self.labels
+                task(coding, Xc, yc, sc, where)
+                for Xc, yc, sc, where in zip(
+                    self.X_blocks, self.y_blocks, self.s_blocks, self.where
                 )
             ]
         )
@@ -349,13 +357,13 @@ class DaskData:
             return None
         rows = np.sort(random_state.choice(self.n_rows, size=size, replace=False))
         rows, Xd, y, w = self._rows(rows)
-        return rows, _features(Xd, self.stream["model"]), y, w
+        return rows, _features(Xd, self.model), y, w
 
     def all_rows(self):
         if self.n_rows > self.block_rows:
             return None
         _, Xd, y, w = self._rows(np.arange(self.n_rows))
-        return _features(Xd, self.stream["model"]), y, w
+        return _features(Xd, self.model), y, w
 
     def laplace(self, model, start=None):
         from ..models import with_noise
@@ -379,11 +387,28 @@ class DaskData:
             w = self.s if self.s is not None else 1.0
             mean = float((self.y * w).sum().compute()) / self.total_weight
             theta0[-1] = model.initial_intercept(mean)
-        posterior = _DaskPosterior(self.estimator, self, model)
+        posterior = _DaskPosterior(self, model)
         laplace = fit_posterior(model, posterior, theta0)
         if estimated:  # the projections draw the extra parameter too (LaplaceApproximation)
             laplace = with_extra_information(laplace, posterior.extra_information(laplace.mean))
         return laplace
+
+
+def _float_columns(X):
+    """A dask DataFrame's nullable columns (``Int64``, ``boolean``, ``Float64``) as float64,
+    missing values NaN: each chunk's check then reports them as missing values, where the
+    conversion of ``pd.NA`` would fail with a bare TypeError."""
+    if not hasattr(X, "dtypes") or not hasattr(X.dtypes, "items"):
+        return X
+    from pandas.api import types
+
+    nullable = [
+        c
+        for c, t in X.dtypes.items()
+        if types.is_extension_array_dtype(t)
+        and (types.is_numeric_dtype(t) or types.is_bool_dtype(t))
+    ]
+    return X.astype({c: "float64" for c in nullable}) if nullable else X
 
 
 def _features(Xd, model):

@@ -6,13 +6,13 @@ and its options in ``_select``.
 """
 
 import logging
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 
 from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
+from .._warnings import warn
 from ..hilbert._common import relative_error, row_norms_and_sum
 from ..hilbert._greedy import _frank_wolfe, _giga
 from ..hilbert._iht import _iht
@@ -20,11 +20,9 @@ from ..hilbert._omp import _omp
 from ..hilbert._sampling import _importance, _uniform
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
-from ._blocks import LAPLACE_START, InMemoryData, laplace_of_all_rows, laplace_of_sample
+from ._blocks import LAPLACE_START, laplace_of_all_rows, laplace_of_sample
+from ._construction import Context
 from ._merge_reduce import Node
-
-# The context of UniformCoreset(projection=None): no Laplace fit, no draws.
-_NO_PROJECTION = object()
 
 # n_candidates='auto': a pool of max(10 000, 50 n_points) rows. On N = 2e5 logistic rows
 # (D = 20, J = 1000, M = 100) OMP's Laplace KL to the full posterior, median of 4 seeds, was
@@ -83,38 +81,44 @@ class _HilbertCoreset(BaseCoreset):
         """The Laplace fit (on a uniform subsample of the rows, or all of them) and the J
         parameter draws every block is projected with."""
         with phase(self, f"Laplace fit ({model.name} model)"):
-            self.laplace_ = self._laplace(data, model, random_state)
-        n_params = self.laplace_.mean.shape[0]
+            laplace, indices = self._laplace(data, model, random_state)
+        n_params = laplace.mean.shape[0]
         dim = self.n_projections - (self.projection == "loglik")  # centring removes one
         if dim < n_params:
-            warnings.warn(
+            warn(
                 f"n_projections={self.n_projections} gives a projection of dimension {dim}, "
                 f"fewer than the model's {n_params} parameters: it cannot tell apart coresets "
                 "that differ in the posterior, so hilbert_error_ will look better than the "
                 "coreset is. Use at least a few times the number of parameters.",
                 UserWarning,
-                stacklevel=5,
             )
-        return Projection.draw(
-            self.laplace_,
+        projection = Projection.draw(
+            laplace,
             projection=self.projection,
             n_projections=self.n_projections,
             dtype=self.dtype,
             random_state=random_state,
         )
+        return Context(model, laplace=laplace, projection=projection, laplace_indices=indices)
+
+    def _begin_exact(self, data, model, random_state):
+        """Every row is kept: the Laplace fit alone, reported as ``laplace_``."""
+        if self.projection is None:
+            return Context(model)
+        laplace, indices = self._laplace(data, model, random_state)
+        return Context(model, laplace=laplace, laplace_indices=indices)
 
     def _laplace(self, data, model, random_state):
-        """Laplace fit of the posterior: on ``laplace_subsample`` rows drawn uniformly among
-        those with positive weight (weights scaled up to the total), or on all of them."""
+        """``(fit, start rows)``: the Laplace fit of the posterior on ``laplace_subsample``
+        rows drawn uniformly among those with positive weight (weights scaled up to the
+        total), or on all of them."""
         size = self.laplace_subsample
         if size != "auto":
             sample = laplace_of_sample(data, model, size, random_state)
             if sample is not None:
-                fit, self.laplace_indices_ = sample
-                return fit
+                return sample
         start = LAPLACE_START if size == "auto" else None
-        fit, self.laplace_indices_ = laplace_of_all_rows(data, model, random_state, start)
-        return fit
+        return laplace_of_all_rows(data, model, random_state, start)
 
     def _capacity(self):
         pool = self._pool_size()
@@ -138,14 +142,16 @@ class _HilbertCoreset(BaseCoreset):
         J = self.n_projections if self.projection is not None else 1
         return J * np.dtype(self.dtype).itemsize + super()._bytes_per_row(n_features)
 
-    def _vectors(self, node, projection):
+    def _vectors(self, node, context):
         """The rows' vectors, scaled by their weights."""
+        projection = context.projection
         Xd = projection.model.design(node.X)
         return projection.transform(Xd, node.y, node.weights)
 
-    def _summarize(self, node, projection, random_state):
+    def _summarize(self, node, context, random_state):
         """The node's exact projected sum; with candidate pools, also its sampling keys."""
-        if projection is _NO_PROJECTION:
+        projection = context.projection
+        if projection is None:
             return node
         with phase(self, f"projection pass over {len(node)} rows", self._block_level()):
             Xd = projection.model.design(node.X)
@@ -160,29 +166,30 @@ class _HilbertCoreset(BaseCoreset):
                 node.keys = np.where(norms > 0, np.log(u) / norms, -np.inf)
         return node
 
-    def _reduce(self, node, projection, random_state):
+    def _reduce(self, node, context, random_state):
         pool = self._pool_size()
         if pool is None:
-            return self._select_coreset(node, projection, random_state)
+            return self._select_coreset(node, context, random_state)
         if node.keys is None:
-            node = self._summarize(node, projection, random_state)
+            node = self._summarize(node, context, random_state)
         return node.subset(node.top_keys(pool))
 
-    def _finalize(self, node, projection, random_state):
+    def _finalize(self, node, context, random_state):
         if self._pool_size() is None or len(node) <= self._target_size:
             return node
         # the final selection is a phase of the whole fit, however many blocks came before
-        return self._select_coreset(node, projection, random_state, logging.INFO)
+        return self._select_coreset(node, context, random_state, logging.INFO)
 
-    def _select_coreset(self, node, projection, random_state, level=None):
+    def _select_coreset(self, node, context, random_state, level=None):
         """The algorithm on the node's rows, aiming at the exact summary of its data."""
         level = self._block_level() if level is None else level
-        if projection is _NO_PROJECTION:
+        if context.projection is None:
             what = f"weights of {len(node)} rows"
         else:
-            what = f"projection of {len(node)} rows onto {projection.n_projections} features"
+            J = context.projection.n_projections
+            what = f"projection of {len(node)} rows onto {J} features"
         with phase(self, what, level):
-            V = self._vectors(node, projection)
+            V = self._vectors(node, context)
         sigma, rowsum = row_norms_and_sum(V)
         target = rowsum if node.summary is None else node.summary
         name = f"selection: {type(self).__name__} of {self._target_size} among {len(node)} rows"
@@ -202,41 +209,33 @@ class _HilbertCoreset(BaseCoreset):
             info=info,
         )
 
-    def _finish(self, node, projection):
-        if projection is None:  # every row kept: the exact coreset
-            self.n_iter_, self.stop_reason_ = 0, "all_rows"
-            if self.projection is not None:
-                self.hilbert_error_ = 0.0
-            return
+    def _finish(self, node, context):
+        fitted = {}
+        if context.laplace is not None:
+            fitted["laplace_"] = context.laplace
+            fitted["laplace_indices_"] = context.laplace_indices
         info = node.info
-        if info is None:  # the final union was small enough to keep whole
-            V = self._vectors(node, projection)
+        if info is None or "union_of" in info:  # the final node was small enough to keep
             info = {"n_iter": 0, "stop_reason": "all_rows"}
-            if self.projection is not None:
+            if context.projection is not None:
+                V = self._vectors(node, context)
                 info["error"] = self._measured_error(V, np.ones(len(node)), node.summary)
-        self.n_iter_ = info["n_iter"]
-        self.stop_reason_ = info["stop_reason"]
+        fitted["n_iter_"] = info.get("n_iter", 0)
+        fitted["stop_reason_"] = info["stop_reason"]
         if "error" in info:
-            self.hilbert_error_ = info["error"]
-
-    def _keep_all_rows(self, X, y, sample_weight, model, random_state, positive):
-        indices, weights = super()._keep_all_rows(
-            X, y, sample_weight, model, random_state, positive
-        )
-        if self.projection is not None:
-            data = InMemoryData(X, y, sample_weight, X.shape[0])
-            self.laplace_ = self._laplace(data, model, random_state)
-        return indices, weights
+            fitted["hilbert_error_"] = info["error"]
+        elif info["stop_reason"] == "all_rows" and self.projection is not None:
+            fitted["hilbert_error_"] = 0.0  # every row kept: the exact coreset
+        return fitted
 
     @staticmethod
     def _measured_error(V, w, target):
         """The relative error, or NaN when the projection measured nothing (zero target)."""
         if not np.any(target):
-            warnings.warn(
+            warn(
                 "The projected log-likelihoods sum to zero: the projection measured nothing, "
                 "so hilbert_error_ is NaN. Increase n_projections.",
                 UserWarning,
-                stacklevel=6,
             )
             return float("nan")
         return relative_error(V, w, target)
@@ -381,14 +380,14 @@ class UniformCoreset(_HilbertCoreset):
 
     def _begin(self, data, model, random_state):
         if self.projection is None:
-            return _NO_PROJECTION
+            return Context(model)
         return super()._begin(data, model, random_state)
 
-    def _vectors(self, node, projection):
-        if projection is _NO_PROJECTION:
+    def _vectors(self, node, context):
+        if context.projection is None:
             # Only the data's weights matter to the draw; no error is reported.
             return node.weights[:, None].copy()
-        return super()._vectors(node, projection)
+        return super()._vectors(node, context)
 
     def _select(self, vectors, sigma, target, random_state):
         return _uniform(

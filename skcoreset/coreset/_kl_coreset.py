@@ -29,6 +29,7 @@ from ..sampler._chains import MALAChains
 from . import _kl
 from ._base import BaseCoreset, CoresetQualityWarning
 from ._blocks import laplace_of_all_rows
+from ._construction import Context
 from ._kl_problem import BURN_IN, GLMProblem, Taylor, data_summary, row_spread, split_summary
 from ._merge_reduce import Node, largest
 
@@ -75,8 +76,13 @@ class _KLCoreset(BaseCoreset):
         """The Laplace fit of all the data: where the chains start, their preconditioner, and
         the expansion point of the control variate (:class:`Taylor`)."""
         with phase(self, "Laplace fit"):
-            self.laplace_, _ = laplace_of_all_rows(data, model, random_state)
-        return self.laplace_
+            laplace, _ = laplace_of_all_rows(data, model, random_state)
+        return Context(model, laplace=laplace)
+
+    def _begin_exact(self, data, model, random_state):
+        # every row kept: CoresetMCMC's chains then sample the exact posterior with this
+        # generator
+        return Context(model, random_state=random_state)
 
     def _pool_size(self):
         """``(uniform, spread)``: the pool's rows sampled proportional to weight, and the
@@ -92,9 +98,10 @@ class _KLCoreset(BaseCoreset):
     def _capacity(self):
         return sum(self._pool_size())
 
-    def _summarize(self, node, laplace, random_state):
+    def _summarize(self, node, context, random_state):
         """The node's exact summary (:func:`data_summary`); per row, the key of a sample
         proportional to weight and the log of weight x spread."""
+        laplace = context.laplace
         spread = None
         if node.summary is None:
             node.summary, spread = data_summary(laplace, node)
@@ -107,8 +114,8 @@ class _KLCoreset(BaseCoreset):
             node.keys = np.column_stack(keys)
         return node
 
-    def _reduce(self, node, laplace, random_state):
-        node = self._summarize(node, laplace, random_state)
+    def _reduce(self, node, context, random_state):
+        node = self._summarize(node, context, random_state)
         return node.subset(self._pool_rows(node))
 
     def _pool_rows(self, node):
@@ -116,10 +123,11 @@ class _KLCoreset(BaseCoreset):
         uniform, spread = self._pool_size()
         return np.union1d(largest(node.keys[:, 0], uniform), largest(node.keys[:, 1], spread))
 
-    def _finalize(self, node, laplace, random_state):
+    def _finalize(self, node, context, random_state):
         if len(node) <= self._target_size:
             return node
-        node = self._summarize(node, laplace, random_state)
+        node = self._summarize(node, context, random_state)
+        laplace = context.laplace
         model = laplace.model
         total, count, G, H = split_summary(node.summary, laplace.mean.shape[0])
         # the pool is every row: exact full sums, controlled only when drawn in batches
@@ -181,10 +189,10 @@ class _KLCoreset(BaseCoreset):
             start = info.pop("start", None)
             if start is None:  # SparseVI's own start is no coreset: the others' start instead
                 start = self._initial_support(problem, node, random_state)
-            idx, w = self._keep_better(problem, (idx, w), start)
+            idx, w, kls = self._keep_better(problem, (idx, w), start)
         keep = w > 0
         idx, w = idx[keep], w[keep]
-        self._problem = problem
+        info.update(kls, problem=problem)
         return Node(
             indices=node.indices[idx],
             weights=w,
@@ -195,29 +203,26 @@ class _KLCoreset(BaseCoreset):
         )
 
     def _keep_better(self, problem, result, start):
-        """The optimised coreset, or its start (support, weights) when the optimised one is
-        worse (by more than ``_WORSE_NATS``) by the Laplace KL of each coreset's
+        """``(support, weights, KLs)``: the optimised coreset, or its start when the optimised
+        one is worse (by more than ``_WORSE_NATS``) by the Laplace KL of each coreset's
         posterior to the data's own Laplace fit, which the construction already has: a
         criterion that needs no full posterior. Both KLs are reported (``start_laplace_kl_``,
         ``laplace_kl_``, the kept one's); a worse result warns and is dropped."""
         kl_result, kl_start = (self._laplace_kl(problem, *coreset) for coreset in (result, start))
-        self.start_laplace_kl_ = kl_start
         if kl_result <= kl_start + _WORSE_NATS:
-            self.laplace_kl_ = kl_result
-            return result
-        self.laplace_kl_ = kl_start
+            return *result, {"laplace_kl": kl_result, "start_laplace_kl": kl_start}
         warn(
             f"{type(self).__name__}'s optimised weights ended further from the data's Laplace "
             f"fit (KL {kl_result:.3g}) than the coreset they started from (KL {kl_start:.3g}): "
             "the start is kept. More points, more n_draws or OMPCoreset may do better.",
             CoresetQualityWarning,
         )
-        return start
+        return *start, {"laplace_kl": kl_start, "start_laplace_kl": kl_start}
 
     def _laplace_kl(self, problem, idx, w):
         """KL of the Laplace fit of the coreset ``(idx, w)`` of the pool to the data's."""
         keep = w > 0
-        full = self.laplace_
+        full = problem.start
         try:
             core = coreset_fit(full.model, problem.Xd[idx[keep]], problem.y[idx[keep]], w[keep])
             return gaussian_kl(core.mean, core.cov, full.mean, full.cov)
@@ -248,7 +253,7 @@ class _KLCoreset(BaseCoreset):
             # OMP on the pool's log-likelihood projection, toward the full data's: its
             # target is the full sum at the projection's draws, so that with a pool smaller
             # than the data the start aims at the full posterior, not at the pool's
-            proj = Projection.draw(self.laplace_, random_state=random_state)
+            proj = Projection.draw(problem.start, random_state=random_state)
             # the candidates at their own weights (a row's flatness is its own), the target
             # at the pool's: the estimate of the full sum, centred and scaled as the rows
             V = proj.transform(problem.Xd, problem.y, node.weights)
@@ -264,20 +269,22 @@ class _KLCoreset(BaseCoreset):
             return uniform
         return idx, w[idx] * node.weights[idx]
 
-    def _finish(self, node, laplace):
+    def _finish(self, node, context):
         info = node.info or {}
-        self.n_iter_ = info.get("n_iter", 0)
-        self.stop_reason_ = info.get("stop_reason", "all_rows")
-        self.__dict__.pop("_problem", None)
+        fitted = {
+            "n_iter_": info.get("n_iter", 0),
+            "stop_reason_": info.get("stop_reason", "all_rows"),
+        }
+        if context.laplace is not None:
+            fitted["laplace_"] = context.laplace
+        if "laplace_kl" in info:
+            fitted["laplace_kl_"] = info["laplace_kl"]
+            fitted["start_laplace_kl_"] = info["start_laplace_kl"]
+        return fitted
 
     def _select(self, problem, node, total, random_state):
         """``(idx, w, info)``: the support among the pooled rows and its weights."""
         raise NotImplementedError
-
-    def _keep_all_rows(self, X, y, sample_weight, model, random_state, positive):
-        # kept for CoresetMCMC, whose chains then sample the exact posterior
-        self._all_rows_state = (model, random_state)
-        return super()._keep_all_rows(X, y, sample_weight, model, random_state, positive)
 
 
 class QuasiNewtonCoreset(_KLCoreset):
@@ -895,32 +902,33 @@ class CoresetMCMC(_KLCoreset):
         )
         return idx, w, {"n_iter": n_iter, "stop_reason": reason, "start": start}
 
-    def _finish(self, node, laplace):
-        problem = getattr(self, "_problem", None)
-        super()._finish(node, laplace)
+    def _finish(self, node, context):
+        fitted = super()._finish(node, context)
+        problem = (node.info or {}).get("problem")
         with phase(self, "sampling with the trained weights"):
             if problem is None:  # every row kept: chains on the exact posterior
-                problem = self._exact_problem(node, laplace)
+                problem = self._exact_problem(node, context)
+                fitted["laplace_"] = problem.start
             design = problem.model.design(node.X)
             chains = problem.chains
             chains.set_target(design, node.y, node.weights)
             _, acc = chains.advance(BURN_IN)
             chains.tune(acc)
-            draws, self.acceptance_rate_ = chains.advance(self.n_samples, store=True)
+            draws, fitted["acceptance_rate_"] = chains.advance(self.n_samples, store=True)
         n_coef = draws.shape[2] - self.fit_intercept
-        self.coef_samples_ = np.ascontiguousarray(draws[:, :, :n_coef])
+        fitted["coef_samples_"] = np.ascontiguousarray(draws[:, :, :n_coef])
         if self.fit_intercept:
-            self.intercept_samples_ = np.ascontiguousarray(draws[:, :, n_coef])
+            fitted["intercept_samples_"] = np.ascontiguousarray(draws[:, :, n_coef])
         else:
-            self.intercept_samples_ = np.zeros(draws.shape[:2])
+            fitted["intercept_samples_"] = np.zeros(draws.shape[:2])
+        return fitted
 
-    def _exact_problem(self, node, laplace):
+    def _exact_problem(self, node, context):
         """Chains for a coreset that is every row (no training happened)."""
-        model, rng = self.__dict__.pop("_all_rows_state")
+        model, rng = context.model, context.random_state
         Xd = model.design(node.X)
         laplace = laplace_approximation(model, Xd, node.y, node.weights, design=True)
-        self.laplace_ = laplace
         model = laplace.model
         init = np.tile(laplace.mean, (self.n_chains, 1))
         chains = MALAChains(model, init, model.prior_scale, model.extra, laplace.chol, rng)
-        return GLMProblem(model, Xd, node.y, node.weights, chains, rng)
+        return GLMProblem(model, Xd, node.y, node.weights, chains, rng, start=laplace)

@@ -43,8 +43,10 @@ class Node:
     summary : ndarray of float64 or None
         An exact summary of all the data under the node (the projected sum for the Hilbert
         coresets), or None.
-    info : dict
-        What the last reduction reported (``n_iter``, ``stop_reason``, ``error``).
+    info : dict or None
+        What the reduction that made the node reported (``n_iter``, ``stop_reason``,
+        ``error``, ...); for a union, ``{"union_of": [the parts' info]}``; None for a leaf
+        kept whole.
     keys : ndarray of float64 or None
         Sampling keys of the rows (one column, or several), for reductions that keep the rows
         with the largest keys (candidate pools), or None.
@@ -107,6 +109,7 @@ def union(nodes):
         X=np.concatenate([n.X for n in nodes]),
         y=np.concatenate([n.y for n in nodes]),
         summary=summary,
+        info={"union_of": [n.info for n in nodes]},
         keys=keys,
     )
 

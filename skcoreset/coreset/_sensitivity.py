@@ -37,7 +37,6 @@ M = ceil(c mbar / eps^2 ((P + 1) log mbar + log(1 / delta))) with P the paramete
 """
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -46,6 +45,7 @@ from threadpoolctl import threadpool_limits
 
 from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
+from .._warnings import warn
 from ..models import laplace_approximation
 from . import _sensitivity_kernels as K
 from ._base import BaseCoreset, CoresetSizeWarning
@@ -308,23 +308,32 @@ class SensitivityCoreset(BaseCoreset):
                 "the coreset by epsilon and delta."
             )
 
-    def _begin(self, data, model, random_state):
-        return model
+    def _reduce(self, node, context, random_state):
+        idx, weights, bound = self._sample(
+            node.X, node.y, node.weights, context.model, random_state
+        )
+        # the bound's attributes describe the last reduction: they travel with its coreset
+        bound["rows"] = node.indices
+        return Node(node.indices[idx], weights, node.X[idx], node.y[idx], info=bound)
 
-    def _reduce(self, node, model, random_state):
-        idx, weights = self._sample(node.X, node.y, node.weights, model, random_state)
+    def _finish(self, node, context):
+        bound = _last_bound(node.info)
+        if bound is None:  # every row kept (no bound was computed)
+            return {"n_draws_": 0, "size_bound_": None}
+        rows = bound.pop("rows")
         if self._single_block:
             # One block: the per-row attributes cover every row of the data.
-            n = self._n_rows
+            n = self.n_samples_seen_
             m = np.zeros(n)
-            m[node.indices] = self.sensitivities_
-            labels = np.full(n, -1, dtype=self.labels_.dtype)
-            labels[node.indices] = self.labels_
-            self.sensitivities_, self.labels_ = m, labels
-        return Node(node.indices[idx], weights, node.X[idx], node.y[idx])
+            m[rows] = bound["sensitivities_"]
+            labels = np.full(n, -1, dtype=bound["labels_"].dtype)
+            labels[rows] = bound["labels_"]
+            bound["sensitivities_"], bound["labels_"] = m, labels
+        return bound
 
     def _sample(self, X, y, sample_weight, model, random_state):
-        """``(indices, weights)``: the sensitivity bounds of the rows, then the draws."""
+        """``(indices, weights, bound)``: the sensitivity bounds of the rows, then the draws;
+        ``bound`` holds the fitted attributes that describe them."""
         s = np.ascontiguousarray(sample_weight, dtype=np.float64)
         positive = np.flatnonzero(s > 0)
         if self.n_clusters > positive.shape[0]:
@@ -348,21 +357,24 @@ class SensitivityCoreset(BaseCoreset):
                 "points overflowed); check the scale of X, e.g. standardise it."
             )
         mbar = float((s * m).sum() / s.sum())
-        self.sensitivities_ = m
-        self.mean_sensitivity_ = mbar
-        self.radius_ = radius
-        self.center_ = theta0
         centers = means.copy()
         empty = W <= 0
         centers[empty] = km.cluster_centers_[empty]
-        self.cluster_centers_ = centers
-        self.cluster_sizes_ = W
-        self.labels_ = labels
-
-        n_draws = self._n_draws(mbar, Z.shape[1], positive.shape[0])
-        if n_draws is None:
-            return positive, s[positive]
-        return self._draw(s, m, n_draws, random_state)
+        n_draws, size_bound = self._n_draws(mbar, Z.shape[1], positive.shape[0])
+        bound = {
+            "sensitivities_": m,
+            "mean_sensitivity_": mbar,
+            "radius_": radius,
+            "center_": theta0,
+            "cluster_centers_": centers,
+            "cluster_sizes_": W,
+            "labels_": labels,
+            "n_draws_": n_draws,
+            "size_bound_": size_bound,
+        }
+        if n_draws == 0:
+            return positive, s[positive], bound
+        return *self._draw(s, m, n_draws, random_state), bound
 
     def _cluster(self, Z, s, positive, rng):
         """k-means++ on a subsample of the positive-weight points, then every point assigned."""
@@ -412,25 +424,20 @@ class SensitivityCoreset(BaseCoreset):
         return np.ascontiguousarray(approx.mean, dtype=np.float64)
 
     def _n_draws(self, mbar, n_params, n_pos):
-        """M: ``n_points``, or Algorithm 1's bound (None: the bound covers the whole data)."""
+        """``(M, size_bound)``: ``n_points`` draws, or Algorithm 1's bound (M = 0: the bound
+        covers the whole data, which is kept)."""
         if self.n_points is not None:
-            self.size_bound_ = None
-            self.n_draws_ = int(self._target_size)
-            return self.n_draws_
+            return int(self._target_size), None
         bound = sensitivity_coreset_size(self.epsilon, self.delta, n_params, mbar)
-        self.size_bound_ = bound
         if bound >= n_pos:
-            warnings.warn(
+            warn(
                 f"The (epsilon={self.epsilon}, delta={self.delta}) bound asks for {bound} "
                 f"draws, not fewer than the {n_pos} points with positive weight: returning the "
                 "whole data set (an exact coreset).",
                 CoresetSizeWarning,
-                stacklevel=5,
             )
-            self.n_draws_ = 0
-            return None
-        self.n_draws_ = bound
-        return bound
+            return 0, bound
+        return bound, bound
 
     @staticmethod
     def _draw(s, m, n_draws, rng):
@@ -442,3 +449,17 @@ class SensitivityCoreset(BaseCoreset):
         # w_n = s_n K_n / (M p_n) = K_n sum(s m) / (M m_n): no division by a small s_n.
         weights = counts[idx] * (sum_sm / (n_draws * m[idx]))
         return idx, weights
+
+
+def _last_bound(info):
+    """The attributes of the last reduction under a node (a copy), or None: a union of
+    coresets small enough to keep whole reports its parts', the last one's reduction."""
+    if info is None:
+        return None
+    if "union_of" in info:
+        for part in reversed(info["union_of"]):
+            bound = _last_bound(part)
+            if bound is not None:
+                return bound
+        return None
+    return dict(info) if "rows" in info else None

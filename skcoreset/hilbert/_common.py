@@ -9,9 +9,9 @@ coreset estimators call the cores directly with what they have already checked.
 import functools
 import numbers
 
-import numba
 import numpy as np
 
+from .._threads import one_numba_thread
 from . import _kernels
 
 
@@ -177,13 +177,9 @@ def kernel_threads(func):
             size = int(np.prod(shape if shape is not None else np.shape(vectors)))
         except (TypeError, ValueError):
             size = 0
-        if size >= PARALLEL_MIN_ENTRIES or numba.get_num_threads() == 1:
+        if size >= PARALLEL_MIN_ENTRIES:
             return func(vectors, *args, **kwargs)
-        previous = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
+        with one_numba_thread():
             return func(vectors, *args, **kwargs)
-        finally:
-            numba.set_num_threads(previous)
 
     return wrapper

@@ -1,0 +1,269 @@
+"""One fit's state, and the straight path of its blocks: leaf -> merge tree -> final coreset.
+
+A :class:`Construction` is made once per fit - by ``fit``, by the first ``partial_fit``, or
+by a dask fit - and holds everything the blocks of that fit share: the model with its prior,
+the class labels, the :class:`Context` the estimator prepared (its ``_begin`` hook), the
+keyed random generators and the merge tree. ``fit`` and ``partial_fit`` push blocks through it,
+the dask tasks (:mod:`._dask`) run its :meth:`~Construction.chunk` and
+:meth:`~Construction.merge` where the chunks live; the estimator only contributes its hooks
+(``_summarize``, ``_reduce``, ``_finalize``, ``_finish``), which read the context and return
+nodes: what a hook measures travels in ``Node.info``, never in attributes of the estimator
+(a dask task's estimator is a copy).
+
+A call of ``partial_fit`` is applied atomically (:meth:`Construction.add`): its blocks are read,
+validated and reduced, pushed onto a *copy* of the tree, and the copy's final coreset computed;
+only then are the tree and the counters replaced, so an error leaves the construction exactly
+as it was.
+"""
+
+import copy
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._logging import phase
+from .._threads import one_numba_thread
+from ._blocks import block_bounds, describe_block, read_block
+from ._merge_reduce import FINAL, LEAF, MergeTree, Node, NodeSeeds, union
+from ._preparation import with_prior
+
+
+@dataclass
+class Context:
+    """What every block of a fit shares: the estimator's ``_begin`` prepares it once.
+
+    Attributes
+    ----------
+    model : GLM
+        The model with its prior.
+    laplace : LaplaceApproximation or None
+        The Laplace fit of the data (the Hilbert and KL coresets).
+    projection : Projection or None
+        The random projection every block is projected with (the Hilbert coresets).
+    laplace_indices : ndarray of int or None
+        The rows of the fit that started the Laplace fit (reported as ``laplace_indices_``).
+    random_state : RandomState or None
+        The generator of a fit that kept every row (the chains of :class:`CoresetMCMC`).
+    """
+
+    model: object
+    laplace: object = None
+    projection: object = None
+    laplace_indices: np.ndarray | None = None
+    random_state: object = None
+
+
+@dataclass
+class Construction:
+    """The state of one fit and the path of its blocks (see the module's docstring).
+
+    Attributes
+    ----------
+    estimator : BaseCoreset
+        Whose hooks reduce the nodes.
+    labels : ClassLabels or None
+        The coding of class labels (None for numeric targets).
+    context : Context
+        What the blocks share.
+    seeds : NodeSeeds
+        Generators keyed by place in the tree.
+    capacity : int or None
+        The most rows a node of the tree holds (None: every union is reduced).
+    block_rows : int
+        Rows per block.
+    tree : MergeTree
+        The coresets of the blocks pushed so far.
+    n_seen : int
+        Rows seen (including rows of zero weight).
+    calls : int
+        Calls of ``partial_fit`` applied (1 after ``fit``).
+    classes_seen : set
+        Coded classes seen among rows of positive weight (class labels only): whether the
+        data so far hold the classes the model needs is a rule of all the data, checked on
+        this set, not block by block.
+    prior_scale : ndarray
+        The prior's standard deviations (reported as ``prior_scale_``).
+    moments : Moments or None
+        The data's moments, when the prior followed them (for the coverage check).
+    params : dict
+        The estimator's parameters when the construction began (a stream keeps them).
+    exact : bool
+        The fit kept every row: there is no tree to continue.
+    """
+
+    estimator: object
+    labels: object
+    context: Context
+    seeds: NodeSeeds
+    capacity: int | None
+    block_rows: int
+    tree: MergeTree = None
+    n_seen: int = 0
+    calls: int = 0
+    classes_seen: set = field(default_factory=set)
+    prior_scale: np.ndarray | None = None
+    moments: object = None
+    params: dict = field(default_factory=dict)
+    exact: bool = False
+
+    def __post_init__(self):
+        if self.tree is None:
+            self.tree = MergeTree(self.capacity)
+
+    @classmethod
+    def start(cls, estimator, model, labels, data):
+        """The construction of a fit (its coreset size already set): the prior from
+        ``data`` (its moments for 'auto'), the context every block shares (the estimator's
+        ``_begin``) and the keyed generators. ``data`` gives samples, moments or blocks of
+        the rows (``_blocks.InMemoryData`` or ``_dask.DaskData``)."""
+        rng = check_random_state(estimator.random_state)
+        model, prior_scale, moments = with_prior(estimator, model, data)
+        return cls(
+            estimator=estimator,
+            labels=labels,
+            context=estimator._begin(data, model, rng),
+            seeds=NodeSeeds(rng),
+            capacity=estimator._capacity(),
+            block_rows=data.block_rows,
+            prior_scale=prior_scale,
+            moments=moments,
+            params=estimator._stream_params(),
+        )
+
+    @property
+    def model(self):
+        return self.context.model
+
+    # -- one block ------------------------------------------------------------------------
+    def leaf(self, X, y, s, start, stop, *, index, offset=0, where=None, chunk=0):
+        """The coreset of rows ``start:stop`` of ``X`` (None when none has positive weight):
+        the rows kept whole with their summary when they fit in a node, else reduced."""
+        est = self.estimator
+        rows = read_block(X, start, stop, label=where, estimator=est)
+        weights = s[start:stop]
+        positive = np.flatnonzero(weights > 0)
+        if positive.shape[0] == 0:
+            return None
+        if positive.shape[0] < rows.shape[0]:
+            rows = rows[positive]
+        node = Node(
+            indices=(offset + start + positive).astype(np.int64),
+            weights=weights[positive],
+            X=rows,
+            y=y[start:stop][positive],
+        )
+        rng = self.seeds((LEAF, chunk, 0, index))
+        if self.capacity is not None and len(node) <= self.capacity:
+            node = est._summarize(node, self.context, rng)
+        else:
+            node = est._reduce(node, self.context, rng)
+        _check_summary(node, where)
+        return node
+
+    def leaves(self, X, y, s, *, offset=0, label=None, chunk=0, first_index=0):
+        """The coresets of the blocks of ``X`` (None for blocks without positive weight)."""
+        bounds = block_bounds(X.shape[0], self.block_rows)
+        nodes = []
+        for k, (start, stop) in enumerate(bounds):
+            where = describe_block(first_index + k, offset + start, offset + stop)
+            if label is not None:
+                where = f"{label}, {where}"
+            elif len(bounds) == 1 and offset == 0 and chunk == 0:
+                where = None  # the whole data: no block to name
+            nodes.append(
+                self.leaf(
+                    X,
+                    y,
+                    s,
+                    start,
+                    stop,
+                    index=first_index + k,
+                    offset=offset,
+                    where=where,
+                    chunk=chunk,
+                )
+            )
+        return nodes
+
+    def reduce(self, node, key):
+        """A coreset of the union ``node`` (a merge of the tree), with the generator of
+        ``key``."""
+        est = self.estimator
+        # one per merge of two coresets of the tree: DEBUG, as there are many
+        with phase(est, f"merge: reduction of {len(node)} rows", logging.DEBUG):
+            return est._reduce(node, self.context, self.seeds(key))
+
+    def final(self, tree=None):
+        """The coreset of everything in ``tree`` (default: this construction's): its held
+        nodes merged, then finalized."""
+        tree = self.tree if tree is None else tree
+        node = tree.result(self.reduce)
+        key = (FINAL, tree.chunk, 1, tree.n_blocks)
+        return self.estimator._finalize(node, self.context, self.seeds(key))
+
+    # -- a call of partial_fit ------------------------------------------------------------
+    def add(self, X, y, s, n_rows, label):
+        """The final coreset with the blocks of one call added, applied atomically.
+
+        The blocks are reduced and pushed onto a copy of the tree and the copy's final
+        coreset computed; only when all of that succeeds do the tree and the counters change.
+        """
+        nodes = [
+            n
+            for n in self.leaves(
+                X, y, s, offset=self.n_seen, label=label, first_index=self.tree.n_blocks
+            )
+            if n is not None
+        ]
+        tree = copy.copy(self.tree)
+        tree.levels = list(self.tree.levels)
+        for node in nodes:
+            tree.push(node, self.reduce)
+        final = self.final(tree) if tree.n_blocks else None
+        self.tree = tree
+        self.n_seen += n_rows
+        self.calls += 1
+        return final
+
+    # -- dask tasks -----------------------------------------------------------------------
+    def chunk(self, X, y, s, offset, chunk):
+        """The coreset of one chunk: its blocks through a merge tree of its own (a task)."""
+        with one_numba_thread():
+            tree = MergeTree(self.capacity, chunk=chunk)
+            for node in self.leaves(X, y, s, offset=offset, label=f"chunk {chunk}", chunk=chunk):
+                if node is not None:
+                    tree.push(node, self.reduce)
+            return tree.result(self.reduce) if tree.n_blocks else None
+
+    def merge(self, nodes, key):
+        """A coreset of the union of chunk coresets (a task)."""
+        nodes = [n for n in nodes if n is not None]
+        if not nodes:
+            return None
+        merged = union(nodes)
+        if self.capacity is not None and len(merged) <= self.capacity:
+            return merged
+        with one_numba_thread():
+            return self.reduce(merged, key)
+
+    def finalize(self, node, key):
+        """The coreset of the merged chunk coresets (a task)."""
+        if node is None:
+            return None
+        with one_numba_thread():
+            return self.estimator._finalize(node, self.context, self.seeds(key))
+
+
+def _check_summary(node, where):
+    """A block whose summary overflowed (X or the weights far too large) is refused here,
+    naming it, before it reaches the tree: a non-finite sum would poison every later merge."""
+    summary = node.summary
+    if summary is not None and not np.all(np.isfinite(summary)):
+        at = f"In {where}: " if where else ""
+        raise ValueError(
+            f"{at}the log-likelihood terms of these rows overflow (infinite or NaN), so they "
+            "cannot be summed: X or sample_weight is far too large. Standardise X (e.g. "
+            "sklearn.preprocessing.StandardScaler) and check the weights."
+        )

@@ -1,0 +1,185 @@
+"""Before the blocks: the data checked, the model resolved, the targets coded, the prior set.
+
+The rules here are the estimator's parameters read against the data, shared by ``fit``,
+``partial_fit`` and the dask path; the blocks then only see validated float64 rows, coded
+targets and positive weights (:mod:`._construction`).
+"""
+
+from dataclasses import replace
+
+import numpy as np
+from sklearn.utils import check_array, check_consistent_length, column_or_1d
+from sklearn.utils.validation import validate_data
+
+from .._sklearn_compat import _check_sample_weight
+from .._warnings import warn
+from ..models import GLM, classification_model, get_model, model_from_targets
+from ..models._prior import prior_from_moments
+from ._blocks import as_source, n_rows, read_block
+from ._exceptions import CoresetSizeWarning
+
+#: The range of ``n_points='auto'``.
+AUTO_SIZE = (100, 500)
+
+
+def validate_source(estimator, X, y, sample_weight, *, reset, allow_all_zero=False):
+    """``(source, y, sample_weight)``: X checked for shape and features but not copied
+    (each block is validated when it is read), y as a column, the weights checked."""
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, but the target y is None."
+        )
+    X = as_source(X)
+    if getattr(X, "ndim", 2) == 0:
+        check_array(X, estimator=estimator)  # scikit-learn's message for a scalar
+    # Dimensions, dtype, sparsity and emptiness, on the first row (or the empty array).
+    read_block(X, 0, min(n_rows(X), 1), estimator=estimator)
+    validate_data(estimator, X, reset=reset, skip_check_array=True)
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(X, y)
+    if sample_weight is None:
+        # unit weights as a read-only view of one number: no N-vector to hold
+        return X, y, np.broadcast_to(np.float64(1.0), (len(y),))
+    s = _check_sample_weight(
+        sample_weight,
+        np.empty((len(y), 0)),
+        dtype=np.float64,
+        ensure_non_negative=True,
+        allow_all_zero_weights=allow_all_zero,
+    )
+    return X, y, s
+
+
+def model_name(estimator, composed=None):
+    """The model's name (or object) if something other than the targets settles it: the
+    class's declaration, the ``model`` parameter, or for 'auto' the composition's final
+    estimator (``composed``); else None."""
+    name = getattr(type(estimator), "__skcoreset_model__", None)
+    if name is None:
+        name = estimator.model if estimator.model != "auto" else composed
+    return name
+
+
+def named_model(estimator, name):
+    """The model ``name`` (or a user's model object) with the estimator's prior and
+    intercept: for 'auto' a unit placeholder, which :func:`with_prior` replaces once the
+    data's moments are known."""
+    auto = estimator.prior_scale == "auto"
+    if isinstance(name, GLM):
+        return replace(
+            name,
+            prior_scale=name.prior_scale if auto else estimator.prior_scale,
+            fit_intercept=estimator.fit_intercept,
+        )
+    return get_model(
+        name,
+        prior_scale=1.0 if auto else estimator.prior_scale,
+        fit_intercept=estimator.fit_intercept,
+    )
+
+
+def resolve_model(estimator, y, composed=None, classes=None, streaming=False, inferred_name=None):
+    """``(model, labels, inferred)``: the model with its class coding (None for numeric
+    targets) and whether it was inferred from the targets.
+
+    ``y`` may be the targets or only their distinct values. ``classes`` (``partial_fit``'s)
+    declares class labels: it fixes their coding and, for 'auto', makes the model a
+    classification model. ``streaming``: the targets are a first block, whose one class the
+    labels may not be (the error then names ``classes=``). ``inferred_name``: what 'auto'
+    means, when the caller judged it (the dask path, from its chunks' digests).
+    """
+    name = model_name(estimator, composed)
+    inferred = name is None
+    if inferred:
+        if inferred_name is not None:
+            name = inferred_name
+        elif classes is not None:
+            name = classification_model(classes)
+        else:
+            name = model_from_targets(y)
+    elif name is composed and name == "logistic":
+        # a classifier's reading (the composition's): class labels, as many as y has
+        name = classification_model(y if classes is None else classes)
+    model = named_model(estimator, name)
+    labels = None
+    if model.labels is not None:
+        try:
+            if classes is not None:
+                labels = model.labels.fit(classes, input_name="classes")
+            else:
+                labels = model.labels.fit(y)
+        except ValueError as exc:
+            raise _explained(exc, model, inferred, streaming) from None
+        model = model.with_classes(labels.classes)
+    return model, labels, inferred
+
+
+def encode_targets(y, model, labels, inferred=False):
+    """The targets in the model's coding (class labels through ``labels``)."""
+    try:
+        return labels.encode(y) if labels is not None else model.encode_targets(y)
+    except ValueError as exc:
+        raise _explained(exc, model, inferred) from None
+
+
+def _explained(exc, model, inferred, streaming=False):
+    """An error about the targets with the fix that applies: ``classes=`` for a first block
+    of ``partial_fit`` with one class, ``model=`` when the model was inferred."""
+    if streaming and "one class only" in str(exc):
+        return ValueError(
+            f"{exc} A first call of partial_fit may hold one class if it names them all: "
+            "classes=[...]."
+        )
+    if inferred:
+        return ValueError(
+            f"{exc} (the model {model.name!r} was inferred from y; pass model=... to choose it)"
+        )
+    return exc
+
+
+def check_classes(labels, codes, where="the rows with positive sample_weight"):
+    """The classes the model needs are among ``codes`` (coded classes of the rows with
+    positive weight, of all the data): a rule of the whole data, never of one block."""
+    if labels is None:
+        return
+    present = np.unique(np.fromiter(codes, dtype=np.intp, count=len(codes)))
+    if present.shape[0] < labels.min_classes:
+        shown = ", ".join(repr(c) for c in labels.decode(present).tolist()) or "no labels"
+        raise ValueError(
+            f"Among {where}, y has one class only ({shown}); a classification model needs "
+            "two classes or more with positive weight."
+        )
+
+
+def with_prior(estimator, model, data):
+    """``(model, prior_scale_, moments)``: the model with its prior, ``prior_scale``, or for
+    'auto' the rule of :func:`~skcoreset.models.default_prior_scale` on the moments of all
+    rows (one pass; the moments are kept for the coverage check)."""
+    moments = None
+    if estimator.prior_scale == "auto":
+        moments = data.moments()
+        scale = prior_from_moments(model, moments)
+        _, _, y_mean, y_sd = moments.mean_and_sd()
+        model = model.with_data_scale(y_mean, y_sd)
+    else:
+        scale = np.asarray(float(estimator.prior_scale))
+    return replace(model, prior_scale=scale if scale.ndim else float(scale)), scale, moments
+
+
+def coreset_size(estimator, n_params):
+    """The coreset size: ``n_points``, or for 'auto' enough points to pin down the
+    posterior's mean and covariance, (P + 1)(P + 2) / 2 for P parameters, within [100, 500]
+    (on logistic data, OMP's Laplace KL fell from 0.11 to 0.001 between 100 and 200 points
+    at P = 21: below the number of these moments the posterior's shape is not determined)."""
+    n_points = estimator.n_points
+    if n_points != "auto":
+        if n_points is not None and n_points < n_params:
+            warn(
+                f"n_points={n_points} is fewer than the model's {n_params} parameters: the "
+                "points cannot pin the posterior down in every direction, and in the others "
+                "the coreset posterior is the prior's, whatever the algorithm. Use at least as "
+                "many points as parameters, and a few times more for a close fit.",
+                CoresetSizeWarning,
+            )
+        return n_points
+    return int(np.clip((n_params + 1) * (n_params + 2) // 2, AUTO_SIZE[0], AUTO_SIZE[1]))
