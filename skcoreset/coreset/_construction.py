@@ -155,11 +155,15 @@ class Construction:
             y=y[start:stop][positive],
         )
         rng = self.seeds((LEAF, chunk, 0, index))
-        if self.capacity is not None and len(node) <= self.capacity:
-            node = est._summarize(node, self.context, rng)
-        else:
-            node = est._reduce(node, self.context, rng)
-        _check_summary(node, where)
+        try:
+            if self.capacity is not None and len(node) <= self.capacity:
+                node = est._summarize(node, self.context, rng)
+            else:
+                node = est._reduce(node, self.context, rng)
+            if node.summary is not None:
+                check_overflow(node.summary)
+        except ValueError as exc:
+            raise ValueError(f"In {where}: {exc}" if where else str(exc)) from None
         return node
 
     def leaves(self, X, y, s, *, offset=0, label=None, chunk=0, first_index=0):
@@ -256,14 +260,17 @@ class Construction:
             return self.estimator._finalize(node, self.context, self.seeds(key))
 
 
-def _check_summary(node, where):
-    """A block whose summary overflowed (X or the weights far too large) is refused here,
-    naming it, before it reaches the tree: a non-finite sum would poison every later merge."""
-    summary = node.summary
-    if summary is not None and not np.all(np.isfinite(summary)):
-        at = f"In {where}: " if where else ""
-        raise ValueError(
-            f"{at}the log-likelihood terms of these rows overflow (infinite or NaN), so they "
-            "cannot be summed: X or sample_weight is far too large. Standardise X (e.g. "
-            "sklearn.preprocessing.StandardScaler) and check the weights."
-        )
+def check_overflow(*arrays):
+    """Refuse rows whose log-likelihood terms overflowed (X or the weights far too large): a
+    non-finite sum or norm would poison every later merge, so a block is refused before it
+    reaches the tree (and named by :meth:`Construction.leaf`)."""
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise ValueError(OVERFLOW)
+
+
+#: What a user reads when the log-likelihood terms of some rows overflow.
+OVERFLOW = (
+    "the log-likelihood terms of these rows overflow (infinite or NaN), so they cannot be "
+    "summed: X or sample_weight is far too large. Standardise X (e.g. "
+    "sklearn.preprocessing.StandardScaler) and check the weights."
+)

@@ -21,7 +21,7 @@ from ..hilbert._sampling import _importance, _uniform
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
 from ._blocks import LAPLACE_START, laplace_of_all_rows, laplace_of_sample
-from ._construction import Context
+from ._construction import OVERFLOW, Context, check_overflow
 from ._merge_reduce import Node
 
 # n_candidates='auto': a pool of max(10 000, 50 n_points) rows. On N = 2e5 logistic rows
@@ -156,6 +156,7 @@ class _HilbertCoreset(BaseCoreset):
         with phase(self, f"projection pass over {len(node)} rows", self._block_level()):
             Xd = projection.model.design(node.X)
             total, norms = projection.summarize(Xd, node.y, node.weights)
+            check_overflow(total, norms)
         if node.summary is None:
             node.summary = total
         if self._pool_size() is not None:
@@ -190,7 +191,10 @@ class _HilbertCoreset(BaseCoreset):
             what = f"projection of {len(node)} rows onto {J} features"
         with phase(self, what, level):
             V = self._vectors(node, context)
-        sigma, rowsum = row_norms_and_sum(V)
+        try:
+            sigma, rowsum = row_norms_and_sum(V)
+        except ValueError:  # the projected terms overflowed: say what the user can change
+            raise ValueError(OVERFLOW) from None
         target = rowsum if node.summary is None else node.summary
         name = f"selection: {type(self).__name__} of {self._target_size} among {len(node)} rows"
         with phase(self, name, level):

@@ -29,7 +29,7 @@ from ..sampler._chains import MALAChains
 from . import _kl
 from ._base import BaseCoreset, CoresetQualityWarning
 from ._blocks import laplace_of_all_rows
-from ._construction import Context
+from ._construction import Context, check_overflow
 from ._kl_problem import BURN_IN, GLMProblem, Taylor, data_summary, row_spread, split_summary
 from ._merge_reduce import Node, largest
 
@@ -108,6 +108,7 @@ class _KLCoreset(BaseCoreset):
         if node.keys is None:
             if spread is None:
                 spread = row_spread(laplace, node.X, node.y)
+            check_overflow(spread)
             u = random_state.random_sample(len(node))
             with np.errstate(divide="ignore"):
                 keys = [np.log(u) / node.weights, np.log(node.weights * spread)]
@@ -209,6 +210,15 @@ class _KLCoreset(BaseCoreset):
         criterion that needs no full posterior. Both KLs are reported (``start_laplace_kl_``,
         ``laplace_kl_``, the kept one's); a worse result warns and is dropped."""
         kl_result, kl_start = (self._laplace_kl(problem, *coreset) for coreset in (result, start))
+        if not np.all(np.isfinite(start[1])):
+            if np.all(np.isfinite(result[1])):
+                return *result, {"laplace_kl": kl_result, "start_laplace_kl": kl_start}
+            raise ValueError(
+                f"{type(self).__name__}'s weights overflowed (not finite), from its start on: "
+                "the log-likelihoods of the data are too large at its posterior's draws. "
+                "Standardise X (e.g. sklearn.preprocessing.StandardScaler), and use more "
+                "points than the model's parameters."
+            )
         if kl_result <= kl_start + _WORSE_NATS:
             return *result, {"laplace_kl": kl_result, "start_laplace_kl": kl_start}
         warn(
@@ -221,6 +231,8 @@ class _KLCoreset(BaseCoreset):
 
     def _laplace_kl(self, problem, idx, w):
         """KL of the Laplace fit of the coreset ``(idx, w)`` of the pool to the data's."""
+        if not np.all(np.isfinite(w)):  # weights that overflowed: the worst
+            return np.inf
         keep = w > 0
         full = problem.start
         try:

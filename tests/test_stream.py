@@ -1,0 +1,186 @@
+"""A stream that never breaks: partial_fit and dask fits as a hostile user tries them.
+
+Each test reproduces a defect found that way (a block that poisoned every later call,
+per-block rules refusing valid data, fitted rows dropped, internal messages) and pins the fix.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from skcoreset.coreset import (
+    CoresetMCMC,
+    GIGACoreset,
+    IHTCoreset,
+    OMPCoreset,
+    QuasiNewtonCoreset,
+    SparseVICoreset,
+    UniformCoreset,
+)
+from skcoreset.datasets import make_logistic_regression
+
+
+@pytest.fixture(scope="module")
+def blocks():
+    X, y = make_logistic_regression(n_samples=1600, n_features=4, random_state=0)
+    return [(X[p], y[p]) for p in np.array_split(np.arange(1600), 4)]
+
+
+def _stream(est, parts):
+    for X, y in parts:
+        est.partial_fit(X, y)
+    return est
+
+
+def _quiet(func, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return func(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [OMPCoreset, GIGACoreset, IHTCoreset, QuasiNewtonCoreset, SparseVICoreset, CoresetMCMC],
+)
+def test_a_bad_block_leaves_the_stream_as_it_was(cls, blocks):
+    """The third of four blocks overflows (X x 1e200): refused, naming the block; the coreset
+    and the counters are unchanged; the fourth block continues as if the third never came."""
+    make = lambda: cls(n_points=20, block_size=400, random_state=0)  # noqa: E731
+    est = _quiet(_stream, make(), blocks[:2])
+    before = est.get_coreset()
+    X_bad, y_bad = blocks[2]
+    with pytest.raises(ValueError, match=r"In call 2 of partial_fit, block 2 .*overflow"):
+        _quiet(est.partial_fit, X_bad * 1e200, y_bad)
+    after = est.get_coreset()
+    np.testing.assert_array_equal(after[0], before[0])
+    np.testing.assert_array_equal(after[2]["sample_weight"], before[2]["sample_weight"])
+    assert est.n_samples_seen_ == 800
+    _quiet(est.partial_fit, *blocks[3])
+    clean = _quiet(_stream, make(), [blocks[0], blocks[1], blocks[3]])
+    np.testing.assert_array_equal(est.sample_indices_, clean.sample_indices_)
+    np.testing.assert_allclose(est.sample_weight_, clean.sample_weight_, rtol=0, atol=0)
+    assert est.n_samples_seen_ == 1200
+
+
+def test_partial_fit_after_fit_continues_the_fit(blocks):
+    """As scikit-learn's estimators do: fit(A) then partial_fit(B) is partial_fit(A), (B)."""
+    X_a = np.vstack([b[0] for b in blocks[:2]])
+    y_a = np.concatenate([b[1] for b in blocks[:2]])
+    make = lambda: OMPCoreset(n_points=20, block_size=400, random_state=0)  # noqa: E731
+    fitted = make().fit(X_a, y_a).partial_fit(*blocks[2])
+    streamed = _stream(make(), [(X_a, y_a), blocks[2]])
+    assert fitted.n_samples_seen_ == streamed.n_samples_seen_ == 1200
+    np.testing.assert_array_equal(fitted.sample_indices_, streamed.sample_indices_)
+    np.testing.assert_array_equal(fitted.sample_weight_, streamed.sample_weight_)
+    assert fitted.sample_indices_.max() >= 800  # the new rows take part
+
+
+def test_partial_fit_after_an_exact_fit_refuses_loudly(blocks):
+    X, y = blocks[0]
+    est = _quiet(UniformCoreset(n_points=1000, projection=None).fit, X, y)
+    with pytest.raises(ValueError, match="fit kept every row"):
+        est.partial_fit(*blocks[1])
+
+
+def test_later_block_with_one_class_or_zero_weights_is_accepted(blocks):
+    """The rule 'two classes among rows of positive weight' is the whole data's: a later block
+    with one class, or with every weight zero (skipped), is valid."""
+    est = OMPCoreset(n_points=20, block_size=400, random_state=0)
+    _stream(est, blocks[:2])
+    X, y = blocks[2]
+    one_class = y == 1
+    est.partial_fit(X[one_class], y[one_class])
+    kept = est.sample_indices_.copy()
+    est.partial_fit(X, y, sample_weight=np.zeros(len(y)))
+    np.testing.assert_array_equal(est.sample_indices_, kept)  # nothing to add
+    assert est.n_samples_seen_ == 800 + one_class.sum() + len(y)
+
+
+def test_whole_data_class_rule_names_the_users_labels():
+    X, y = make_logistic_regression(n_samples=300, n_features=3, random_state=1)
+    labels = np.where(y == 1, "cat", "dog")
+    w = np.where(labels == "cat", 1.0, 0.0)  # only cats have weight
+    with pytest.raises(ValueError, match=r"one class only \('cat'\)"):
+        OMPCoreset(n_points=20).fit(X, labels, sample_weight=w)
+
+
+def test_first_one_class_block_asks_for_classes(blocks):
+    X, y = blocks[0]
+    ones = y == 1
+    with pytest.raises(ValueError, match=r"classes=\[") as info:
+        OMPCoreset(n_points=20).partial_fit(X[ones], y[ones])
+    assert "model=" not in str(info.value)
+    est = OMPCoreset(n_points=20, random_state=0)
+    _quiet(est.partial_fit, X[ones], y[ones], classes=[0, 1])
+    est.partial_fit(*blocks[1])
+    assert est.model_ == "logistic"
+
+
+def test_classes_declare_a_classification_model(blocks):
+    X, y = blocks[0]
+    est = _quiet(OMPCoreset(n_points=30, random_state=0).partial_fit, X, y, classes=[0, 1, 2])
+    assert est.model_ == "multinomial"
+    with pytest.raises(ValueError, match=r"logistic model takes two classes; classes has 3"):
+        OMPCoreset(n_points=30, model="logistic").partial_fit(X, y, classes=[0, 1, 2])
+
+
+def test_set_params_mid_stream_warns(blocks):
+    est = _stream(OMPCoreset(n_points=20, random_state=0), blocks[:1])
+    est.set_params(n_points=40)
+    with pytest.warns(UserWarning, match="n_points changed since the stream began"):
+        est.partial_fit(*blocks[1])
+    assert est.n_points_ <= 20  # the stream's own size
+    est.set_params(verbose=0, progress=False)  # the display's: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est.set_params(n_points=20).partial_fit(*blocks[2])
+
+
+class TestDask:
+    da = pytest.importorskip("dask.array")
+
+    def test_a_chunk_with_one_class_is_accepted(self):
+        X, y = make_logistic_regression(n_samples=1200, n_features=3, random_state=2)
+        order = np.argsort(y, kind="stable")  # the first chunk holds class 0 only
+        X, y = X[order], y[order]
+        dX, dy = self.da.from_array(X, chunks=(300, -1)), self.da.from_array(y, chunks=300)
+        est = OMPCoreset(n_points=20, random_state=0).fit(dX, dy)
+        assert set(np.unique(y[est.sample_indices_])) == {0, 1}
+
+    def test_whole_data_class_rule_names_the_users_labels(self):
+        X, y = make_logistic_regression(n_samples=600, n_features=3, random_state=1)
+        labels = np.where(y == 1, "cat", "dog")
+        w = np.where(labels == "cat", 1.0, 0.0)
+        dX = self.da.from_array(X, chunks=(200, -1))
+        dy = self.da.from_array(labels, chunks=200)
+        dw = self.da.from_array(w, chunks=200)
+        with pytest.raises(ValueError, match=r"one class only \('cat'\)"):
+            OMPCoreset(n_points=20).fit(dX, dy, sample_weight=dw)
+
+    def test_named_logistic_model_with_three_labels(self):
+        X = np.random.default_rng(0).standard_normal((300, 2))
+        y = np.arange(300) % 3
+        dX, dy = self.da.from_array(X, chunks=(100, -1)), self.da.from_array(y, chunks=100)
+        with pytest.raises(ValueError, match="multinomial") as info:
+            OMPCoreset(model="logistic").fit(dX, dy)
+        assert "poisson" not in str(info.value)
+
+    def test_empty_x(self):
+        dX = self.da.zeros((0, 3), chunks=(10, -1))
+        dy = self.da.zeros(0, chunks=10)
+        with pytest.raises(ValueError, match="0 rows"):
+            OMPCoreset().fit(dX, dy)
+
+    def test_missing_values_in_a_nullable_column(self):
+        dd = pytest.importorskip("dask.dataframe")
+        pd = pytest.importorskip("pandas")
+        rng = np.random.default_rng(0)
+        a = pd.array(rng.integers(0, 5, 200), dtype="Int64")
+        a[17] = pd.NA
+        frame = pd.DataFrame({"a": a, "b": rng.standard_normal(200)})
+        y = pd.Series(rng.integers(0, 2, 200))
+        with pytest.raises(ValueError, match="NaN"):
+            OMPCoreset(n_points=20).fit(
+                dd.from_pandas(frame, npartitions=2), dd.from_pandas(y, npartitions=2)
+            )
