@@ -1,6 +1,6 @@
 """Optional tqdm progress bars: long fits show one when asked, nothing otherwise."""
 
-import warnings
+from ._warnings import warn
 
 
 class ProgressBar:
@@ -16,11 +16,7 @@ class ProgressBar:
         try:
             from tqdm.auto import tqdm
         except ImportError:
-            warnings.warn(
-                "progress=True needs tqdm (pip install tqdm); no progress bar is shown.",
-                UserWarning,
-                stacklevel=3,
-            )
+            warn("progress=True needs tqdm (pip install tqdm); no progress bar is shown.")
             return
         self._bar = tqdm(total=total, desc=desc, unit=unit, leave=False)
 

@@ -94,6 +94,9 @@ class BaseCoreset(BaseEstimator):
     ((20, 10), 200.0)
     """
 
+    #: Whether the fit is one block (its phases are logged at INFO, its core shows progress).
+    _single_block = True
+
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "model": [StrOptions({"auto", *MODEL_NAMES}), GLM],
@@ -418,11 +421,11 @@ class BaseCoreset(BaseEstimator):
 
     def _block_level(self):
         """The logging level of a phase repeated per block: INFO for one block, else DEBUG."""
-        return logging.INFO if getattr(self, "_single_block", True) else logging.DEBUG
+        return logging.INFO if self._single_block else logging.DEBUG
 
     def _show_core_progress(self):
         """An algorithm shows its own progress bar only when it is the whole construction."""
-        return self.progress and getattr(self, "_single_block", True)
+        return self.progress and self._single_block
 
     def _block_rows(self, X):
         if self.block_size != "auto":

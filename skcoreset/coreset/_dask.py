@@ -376,17 +376,19 @@ class DaskData:
         if estimated:
             _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
             model = with_noise(model, model.estimate_noise(model.design(X), y, w))
-        theta0 = np.zeros(model.n_params(self.X.shape[1] + model.fit_intercept))
         if start is not None:
             theta0 = start.mean.copy()
         elif type(model).initial_params is not GLM.initial_params:
             # a start of the model's own (least squares, class log-odds): from a sample
             _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
             theta0 = model.initial_params(model.design(X), y, w)
-        elif model.starts_from_mean:
-            w = self.s if self.s is not None else 1.0
-            mean = float((self.y * w).sum().compute()) / self.total_weight
-            theta0[-1] = model.initial_intercept(mean)
+        else:
+            mean = None
+            if model.starts_from_mean:
+                w = self.s if self.s is not None else 1.0
+                mean = float((self.y * w).sum().compute()) / self.total_weight
+            n_params = model.n_params(self.X.shape[1] + model.fit_intercept)
+            theta0 = model.mean_start(np.zeros(n_params), mean)
         posterior = _DaskPosterior(self, model)
         laplace = fit_posterior(model, posterior, theta0)
         if estimated:  # the projections draw the extra parameter too (LaplaceApproximation)

@@ -34,6 +34,10 @@ _POOL_PER_POINT = 50
 class _HilbertCoreset(BaseCoreset):
     """Shared statistics of the Hilbert coreset estimators (do not use directly)."""
 
+    #: Rows of the candidate pools (a parameter of the greedy methods); the sampling methods
+    #: (uniform, importance) pool nothing.
+    n_candidates = None
+
     _parameter_constraints: dict = {
         **BaseCoreset._parameter_constraints,
         "projection": [StrOptions(set(PROJECTIONS))],
@@ -126,7 +130,7 @@ class _HilbertCoreset(BaseCoreset):
 
     def _pool_size(self):
         """Rows of the candidate pools, or None (the algorithm reduces every node)."""
-        n_candidates = getattr(self, "n_candidates", None)  # the sampling methods have none
+        n_candidates = self.n_candidates
         if self.projection is None or n_candidates is None:
             return None
         if n_candidates == "auto":

@@ -62,6 +62,10 @@ _EARLY_STOPS = {
 class _KLCoreset(BaseCoreset):
     """Shared construction of the KL coreset estimators (do not use directly)."""
 
+    #: The start of the weights (a parameter of QNC and Coreset MCMC); SparseVI grows its
+    #: coreset from none, and is compared with OMP's start.
+    init = "omp"
+
     _parameter_constraints: dict = {
         **BaseCoreset._parameter_constraints,
         "n_candidates": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -93,7 +97,7 @@ class _KLCoreset(BaseCoreset):
             size = int(self.n_candidates)
         size = max(size, self._target_size)
         # the papers' uniform start chooses no candidate
-        return size, 0 if getattr(self, "init", "omp") == "uniform" else size // _SPREAD_SHARE
+        return size, 0 if self.init == "uniform" else size // _SPREAD_SHARE
 
     def _capacity(self):
         return sum(self._pool_size())
@@ -259,7 +263,7 @@ class _KLCoreset(BaseCoreset):
         M = self._target_size
         full_weights = problem.full_weights
         uniform = largest(node.keys[:, 0], M), np.full(M, float(full_weights.sum()) / M)
-        if getattr(self, "init", "omp") == "uniform":  # SparseVI: the OMP start
+        if self.init == "uniform":  # SparseVI: the OMP start
             return uniform
         with phase(self, "OMP start"):
             # OMP on the pool's log-likelihood projection, toward the full data's: its

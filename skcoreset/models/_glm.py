@@ -223,6 +223,30 @@ class GLM:
         """
         return self.fit_intercept and type(self).initial_intercept is not GLM.initial_intercept
 
+    def mean_start(self, theta, y_mean):
+        """Where Newton's method starts, given a start and the targets' mean.
+
+        ``theta`` with the intercept of the constant fit (:meth:`initial_intercept`) when the
+        model starts from it (:attr:`starts_from_mean`): the one home of that rule, whether
+        the mean comes from one array, a pass over blocks or dask chunks.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            The start otherwise (intercept last); not modified.
+        y_mean : float or None
+            Weighted mean of all the targets (not read when the model does not need it).
+
+        Returns
+        -------
+        theta0 : ndarray of shape (P,)
+        """
+        if not self.starts_from_mean:
+            return theta
+        theta = np.array(theta, dtype=np.float64)
+        theta[-1] = self.initial_intercept(y_mean)
+        return theta
+
     def estimate_noise_blocks(self, blocks):
         """Estimate the extra parameter for the Laplace fit (models with one override this).
 
@@ -371,10 +395,8 @@ class GLM:
         theta0 : ndarray of shape (P,)
             The starting parameters.
         """
-        theta = np.zeros(Xd.shape[1])
-        if self.starts_from_mean:
-            theta[-1] = self.initial_intercept(np.average(y, weights=w))
-        return theta
+        y_mean = np.average(y, weights=w) if self.starts_from_mean else None
+        return self.mean_start(np.zeros(Xd.shape[1]), y_mean)
 
     # -- evaluation through the kernels --------------------------------------------------
     def loglik(self, theta, Xd, y):

@@ -349,7 +349,7 @@ def _start(model, blocks):
         for _, y, w in blocks():
             w_sum += w.sum()
             wy_sum += (w * y).sum()
-        theta0[-1] = model.initial_intercept(wy_sum / w_sum)
+        theta0 = model.mean_start(theta0, wy_sum / w_sum)
     return theta0
 
 

@@ -24,14 +24,9 @@ EXTRA_LOG_PRIOR = (0.0, 3.0)
 _CHUNK = 100
 
 # The fixed-step phase runs the chains on numba's threads when n_rows * P reaches this, with
-# >= 2 chains and >= 2 threads. Measured on 2 cores with the earlier one-chain-at-a-time
-# kernels, 4 logistic chains, us per chain-step at a fixed step (serial / threaded): n*P = 110:
-# 0.69 / 0.51; 1100: 2.3 / 1.6; 5100: 6.8 / 3.7; 110000: 176 / ~105. We switch later than the
-# break-even because threading needs the other core free: right after a threaded BLAS call
-# OpenBLAS's workers spin for ~0.1 s, which a short run (n*P ~ 5000-10000) cannot amortise.
-# The serial driver now evaluates the chains as one batch; re-measured with another job on the
-# machine (best of 12, us per chain-step, serial / threaded): n*P = 10^5: 116 / 111; 10^6:
-# 1338 / 1444, i.e. no gain without a free core. Draws are identical either way.
+# >= 2 chains and >= 2 threads: later than the break-even, because threading needs the other
+# core free (OpenBLAS's workers spin for ~0.1 s after a threaded BLAS call). Draws are
+# identical either way; the measurements are in benchmarks/README.md ("Thresholds").
 PARALLEL_MIN_WORK = 20_000
 
 
