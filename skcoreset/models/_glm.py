@@ -240,6 +240,7 @@ class GLM:
         Returns
         -------
         theta0 : ndarray of shape (P,)
+            ``theta`` itself, or a copy with the constant fit's intercept.
         """
         if not self.starts_from_mean:
             return theta
