@@ -1,0 +1,84 @@
+"""The KL methods at a few points more than the parameters, on real logistic data (issue 27).
+
+ijcnn1 (a 30 000-row sample of it, 23 parameters), 30 points: with its OMP start drawn from
+one projection, QuasiNewtonCoreset and CoresetMCMC landed 7 200 - 11 300 nats (Laplace KL)
+from the data's posterior at seeds 2 and 3, where OMPCoreset's median over four seeds is
+3 200 and a uniform subsample's 190 000; from the best of four projections, 112 - 308. Each KL here is the test's
+own: Newton's method in NumPy for the Laplace fits of the coreset and of all rows, under the
+prior the estimator reports, and the Gaussian KL in closed form.
+"""
+
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+from skcoreset.coreset import CoresetMCMC, OMPCoreset, QuasiNewtonCoreset, SparseVICoreset
+
+DATA = pathlib.Path(__file__).parent / "data" / "ijcnn1.npz"
+
+
+def _laplace(Xd, y, w, prior_sd):
+    """Mean and covariance of the Laplace fit of a weighted logistic posterior (Newton)."""
+    theta = np.zeros(Xd.shape[1])
+    for _ in range(100):
+        eta = Xd @ theta
+        p = 1.0 / (1.0 + np.exp(-eta))
+        grad = Xd.T @ (w * (y - p)) - theta / prior_sd**2
+        H = Xd.T @ ((w * p * (1 - p))[:, None] * Xd) + np.diag(1.0 / prior_sd**2)
+        step = np.linalg.solve(H, grad)
+        theta += step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return theta, np.linalg.inv(H)
+
+
+def _gaussian_kl(m0, S0, m1, S1):
+    """KL(N(m0, S0) || N(m1, S1))."""
+    P = m0.shape[0]
+    S1_inv = np.linalg.inv(S1)
+    d = m1 - m0
+    _, logdet0 = np.linalg.slogdet(S0)
+    _, logdet1 = np.linalg.slogdet(S1)
+    return 0.5 * (np.trace(S1_inv @ S0) + d @ S1_inv @ d - P + logdet1 - logdet0)
+
+
+@pytest.fixture(scope="module")
+def ijcnn1():
+    data = np.load(DATA)
+    X, y = data["X"], data["y"]
+    return X, y, np.column_stack([X, np.ones(len(y))])
+
+
+def _kl(est, X, y, Xd):
+    prior_sd = np.broadcast_to(est.prior_scale_, (Xd.shape[1],))
+    full = _laplace(Xd, y, np.ones(len(y)), prior_sd)
+    idx = est.sample_indices_
+    core = _laplace(Xd[idx], y[idx], est.sample_weight_, prior_sd)
+    return _gaussian_kl(*core, *full)
+
+
+@pytest.fixture(scope="module")
+def omp_median(ijcnn1):
+    X, y, Xd = ijcnn1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.median(
+            [_kl(OMPCoreset(30, random_state=s).fit(X, y), X, y, Xd) for s in range(4)]
+        )
+
+
+@pytest.mark.parametrize("cls", [QuasiNewtonCoreset, CoresetMCMC, SparseVICoreset])
+def test_no_seed_far_worse_than_omp(cls, ijcnn1, omp_median):
+    """The two seeds that failed, each no further than OMPCoreset's median over four seeds
+    (the start is OMP's, from the best of several projections), and the KL the estimator
+    reports the test's own."""
+    X, y, Xd = ijcnn1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [cls(30, random_state=s).fit(X, y) for s in (2, 3)]
+    kls = [_kl(est, X, y, Xd) for est in fits]
+    assert max(kls) < omp_median, (kls, omp_median)
+    for est, kl in zip(fits, kls):
+        np.testing.assert_allclose(est.laplace_kl_, kl, rtol=1e-3)
