@@ -84,10 +84,8 @@ def run_build(args):
         )
 
     write_coreset(args.output, fmt, estimator.sample_indices_, estimator.sample_weight_)
-    inferred = args.model == "auto" and algorithm.model is None
-    built = f"{algorithm.label} coreset for the {model_name} model"
-    built += " (the model the labels call for)" if inferred else ""
-    _describe(args, built, table, estimator, classes, n_rows, n_chunks, chunk_rows, seconds)
+    read = (n_rows, n_chunks, chunk_rows, seconds)
+    _describe(args, algorithm, model_name, table, estimator, classes, *read)
     return 0
 
 
@@ -144,9 +142,10 @@ def _warn(message):
     print(f"skcoreset: warning: {message}", file=sys.stderr)
 
 
-def _describe(args, built, table, estimator, classes, n_rows, n_chunks, chunk_rows, seconds):
-    """The summary on standard output: what was read, what was built (``built`` names it),
-    how close it is."""
+def _describe(
+    args, algorithm, model, table, estimator, classes, n_rows, n_chunks, chunk_rows, seconds
+):
+    """The summary on standard output: what was read, what was built, how close it is."""
     labels = "" if classes is None else f" (classes {_list(classes)})"
     chunks = "1 chunk" if n_chunks == 1 else f"{n_chunks} chunks of up to {chunk_rows} rows"
     print(
@@ -154,8 +153,10 @@ def _describe(args, built, table, estimator, classes, n_rows, n_chunks, chunk_ro
         f"{labels}; read in {chunks}"
     )
     weights = estimator.sample_weight_
+    inferred = args.model == "auto" and algorithm.model is None
     print(
-        f"{built}: "
+        f"{algorithm.label} coreset for the {model} model"
+        f"{' (the model the labels call for)' if inferred else ''}: "
         f"{estimator.n_points_} rows, weights summing to {weights.sum():.6g} "
         f"(the data: {n_rows} rows), built in {seconds:.1f} s"
     )
@@ -168,8 +169,8 @@ def _describe(args, built, table, estimator, classes, n_rows, n_chunks, chunk_ro
         )
     else:
         print(
-            f"no fidelity measure: {BY_NAME[args.algorithm].label} has none without the data "
-            "in memory (compare the posteriors with skcoreset.metrics)"
+            f"no fidelity measure: {algorithm.label} has none without the data in memory "
+            "(compare the posteriors with skcoreset.metrics)"
         )
     print(
         f"wrote {args.output}: columns 'row' (0-based row of {table.name}, header not "

@@ -71,8 +71,8 @@ def _seed(text):
     try:
         value = int(text)
     except ValueError:
-        value = -1
-    if not 0 <= value < _SEEDS:
+        value = None
+    if value is None or not 0 <= value < _SEEDS:
         raise argparse.ArgumentTypeError(
             f"expected an integer from 0 to {_SEEDS - 1}, got {text!r}"
         )
