@@ -10,6 +10,7 @@ scikit-learn, SciPy and numba.
 """
 
 from ._lazy import lazy_attributes
+from .coreset._registry import ESTIMATORS as _CORESETS
 
 __version__ = "0.1.0.dev0"
 
@@ -26,8 +27,9 @@ _SUBPACKAGES = (
     "sampler",
 )
 
-#: public name -> the subpackage it comes from
+#: public name -> the subpackage it comes from (the coreset estimators from their registry)
 _ESTIMATORS = {
+    **dict.fromkeys(_CORESETS, "coreset"),
     "BayesianGLM": "linear_model",
     "BayesianGammaRegression": "linear_model",
     "BayesianLinearRegression": "linear_model",
@@ -36,17 +38,7 @@ _ESTIMATORS = {
     "BayesianPoissonRegression": "linear_model",
     "BayesianStudentTRegression": "linear_model",
     "CoresetClassifier": "compose",
-    "CoresetMCMC": "coreset",
     "CoresetRegressor": "compose",
-    "FrankWolfeCoreset": "coreset",
-    "GIGACoreset": "coreset",
-    "IHTCoreset": "coreset",
-    "ImportanceCoreset": "coreset",
-    "OMPCoreset": "coreset",
-    "QuasiNewtonCoreset": "coreset",
-    "SensitivityCoreset": "coreset",
-    "SparseVICoreset": "coreset",
-    "UniformCoreset": "coreset",
 }
 
 __all__ = sorted(_ESTIMATORS) + ["__version__"] + list(_SUBPACKAGES)

@@ -11,6 +11,7 @@ line on standard error and no traceback.
 import importlib.util
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,9 @@ import pytest
 
 import skcoreset
 from skcoreset.cli import main, make_parser
+from skcoreset.cli._demo import _both_classes
 from skcoreset.cli._demo_settings import COLUMNS
-from skcoreset.cli._tables import open_table
+from skcoreset.cli._tables import open_table, write_coreset
 from skcoreset.coreset import (
     GIGACoreset,
     IHTCoreset,
@@ -29,6 +31,7 @@ from skcoreset.coreset import (
     QuasiNewtonCoreset,
     SensitivityCoreset,
 )
+from skcoreset.coreset._registry import RECOMMENDED
 from skcoreset.datasets import load_phishing
 
 N_ROWS = 1500
@@ -319,7 +322,7 @@ def build_args(data, *extra, model="logistic", algorithm="omp", n_points=10, out
         (
             lambda f, t: build_args(f["npz"], model="poisson", algorithm="sensitivity"),
             1,
-            "sensitivity sampling is for the logistic model only",
+            "sensitivity (--algorithm sensitivity) is for the logistic model only",
         ),
         (
             lambda f, t: build_args(f["npz"], "--n-projections", 50, algorithm="sensitivity"),
@@ -485,3 +488,147 @@ def test_build_takes_every_registered_model(tmp_path, model):
     expected = OMPCoreset(40, model=model, random_state=3).fit(X, y.astype(float))
     np.testing.assert_array_equal(rows, expected.sample_indices_)
     np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)
+
+
+# -- what build must not do to its user -----------------------------------------------------
+@pytest.mark.parametrize("spelling", ["same", "other path", "symbolic link"])
+def test_build_refuses_to_overwrite_its_data(files, tmp_path, capsys, monkeypatch, spelling):
+    """-o naming the data file, by any path, is refused before anything is written."""
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "phish.npz"
+    data.write_bytes(files["npz"].read_bytes())
+    before = data.read_bytes()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "alias.npz").symlink_to(data)
+    out = {
+        "same": "phish.npz",
+        "other path": tmp_path / "sub" / ".." / "phish.npz",
+        "symbolic link": "alias.npz",
+    }[spelling]
+    code, err = fails(build_args("phish.npz", out=out), capsys)
+    assert code == 1 and "is the data file" in err
+    assert data.read_bytes() == before
+
+
+def test_an_interrupted_write_leaves_the_earlier_coreset(tmp_path, monkeypatch):
+    out = tmp_path / "coreset.npz"
+    write_coreset(out, "npz", [1, 5], [2.0, 3.0])
+    before = out.read_bytes()
+
+    def interrupted(f, **arrays):
+        f.write(b"PK\x03\x04 the first bytes of an archive")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_coreset(out, "npz", [0, 1, 2], [1.0, 1.0, 1.0])
+    assert out.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["coreset.npz"]  # no temporary file left
+
+
+def test_the_coreset_file_has_the_permissions_of_a_file_written_in_place(tmp_path):
+    """The temporary file's private mode is not left on the output: a new file gets what
+    open() gives (the umask), a replaced one keeps its own."""
+    new, reference = tmp_path / "new.csv", tmp_path / "reference"
+    write_coreset(new, "csv", [4], [1.5])
+    reference.write_text("")
+    assert stat.S_IMODE(new.stat().st_mode) == stat.S_IMODE(reference.stat().st_mode)
+    old = tmp_path / "old.csv"
+    old.write_text("row,weight\n")
+    old.chmod(0o640)
+    write_coreset(old, "csv", [4], [1.5])
+    assert stat.S_IMODE(old.stat().st_mode) == 0o640
+    rows, weights = read_output(old)
+    assert rows.tolist() == [4] and weights.tolist() == [1.5]
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32), "1.5"])
+def test_a_bad_seed_is_refused_before_any_file_is_read(tmp_path, capsys, monkeypatch, seed):
+    """The parser refuses a seed NumPy cannot take: status 2, though the data file does not
+    even exist (reading it would fail with 1)."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (
+        build_args("nowhere.npz", "--random-state", seed),
+        ["demo", "--random-state", seed],
+    ):
+        code, err = fails(argv, capsys)
+        assert code == 2
+        assert f"--random-state: expected an integer from 0 to {2**32 - 1}, got '{seed}'" in err
+    parser = make_parser()
+    largest = parser.parse_args(map(str, build_args("d.npz", "--random-state", 2**32 - 1)))
+    assert largest.random_state == 2**32 - 1
+
+
+def test_build_defaults_are_the_estimators(files, data, tmp_path, capsys):
+    """Without --model and --algorithm, build is OMPCoreset() (model='auto'), the library's
+    recommended algorithm, and its help says so."""
+    out = tmp_path / "coreset.npz"
+    argv = ["build", files["npz"], "--n-points", 40, "--random-state", 3, "-o", out]
+    assert main([str(a) for a in argv]) == 0
+    stdout = capsys.readouterr().out
+    assert "OMP coreset for the logistic model (the model the labels call for)" in stdout
+    expected = OMPCoreset(40, random_state=3).fit(*data)
+    rows, weights = read_output(out)
+    np.testing.assert_array_equal(rows, expected.sample_indices_)
+    np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)
+    commands = next(a for a in make_parser()._actions if a.dest == "command").choices
+    text = " ".join(commands["build"].format_help().split())
+    assert "default: auto, the model the labels call for" in text
+    assert f"(see below; default: {RECOMMENDED})" in text
+    assert f"{RECOMMENDED} non-negative orthogonal matching pursuit (the default)" in text
+
+
+def test_auto_settles_the_model_on_the_whole_label_column(tmp_path, capsys):
+    """The first chunk's two label values would read as two classes; the column holds real
+    values, so the model is Gaussian, and the coreset that of partial_fit with it."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1200, 5))
+    y = X @ [0.5, -0.2, 0.1, 0.0, 0.3] + rng.standard_normal(1200)
+    y[:400] = np.where(y[:400] > 0, 1.5, 0.5)
+    assert OMPCoreset(30).partial_fit(X[:400], y[:400]).model_ == "logistic"
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    out = tmp_path / "coreset.npz"
+    argv = ["build", tmp_path / "d.npz", "--n-points", 30, "--chunk-rows", 400, "-o", out]
+    assert main([str(a) for a in argv]) == 0
+    assert "OMP coreset for the gaussian model" in capsys.readouterr().out
+    expected = OMPCoreset(30, model="gaussian", random_state=0)
+    for start in range(0, 1200, 400):
+        expected.partial_fit(X[start : start + 400], y[start : start + 400])
+    rows, weights = read_output(out)
+    np.testing.assert_array_equal(rows, expected.sample_indices_)
+    np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)
+
+
+def test_auto_asks_which_model_integer_labels_are(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", X=rng.standard_normal((300, 2)), y=rng.integers(0, 5, 300))
+    code, err = fails(["build", tmp_path / "d.npz", "--n-points", 10, "-o", "o.npz"], capsys)
+    assert code == 1 and "d.npz, label 'y': y holds 5 distinct integer values" in err
+    # in the command line's words: the option, not the estimators' parameter
+    assert "--model multinomial, --model poisson or --model gaussian" in err
+    assert "model='" not in err
+
+
+def test_messages_name_classes_by_the_users_labels(data, tmp_path, capsys):
+    """A first chunk without a class names it as the file writes it (not by its code)."""
+    X, y = data
+    order = np.argsort(y, kind="stable")
+    words = np.where(y[order] > 0, "yes", "no")
+    np.savez(tmp_path / "sorted.npz", X=X[order], y=words)
+    out = tmp_path / "coreset.npz"
+    argv = build_args(tmp_path / "sorted.npz", "--chunk-rows", 400, n_points=20, out=out)
+    assert main([str(a) for a in argv]) == 0
+    captured = capsys.readouterr()
+    assert "the first chunk (sorted.npz, rows 0 to 399) has no row of the class 'yes'" in (
+        captured.err
+    )
+    assert "(classes 'no' and 'yes')" in captured.out
+
+
+def test_demo_completes_a_coreset_of_one_class_with_the_data_labels():
+    """The row the demo adds for a class a coreset misses carries the data's label."""
+    X, y, w = np.ones((2, 3)), np.array(["spam", "spam"]), np.array([2.0, 3.0])
+    X2, y2, w2 = _both_classes(X, y, w, np.array(["ham", "spam"]))
+    assert y2.tolist() == ["spam", "spam", "ham"]
+    assert w2.tolist() == [2.0, 3.0, 1e-12] and not X2[2].any()
+    assert _both_classes(X, y, w, np.array(["spam"]))[1] is y

@@ -1,5 +1,6 @@
 """scikit-learn's estimator checks on every public estimator of the composition layer and the
-coreset estimators (small coresets, 20 projections and cheap inner estimators keep it fast).
+coreset algorithms of the registry (small coresets, 20 projections and cheap inner estimators
+keep it fast).
 
 The Bayesian GLMs run with short chains: the statistical checks that replace the ones they
 cannot pass live in tests/test_bayesian_regression.py.
@@ -12,18 +13,8 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcoreset.compose import CoresetClassifier, CoresetRegressor
-from skcoreset.coreset import (
-    CoresetMCMC,
-    FrankWolfeCoreset,
-    GIGACoreset,
-    IHTCoreset,
-    ImportanceCoreset,
-    OMPCoreset,
-    QuasiNewtonCoreset,
-    SensitivityCoreset,
-    SparseVICoreset,
-    UniformCoreset,
-)
+from skcoreset.coreset import GIGACoreset, SensitivityCoreset
+from skcoreset.coreset._registry import ALGORITHMS
 from skcoreset.linear_model import (
     BayesianGammaRegression,
     BayesianLinearRegression,
@@ -38,18 +29,17 @@ from skcoreset.pipeline import make_pipeline
 # model='auto' refuses as ambiguous (classes or counts?) by design (tests/test_models.py).
 SMALL = dict(n_projections=20, model="gaussian", random_state=0)
 
-CORESETS = [
-    UniformCoreset(5, **SMALL),
-    ImportanceCoreset(5, **SMALL),
-    FrankWolfeCoreset(5, **SMALL),
-    GIGACoreset(5, **SMALL),
-    IHTCoreset(5, **SMALL),
-    OMPCoreset(5, **SMALL),
-    SensitivityCoreset(5, n_clusters=2, random_state=0),
-    QuasiNewtonCoreset(5, model="gaussian", n_draws=20, max_iter=3, random_state=0),
-    SparseVICoreset(5, model="gaussian", n_draws=20, n_rounds=2, n_steps=2, random_state=0),
-    CoresetMCMC(5, model="gaussian", n_train=20, n_samples=10, random_state=0),
-]
+# The parameters that keep the checks cheap for the classes without a projection (SMALL for
+# the others).
+CHEAP = {
+    "SensitivityCoreset": dict(n_clusters=2, random_state=0),
+    "QuasiNewtonCoreset": dict(model="gaussian", n_draws=20, max_iter=3, random_state=0),
+    "SparseVICoreset": dict(model="gaussian", n_draws=20, n_rounds=2, n_steps=2, random_state=0),
+    "CoresetMCMC": dict(model="gaussian", n_train=20, n_samples=10, random_state=0),
+}
+
+# Every algorithm of the registry (A-IHT II too, IHTCoreset with debias=True).
+CORESETS = [a.make(5, **CHEAP.get(a.estimator, SMALL)) for a in ALGORITHMS]
 
 # prior_scale=1.0: with 'auto' the prior comes from moments that repeated rows sum in another
 # order, and GIGA on a 20-dimensional projection of the checks' 31-parameter model turns that

@@ -1,55 +1,28 @@
-"""The coreset algorithms by their command-line names, as estimators of :mod:`skcoreset.coreset`."""
+"""The coreset algorithms by their command-line names: the registry of
+:mod:`skcoreset.coreset` (``_registry``), and the command line's checks of what an algorithm
+can do (its model, its projection)."""
 
-import importlib
-
+from ..coreset._registry import BY_NAME
 from ._errors import CommandError
 
-#: name -> (label in tables, estimator of :mod:`skcoreset.coreset`, fixed parameters). The
-#: estimators are named, and imported only to build one (the help and --version stay fast).
-#: The Hilbert methods all take a random projection of the log-likelihood; sensitivity
-#: sampling is for logistic models; the KL methods optimise the weights with draws from the
-#: coreset posterior.
-ALGORITHMS = {
-    "uniform": ("uniform", "UniformCoreset", {}),
-    "importance": ("importance", "ImportanceCoreset", {}),
-    "frank-wolfe": ("Frank-Wolfe", "FrankWolfeCoreset", {}),
-    "giga": ("GIGA", "GIGACoreset", {}),
-    "a-iht": ("A-IHT", "IHTCoreset", {}),
-    "a-iht-ii": ("A-IHT II", "IHTCoreset", {"debias": True}),
-    "omp": ("OMP", "OMPCoreset", {}),
-    "sensitivity": ("sensitivity", "SensitivityCoreset", {}),
-    "qnc": ("QNC", "QuasiNewtonCoreset", {}),
-    "sparse-vi": ("SparseVI", "SparseVICoreset", {}),
-    "coreset-mcmc": ("Coreset MCMC", "CoresetMCMC", {}),
-}
 
-#: The algorithms that work on a random projection (and report ``hilbert_error_``).
-_PROJECTED = {"uniform", "importance", "frank-wolfe", "giga", "a-iht", "a-iht-ii", "omp"}
+def resolve_model(name, model):
+    """The model the algorithm ``name`` is built for, given ``--model`` (None for 'auto' when
+    only the labels can settle it).
 
-#: One line per algorithm, for ``--help``.
-DESCRIPTIONS = {
-    "uniform": "uniform subsampling, weights N/M (the baseline)",
-    "importance": "Hilbert importance sampling (draws proportional to projection norms)",
-    "frank-wolfe": "Frank-Wolfe on the projected log-likelihood (Campbell & Broderick 2019)",
-    "giga": "greedy iterative geodesic ascent (Campbell & Broderick 2018)",
-    "a-iht": "accelerated iterative hard thresholding (Zhang et al. 2021)",
-    "a-iht-ii": "A-IHT with a de-biasing step (Zhang et al. 2021)",
-    "omp": "non-negative orthogonal matching pursuit",
-    "sensitivity": "sensitivity sampling (Huggins et al. 2016; logistic model only)",
-    "qnc": "quasi-Newton steps on the KL, from the OMP coreset (Naik et al. 2022)",
-    "sparse-vi": "greedy sparse variational coreset (Campbell & Beronov 2019)",
-    "coreset-mcmc": "weights learned by MCMC chains on the coreset (Chen & Campbell 2024)",
-}
-
-
-def label(name):
-    """How tables and plots name the algorithm ``name``."""
-    return ALGORITHMS[name][0]
-
-
-def is_hilbert(name):
-    """Whether ``name`` works on a random projection (and reports ``hilbert_error_``)."""
-    return name in _PROJECTED
+    An algorithm whose class is for one model only takes that model for 'auto' and refuses
+    any other.
+    """
+    algorithm = BY_NAME[name]
+    own = algorithm.model
+    if own is None:
+        return None if model == "auto" else model
+    if model not in ("auto", own):
+        raise CommandError(
+            f"{algorithm.label} (--algorithm {name}) is for the {own} model only, not "
+            f"{model!r}; choose another --algorithm, or --model {own}"
+        )
+    return own
 
 
 def make_coreset(name, n_points, *, model, **options):
@@ -58,29 +31,27 @@ def make_coreset(name, n_points, *, model, **options):
     Parameters
     ----------
     name : str
-        A key of :data:`ALGORITHMS`.
+        A name of the registry (``BY_NAME``).
     n_points : int
         The coreset size.
     model : str
-        The likelihood: a name of ``skcoreset.models.MODEL_NAMES``.
+        The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` (from
+        :func:`resolve_model`, or settled from the labels).
     **options
         Estimator parameters; those set to None are left at the estimator's default, and
-        ``n_projections`` is refused for sensitivity sampling, which has no projection.
+        ``n_projections`` is refused for an algorithm without a projection.
 
     Returns
     -------
     estimator : BaseCoreset
     """
-    text, estimator, fixed = ALGORITHMS[name]
-    cls = getattr(importlib.import_module("..coreset", __package__), estimator)
+    algorithm = BY_NAME[name]
+    resolve_model(name, model)
     params = {key: value for key, value in options.items() if value is not None}
-    if name == "sensitivity" and model != "logistic":
+    if "n_projections" in params and not algorithm.projected:
         raise CommandError(
-            f"sensitivity sampling is for the logistic model only, not {model!r}; "
-            "choose another --algorithm"
+            f"--n-projections does not apply to {algorithm.label}, which has no projection"
         )
-    if not is_hilbert(name) and "n_projections" in params:
-        raise CommandError(f"--n-projections does not apply to {text}, which has no projection")
-    if name != "sensitivity":
+    if algorithm.model is None:  # the class takes model=; one fixed by its class does not
         params["model"] = model
-    return cls(n_points, **fixed, **params)
+    return algorithm.make(n_points, **params)

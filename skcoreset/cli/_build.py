@@ -8,34 +8,47 @@ gives exactly the coreset of ``fit`` on all its rows; for more chunks, the first
 what every chunk shares (for the Hilbert methods the Laplace fit the projection is drawn from).
 """
 
+import re
 import sys
 import time
 
 import numpy as np
 
-from ..models import get_model
-from ._algorithms import is_hilbert, label, make_coreset
+from ..models import get_model, model_from_targets
+from ._algorithms import BY_NAME, make_coreset, resolve_model
 from ._errors import CommandError
 from ._tables import auto_chunk_rows, check_output, open_table, write_coreset
 
 
 def run_build(args):
     """Build, write and describe the coreset the parsed arguments ``args`` ask for."""
-    fmt = check_output(args.output)
-    table = open_table(args.data, args.label)
+    fmt = check_output(args.output, args.data)
+    algorithm = BY_NAME[args.algorithm]
+    model_name = resolve_model(args.algorithm, args.model)  # None: the labels settle it
+    # built before any row is read, so that its options are checked first; 'auto' is
+    # replaced by the model of the whole label column below
     estimator = make_coreset(
         args.algorithm,
         args.n_points,
-        model=args.model,
+        model=model_name or "auto",
         random_state=args.random_state,
         block_size=args.block_size,
         n_projections=args.n_projections,
         prior_scale=args.prior_scale,
         fit_intercept=False if args.no_intercept else None,
     )
+    table = open_table(args.data, args.label)
     chunk_rows = args.chunk_rows or auto_chunk_rows(table.n_features)
-    model = get_model(args.model)
-    classes = _classes(model, table, chunk_rows) if model.labels is not None else None
+    values = None
+    if model_name is None:
+        # the estimators' 'auto' would judge from the first chunk only
+        model_name, values = _model_from_labels(table, chunk_rows)
+        estimator.set_params(model=model_name)
+    model = get_model(model_name)
+    classes = None
+    if model.labels is not None:
+        values = table.label_values(chunk_rows) if values is None else values
+        classes = _classes(model, table, values)
 
     started = time.perf_counter()
     n_chunks = n_rows = 0
@@ -43,16 +56,19 @@ def run_build(args):
         where = f"{table.name}, rows {start} to {start + len(y) - 1}"
         if classes is None:
             _check_targets(model, y, f"{where}, label {table.label!r}")
-        elif n_chunks == 0 and is_hilbert(args.algorithm) and np.unique(y).shape[0] < 2:
-            _warn(
-                f"the first chunk ({where}) holds one class only, and the Laplace fit the "
-                "projection is drawn from is made on the first chunk: shuffle the rows or "
-                "raise --chunk-rows"
-            )
+        elif n_chunks == 0 and algorithm.projected:
+            missing = classes[~np.isin(classes, y)]
+            if missing.size:
+                _warn(
+                    f"the first chunk ({where}) has no row of the class"
+                    f"{'es' if missing.size > 1 else ''} {_list(missing)}, and the Laplace fit "
+                    "the projection is drawn from is made on the first chunk: shuffle the rows "
+                    "or raise --chunk-rows"
+                )
         try:
             estimator.partial_fit(X, y, classes=classes)
         except ValueError as exc:
-            raise CommandError(f"{where}: {exc}") from None
+            raise _user_error(where, exc) from None
         n_chunks += 1
         n_rows += len(y)
         elapsed = time.perf_counter() - started
@@ -68,17 +84,37 @@ def run_build(args):
         )
 
     write_coreset(args.output, fmt, estimator.sample_indices_, estimator.sample_weight_)
-    _describe(args, table, estimator, classes, n_rows, n_chunks, chunk_rows, seconds)
+    read = (n_rows, n_chunks, chunk_rows, seconds)
+    _describe(args, algorithm, model_name, table, estimator, classes, *read)
     return 0
 
 
-def _classes(model, table, chunk_rows):
-    """The class labels of a classification model, from a pass over the label column."""
-    values = table.label_values(chunk_rows)
+def _model_from_labels(table, chunk_rows):
+    """``(model, labels)``: the model the label column calls for (the rule of
+    ``model='auto'``, :func:`~skcoreset.models.model_from_targets`, on the whole column), and
+    its distinct labels (None if they were not all read).
+
+    Once the rule says 'gaussian' (numbers, more than two, some not integers) no further row
+    can change that, and the rest of the column is not read for it.
+    """
+    for values in table.distinct_labels(chunk_rows):
+        try:
+            if model_from_targets(values) == "gaussian":
+                return "gaussian", None
+        except ValueError:
+            pass  # not settled yet (integers only, so far): the next rows may settle it
+    try:
+        return model_from_targets(values), values
+    except ValueError as exc:
+        raise _user_error(f"{table.name}, label {table.label!r}", exc) from None
+
+
+def _classes(model, table, values):
+    """The class labels of a classification model, from the distinct labels of the file."""
     try:
         return model.labels.fit(values, input_name=f"the label {table.label!r}").classes
     except ValueError as exc:
-        raise CommandError(f"{table.name}: {exc}") from None
+        raise _user_error(table.name, exc) from None
 
 
 def _check_targets(model, y, where):
@@ -86,30 +122,41 @@ def _check_targets(model, y, where):
     try:
         model.encode_targets(y)
     except ValueError as exc:
-        raise CommandError(f"{where}: {exc}") from None
+        raise _user_error(where, exc) from None
 
 
-def _show(value):
-    """A label as the user wrote it (a NumPy scalar as its Python value)."""
-    return repr(value.item() if hasattr(value, "item") else value)
+def _user_error(where, exc):
+    """A library's ValueError as the command line's error: where, and the message with the
+    estimators' ``model='name'`` written as the option ``--model name``."""
+    message = re.sub(r"model='(\w+)'", r"--model \1", str(exc))
+    return CommandError(f"{where}: {message}")
+
+
+def _list(values):
+    """Labels as the user wrote them (a NumPy scalar as its Python value): 'a', 'b' and 'c'."""
+    shown = [repr(v.item() if hasattr(v, "item") else v) for v in values]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def _warn(message):
     print(f"skcoreset: warning: {message}", file=sys.stderr)
 
 
-def _describe(args, table, estimator, classes, n_rows, n_chunks, chunk_rows, seconds):
+def _describe(
+    args, algorithm, model, table, estimator, classes, n_rows, n_chunks, chunk_rows, seconds
+):
     """The summary on standard output: what was read, what was built, how close it is."""
-    shown = None if classes is None else [_show(c) for c in classes]
-    labels = "" if shown is None else f" (classes {', '.join(shown[:-1])} and {shown[-1]})"
+    labels = "" if classes is None else f" (classes {_list(classes)})"
     chunks = "1 chunk" if n_chunks == 1 else f"{n_chunks} chunks of up to {chunk_rows} rows"
     print(
         f"{table.name}: {n_rows} rows, {table.n_features} features, label {table.label!r}"
         f"{labels}; read in {chunks}"
     )
     weights = estimator.sample_weight_
+    inferred = args.model == "auto" and algorithm.model is None
     print(
-        f"{label(args.algorithm)} coreset for the {args.model} model: "
+        f"{algorithm.label} coreset for the {model} model"
+        f"{' (the model the labels call for)' if inferred else ''}: "
         f"{estimator.n_points_} rows, weights summing to {weights.sum():.6g} "
         f"(the data: {n_rows} rows), built in {seconds:.1f} s"
     )
@@ -122,8 +169,8 @@ def _describe(args, table, estimator, classes, n_rows, n_chunks, chunk_rows, sec
         )
     else:
         print(
-            f"no fidelity measure: {label(args.algorithm)} has none without the data in "
-            "memory (compare the posteriors with skcoreset.metrics)"
+            f"no fidelity measure: {algorithm.label} has none without the data in memory "
+            "(compare the posteriors with skcoreset.metrics)"
         )
     print(
         f"wrote {args.output}: columns 'row' (0-based row of {table.name}, header not "

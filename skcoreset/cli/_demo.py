@@ -18,11 +18,12 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..coreset import CoresetQualityWarning, CoresetSizeWarning
+from ..coreset._registry import ALGORITHMS, BY_NAME
 from ..datasets import load_phishing
 from ..linear_model import BayesianLogisticRegression
 from ..metrics import gaussian_kl, moment_fit
 from ..models import SeparationWarning
-from ._algorithms import ALGORITHMS, is_hilbert, label, make_coreset
+from ._algorithms import make_coreset
 from ._demo_settings import COLUMNS, FULL, QUICK, RHAT_LIMIT, Settings
 from ._errors import CommandError, optional_import
 
@@ -93,9 +94,9 @@ def run_demo(args):
     print(_header(), flush=True)
     print(_format(full, full_seconds), flush=True)
     rows = []
-    for name in ALGORITHMS:
+    for algorithm in ALGORITHMS:
         for size in sizes:
-            row = _coreset_row(name, size, X, y, X_test, y_test, full_draws, settings, seed)
+            row = _coreset_row(algorithm, size, X, y, X_test, y_test, full_draws, settings, seed)
             rows.append(row)
             print(_format(row, full_seconds), flush=True)
 
@@ -136,9 +137,9 @@ def _check_plot(path):
     return path
 
 
-def _coreset(name, size, seed, **options):
-    coreset = make_coreset(name, size, model="logistic", random_state=seed, **options)
-    if name == "uniform":
+def _coreset(algorithm, size, seed, **options):
+    coreset = make_coreset(algorithm.name, size, model="logistic", random_state=seed, **options)
+    if algorithm.name == "uniform":
         coreset.set_params(projection=None)  # uniform sampling needs no projection
     return coreset
 
@@ -149,9 +150,9 @@ def _compile_kernels(X, y, settings, seed):
     picks its threaded kernel by the size of the data and the number of chains)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name in ALGORITHMS:
-            small = {"n_projections": 20} if is_hilbert(name) else {}
-            _coreset(name, 5, seed, **small).fit(X, y)
+        for algorithm in ALGORITHMS:
+            small = {"n_projections": 20} if algorithm.projected else {}
+            _coreset(algorithm, 5, seed, **small).fit(X, y)
         few = Settings(None, (), n_samples=10, n_warmup=10, n_chains=settings.n_chains)
         _posterior(X, y, None, few, seed)
 
@@ -185,23 +186,24 @@ def _fidelity(full_draws, draws):
     return kl, float(shift)
 
 
-def _coreset_row(name, size, X, y, X_test, y_test, full_draws, settings, seed):
+def _coreset_row(algorithm, size, X, y, X_test, y_test, full_draws, settings, seed):
     start = time.perf_counter()
     with warnings.catch_warnings():
         # sizes below the parameter count are shown on purpose; the notes say what they mean,
         # and the table gives every coreset's fidelity (a KL method that kept its start too)
         warnings.simplefilter("ignore", CoresetSizeWarning)
         warnings.simplefilter("ignore", CoresetQualityWarning)
-        coreset = _coreset(name, size, seed).fit(X, y)
+        coreset = _coreset(algorithm, size, seed).fit(X, y)
     X_c, y_c, params = coreset.get_coreset()
-    X_c, y_c, weights = _both_classes(X_c, y_c, params["sample_weight"])
-    # Chains independent of the full-data ones (seed + 1): with the same random numbers,
-    # chains on nearly equal posteriors move together and hide their Monte Carlo noise.
-    fit = _posterior(X_c, y_c, weights, settings, seed + 1)
+    X_c, y_c, weights = _both_classes(X_c, y_c, params["sample_weight"], np.unique(y))
+    # Chains independent of the full-data ones (seed + 1, within NumPy's seeds): with the same
+    # random numbers, chains on nearly equal posteriors move together and hide their Monte
+    # Carlo noise.
+    fit = _posterior(X_c, y_c, weights, settings, (seed + 1) % 2**32)
     seconds = time.perf_counter() - start
     kl, shift = _fidelity(full_draws, _draws(fit))
     return Row(
-        label(name),
+        algorithm.label,
         coreset.n_points_,
         size,
         kl,
@@ -212,15 +214,16 @@ def _coreset_row(name, size, X, y, X_test, y_test, full_draws, settings, seed):
     )
 
 
-def _both_classes(X, y, weights):
-    """The coreset, with a row of each missing class at a negligible weight.
+def _both_classes(X, y, weights, classes):
+    """The coreset, with a row of each class of ``classes`` (the data's labels) it misses, at
+    a negligible weight.
 
     A small coreset can hold one class only. Its posterior exists (the prior is proper), but
     the logistic model refuses targets of one class, so a zero row of the other class is added
     with weight 1e-12: its log-likelihood term changes the posterior by a factor within
     1e-12 of 1.
     """
-    missing = np.setdiff1d([0, 1], y)
+    missing = np.setdiff1d(classes, y)
     if missing.size == 0:
         return X, y, weights
     X = np.vstack([X, np.zeros((missing.size, X.shape[1]))])
@@ -228,6 +231,8 @@ def _both_classes(X, y, weights):
 
 
 # -- the report ----------------------------------------------------------------------------
+#: The baseline's label: the summary compares the best coreset with it, the plot dashes it.
+_UNIFORM = BY_NAME["uniform"].label
 _WIDTHS = (12, 6, 10, 11, 13, 8, 9)
 
 
@@ -295,7 +300,7 @@ def summary(full, rows, noise_kl):
         f"log-likelihood {best.test_lpd:.4f} against {full.test_lpd:.4f} with all "
         f"{full.size} rows) and is {_speed(full.seconds / best.seconds)} MCMC on all rows"
     )
-    uniform = next((r for r in at if r.algorithm == label("uniform")), None)
+    uniform = next((r for r in at if r.algorithm == _UNIFORM), None)
     if uniform is not None and uniform is not best:
         text += (
             f"; a uniform subsample of the same size is at KL {uniform.kl:.3g} nats, its "
@@ -317,7 +322,7 @@ def save_plot(rows, noise_kl, path):
             [r.size for r in mine],
             [max(r.kl, floor) for r in mine],
             marker="o",
-            ls="--" if name == label("uniform") else "-",
+            ls="--" if name == _UNIFORM else "-",
             label=name,
         )
     ax.axhline(max(noise_kl, floor), color="grey", ls=":", label="Monte Carlo noise")

@@ -12,9 +12,9 @@ import textwrap
 import warnings
 
 from .. import __version__
+from ..coreset._registry import ALGORITHMS, BY_NAME, RECOMMENDED
 from ..models import MODEL_NAMES
 from ..models._names import MODELS
-from ._algorithms import ALGORITHMS, DESCRIPTIONS
 from ._demo_settings import FULL, QUICK, columns_help
 from ._errors import INSTALL_HINT, CommandError
 
@@ -63,6 +63,22 @@ def _projections(text):
     return value
 
 
+#: The seeds NumPy takes.
+_SEEDS = 2**32
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value < _SEEDS:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer from 0 to {_SEEDS - 1}, got {text!r}"
+        )
+    return value
+
+
 def _positive_float(text):
     try:
         value = float(text)
@@ -97,7 +113,7 @@ def _demo_parser(commands):
     )
     demo.add_argument(
         "--random-state",
-        type=int,
+        type=_seed,
         default=0,
         metavar="SEED",
         help="seed of the coresets and of the MCMC (default: 0)",
@@ -120,7 +136,10 @@ def _demo_parser(commands):
 
 
 def _build_parser(commands):
-    algorithms = "\n".join(f"  {name:<13} {text}" for name, text in DESCRIPTIONS.items())
+    algorithms = "\n".join(
+        f"  {a.name:<13} {a.description}" + (" (the default)" if a.name == RECOMMENDED else "")
+        for a in ALGORITHMS
+    )
     build = commands.add_parser(
         "build",
         help="build the coreset of a data file and write its rows and weights",
@@ -152,18 +171,22 @@ def _build_parser(commands):
     )
     build.add_argument(
         "--model",
-        required=True,
-        choices=MODEL_NAMES,
+        default="auto",
+        choices=("auto", *MODEL_NAMES),
+        metavar="MODEL",
         help="the likelihood: "
-        + ", ".join(f"{name} ({targets})" for name, (_, _, targets) in MODELS.items()),
+        + ", ".join(f"{name} ({targets})" for name, (_, _, targets) in MODELS.items())
+        + "; default: auto, the model the labels call for, settled as the estimators' "
+        "model='auto' settles it (skcoreset.models.model_from_targets), or the one model of "
+        "an algorithm made for one",
     )
     build.add_argument(
         "--algorithm",
-        required=True,
+        default=RECOMMENDED,
         type=str.lower,
-        choices=list(ALGORITHMS),
+        choices=list(BY_NAME),
         metavar="NAME",
-        help=f"the coreset algorithm: {', '.join(ALGORITHMS)} (see below)",
+        help=f"the coreset algorithm: {', '.join(BY_NAME)} (see below; default: {RECOMMENDED})",
     )
     build.add_argument(
         "--n-points",
@@ -181,7 +204,7 @@ def _build_parser(commands):
     )
     build.add_argument(
         "--random-state",
-        type=int,
+        type=_seed,
         default=0,
         metavar="SEED",
         help="seed of the projection and of the draws (default: 0)",

@@ -14,6 +14,8 @@ errors naming the column and the row. Rows are numbered from 0 in the order of t
 header not counted, which is also how the coreset's rows are written.
 """
 
+import os
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -109,17 +111,33 @@ class DataTable:
         if start == 0:
             raise CommandError(f"{self.name} has no data rows")
 
+    def distinct_labels(self, rows):
+        """Yield the distinct labels of the rows read so far, after each chunk (labels only).
+
+        Parameters
+        ----------
+        rows : int
+            Rows per chunk.
+        """
+        seen = None
+        for y in self._read_labels(rows):
+            if not len(y):
+                continue
+            try:
+                seen = np.unique(y) if seen is None else np.union1d(seen, y)
+            except TypeError:
+                raise CommandError(
+                    f"the labels {self.label!r} of {self.name} mix values of different types"
+                ) from None
+            yield seen
+        if seen is None:
+            raise CommandError(f"{self.name} has no data rows")
+
     def label_values(self, rows):
         """The distinct labels of the whole file (read chunk by chunk, labels only)."""
-        values = [np.unique(y) for y in self._read_labels(rows) if len(y)]
-        if not values:
-            raise CommandError(f"{self.name} has no data rows")
-        try:
-            return np.unique(np.concatenate(values))
-        except TypeError:
-            raise CommandError(
-                f"the labels {self.label!r} of {self.name} mix values of different types"
-            ) from None
+        for seen in self.distinct_labels(rows):
+            values = seen
+        return values
 
     def _check_finite(self, X, start):
         bad = ~np.isfinite(X)
@@ -345,8 +363,15 @@ def _first_line(exc):
 
 
 # -- writing ------------------------------------------------------------------------------
-def check_output(path):
+def check_output(path, data):
     """The format of the output file ``path``, checked before any work is done.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output file.
+    data : str or Path
+        The data file, which the output must not overwrite.
 
     Returns
     -------
@@ -359,6 +384,11 @@ def check_output(path):
         raise CommandError(f"the output directory {str(parent)!r} does not exist")
     if path.is_dir():
         raise CommandError(f"the output {str(path)!r} is a directory")
+    if path.exists() and Path(data).exists() and os.path.samefile(path, data):
+        raise CommandError(
+            f"the output {str(path)!r} is the data file: writing the coreset there would "
+            "destroy the data; choose another -o"
+        )
     if fmt == "parquet":
         optional_import("pyarrow.parquet", "writing .parquet files")
     return fmt
@@ -366,6 +396,10 @@ def check_output(path):
 
 def write_coreset(path, fmt, rows, weights):
     """Write the coreset: the columns ``row`` (0-based data row) and ``weight``.
+
+    The file is written under a temporary name in the same directory and then renamed to
+    ``path``: an interrupted or failed write leaves any earlier file at ``path`` as it was,
+    never a truncated one. A file replaced keeps its permissions.
 
     Parameters
     ----------
@@ -375,20 +409,41 @@ def write_coreset(path, fmt, rows, weights):
     rows : ndarray of int
     weights : ndarray of float
     """
+    path = Path(path)
+    target = Path(os.path.realpath(path))  # through a symbolic link, as open() writes
     rows = np.asarray(rows, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.float64)
+    # the mode the file would keep if written in place, or the one open() gives a new file
+    mode = target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode()
     try:
-        if fmt == "npz":
-            with open(path, "wb") as f:  # a file object: np.savez adds no extension
-                np.savez(f, row=rows, weight=weights)
-        elif fmt == "csv":
-            with open(path, "w", encoding="utf-8", newline="") as f:
-                f.write("row,weight\n")
-                # repr of a float round-trips exactly
-                f.writelines(f"{r},{float(w)!r}\n" for r, w in zip(rows, weights))
-        else:
-            pa = optional_import("pyarrow", "writing .parquet files")
-            pq = optional_import("pyarrow.parquet", "writing .parquet files")
-            pq.write_table(pa.table({"row": rows, "weight": weights}), path)
+        fd, temporary = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
     except OSError as exc:
         raise CommandError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        with open(fd, "wb") as f:
+            if fmt == "npz":
+                np.savez(f, row=rows, weight=weights)  # a file object: no extension added
+            elif fmt == "csv":
+                f.write(b"row,weight\n")
+                # repr of a float round-trips exactly
+                f.writelines(f"{r},{float(w)!r}\n".encode() for r, w in zip(rows, weights))
+            else:
+                pa = optional_import("pyarrow", "writing .parquet files")
+                pq = optional_import("pyarrow.parquet", "writing .parquet files")
+                pq.write_table(pa.table({"row": rows, "weight": weights}), f)
+        os.chmod(temporary, mode)  # mkstemp makes the file private (0600)
+        os.replace(temporary, target)
+    except BaseException as exc:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise CommandError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+        raise
+
+
+def _new_file_mode():
+    """The permissions ``open`` gives a new file: 0o666 less the process's umask."""
+    umask = os.umask(0)  # reading the umask means setting it: set it back at once
+    os.umask(umask)
+    return 0o666 & ~umask

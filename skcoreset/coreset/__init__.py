@@ -1,36 +1,24 @@
-"""Coreset estimators: each ``fit(X, y)`` selects ``sample_indices_`` and ``sample_weight_``."""
+"""Coreset estimators: each ``fit(X, y)`` selects ``sample_indices_`` and ``sample_weight_``.
 
-from ._base import (
-    BaseCoreset,
-    CoresetCoverageWarning,
-    CoresetQualityWarning,
-    CoresetSizeWarning,
-)
-from ._hilbert import (
-    FrankWolfeCoreset,
-    GIGACoreset,
-    IHTCoreset,
-    ImportanceCoreset,
-    OMPCoreset,
-    UniformCoreset,
-)
-from ._kl_coreset import CoresetMCMC, QuasiNewtonCoreset, SparseVICoreset
-from ._sensitivity import SensitivityCoreset, sensitivity_coreset_size
+The estimators are listed once, in the registry of algorithms (``_registry.ALGORITHMS``).
+Every name here is imported on first use (PEP 562), so that the command line reads the
+registry for its help without loading scikit-learn, SciPy and numba.
+"""
 
-__all__ = [
-    "BaseCoreset",
-    "CoresetCoverageWarning",
-    "CoresetMCMC",
-    "CoresetQualityWarning",
-    "CoresetSizeWarning",
-    "FrankWolfeCoreset",
-    "GIGACoreset",
-    "IHTCoreset",
-    "ImportanceCoreset",
-    "OMPCoreset",
-    "QuasiNewtonCoreset",
-    "SensitivityCoreset",
-    "SparseVICoreset",
-    "UniformCoreset",
-    "sensitivity_coreset_size",
-]
+from .._lazy import lazy_attributes
+from ._registry import ESTIMATORS
+
+#: public name -> the module that defines it (the estimators from the registry)
+_DEFINED_IN = {
+    **ESTIMATORS,
+    "BaseCoreset": "_base",
+    "CoresetCoverageWarning": "_base",
+    "CoresetQualityWarning": "_base",
+    "CoresetSizeWarning": "_base",
+    "sensitivity_coreset_size": "_sensitivity",
+}
+
+__all__ = sorted(_DEFINED_IN)
+
+
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _DEFINED_IN)
