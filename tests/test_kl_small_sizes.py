@@ -3,9 +3,9 @@
 ijcnn1 (a 30 000-row sample of it, 23 parameters), 30 points: with its OMP start drawn from
 one projection, QuasiNewtonCoreset and CoresetMCMC landed 7 200 - 11 300 nats (Laplace KL)
 from the data's posterior at seeds 2 and 3, where OMPCoreset's median over four seeds is
-3 200 and a uniform subsample's 190 000; from the best of four projections, 112 - 308. Each KL here is the test's
-own: Newton's method in NumPy for the Laplace fits of the coreset and of all rows, under the
-prior the estimator reports, and the Gaussian KL in closed form.
+3 200 and a uniform subsample's 190 000; from the best of four projections, 112 - 308. Each
+KL here is the test's own: Newton's method in NumPy for the Laplace fits of the coreset and
+of all rows, under the prior the estimator reports, and the Gaussian KL in closed form.
 """
 
 import pathlib

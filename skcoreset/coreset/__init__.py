@@ -12,9 +12,9 @@ from ._registry import ESTIMATORS
 _DEFINED_IN = {
     **ESTIMATORS,
     "BaseCoreset": "_base",
-    "CoresetCoverageWarning": "_base",
-    "CoresetQualityWarning": "_base",
-    "CoresetSizeWarning": "_base",
+    "CoresetCoverageWarning": "_exceptions",
+    "CoresetQualityWarning": "_exceptions",
+    "CoresetSizeWarning": "_exceptions",
     "sensitivity_coreset_size": "_sensitivity",
 }
 
