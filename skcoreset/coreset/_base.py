@@ -46,6 +46,7 @@ from .._sklearn_compat import (
     _safe_indexing,
 )
 from .._warnings import warn
+from ..export._mixin import PPLExportMixin
 from ..models import (
     GLM,
     MODEL_NAMES,
@@ -53,7 +54,7 @@ from ..models import (
     get_model,
     model_from_targets,
 )
-from ..models._prior import Moments, prior_from_moments
+from ..models._prior import DataPrior, Moments, checked_prior_scale, is_auto, prior_from_moments
 from ._blocks import (
     InMemoryData,
     as_source,
@@ -152,7 +153,7 @@ class CoresetCoverageWarning(UserWarning):
     """
 
 
-class BaseCoreset(BaseEstimator):
+class BaseCoreset(PPLExportMixin, BaseEstimator):
     """Base class of the coreset estimators (do not use directly).
 
     ``n_points`` is the coreset size: the number of distinct points for the methods that
@@ -184,7 +185,11 @@ class BaseCoreset(BaseEstimator):
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "model": [StrOptions({"auto", *MODEL_NAMES}), GLM],
-        "prior_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "prior_scale": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+            "array-like",
+        ],
         "fit_intercept": ["boolean"],
         "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "progress": ["boolean"],
@@ -600,17 +605,22 @@ class BaseCoreset(BaseEstimator):
     def _with_prior(self, model, data):
         """The model with its prior: ``prior_scale``, or for 'auto' the rule of
         :func:`~skcoreset.models.default_prior_scale` on the moments of all rows (one
-        pass)."""
+        pass); kept as ``_data_prior``, which the composition hands to the estimator fitted on
+        the coreset and the exports to probabilistic programming languages read."""
         self._data_moments = None  # kept for the coverage check (:meth:`_warn_uncovered`)
-        if self.prior_scale == "auto":
+        y_mean, y_sd = 0.0, None  # a given prior_scale: the extra's prior does not follow y
+        if is_auto(self.prior_scale):
             self._data_moments = data.moments()
             scale = prior_from_moments(model, self._data_moments)
             _, _, y_mean, y_sd = self._data_moments.mean_and_sd()
             model = model.with_data_scale(y_mean, y_sd)
         else:
-            scale = np.asarray(float(self.prior_scale))
+            n_columns = self.n_features_in_ + model.fit_intercept
+            scale = checked_prior_scale(self.prior_scale, n_columns, model.n_params(n_columns))
         self.prior_scale_ = scale
-        return replace(model, prior_scale=scale if scale.ndim else float(scale))
+        model = replace(model, prior_scale=scale if scale.ndim else float(scale))
+        self._data_prior = DataPrior(model, y_mean, y_sd)
+        return model
 
     def _model_name(self, y, model):
         """The model's name if something other than the targets settles it, else None."""
@@ -638,12 +648,12 @@ class BaseCoreset(BaseEstimator):
         if isinstance(name, GLM):
             return replace(
                 name,
-                prior_scale=name.prior_scale if self.prior_scale == "auto" else self.prior_scale,
+                prior_scale=name.prior_scale if is_auto(self.prior_scale) else self.prior_scale,
                 fit_intercept=self.fit_intercept,
             )
         return get_model(
             name,
-            prior_scale=1.0 if self.prior_scale == "auto" else self.prior_scale,
+            prior_scale=1.0 if is_auto(self.prior_scale) else self.prior_scale,
             fit_intercept=self.fit_intercept,
         )
 
