@@ -360,7 +360,7 @@ def test_stan_rejects_non_integer_counts():
 
 
 # -- Bambi -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["logistic", "gaussian", "negative_binomial", "gamma"])
+@pytest.mark.parametrize("name", ["poisson", "gaussian", "negative_binomial"])
 def test_bambi_inputs_carry_the_coreset_prior(name):
     pytest.importorskip("pandas")
     coreset, X, y = _coreset(name)
@@ -375,7 +375,7 @@ def test_bambi_inputs_carry_the_coreset_prior(name):
     np.testing.assert_allclose(sds, coreset.prior_scale_, rtol=1e-14)
     for e in spec.extras:
         # Bambi's negative binomial alpha is the reciprocal of the library's: log flips sign
-        bambi_name = {"noise_scale": "sigma", "alpha": "alpha", "shape": "alpha"}[e.name]
+        bambi_name = {"noise_scale": "sigma", "alpha": "alpha"}[e.name]
         sign = -1.0 if name == "negative_binomial" else 1.0
         assert export.priors[bambi_name] == (
             "LogNormal",
@@ -383,8 +383,9 @@ def test_bambi_inputs_carry_the_coreset_prior(name):
         )
 
 
-def test_bambi_has_no_categorical_export():
-    coreset = _coreset("multinomial")[0]
+@pytest.mark.parametrize("name", ["logistic", "gamma", "multinomial", "student_t"])
+def test_bambi_export_only_where_its_weighted_response_is_right(name):
+    coreset = _coreset(name)[0]
     with pytest.raises(NotImplementedError, match="Bambi's weighted response"):
         coreset.to_bambi()
 

@@ -8,15 +8,16 @@ import numpy as np
 from ._spec import missing
 
 #: likelihood -> (Bambi family, link of its mean, Bambi's name of each extra parameter and
-#: whether it is the reciprocal of the library's)
+#: whether it is the reciprocal of the library's). Only the families whose weighted response
+#: Bambi builds right: with Bambi 0.17.2 (PyMC 5.28) the built models' log densities equal
+#: the library's to 4e-16 for these three, while its weighted gamma passes (mu, sigma) as
+#: PyMC's (alpha, beta), its weighted Student-t fails to build, and so does its weighted
+#: Bernoulli (its check of 0/1 responses reads the weights too).
 _FAMILIES = {
-    "bernoulli_logit": ("bernoulli", "logit", ()),
     "poisson_log": ("poisson", "log", ()),
     "normal": ("gaussian", "identity", (("sigma", False),)),
     # Bambi's alpha is the size r = 1 / the library's dispersion
     "neg_binomial_2_log": ("negativebinomial", "log", (("alpha", True),)),
-    "gamma_log": ("gamma", "log", (("alpha", False),)),
-    "student_t": ("t", "identity", (("sigma", False), ("nu", False))),
 }
 
 
@@ -49,8 +50,8 @@ class BambiExport:
     >>> from skcoreset.export import export_spec
     >>> from skcoreset.export._bambi import build
     >>> from skcoreset.models import get_model
-    >>> model = get_model("logistic", prior_scale=np.array([2.5, 10.0]))
-    >>> export = build(export_spec(model, [[0.5], [1.0]], [0.0, 1.0], [3.0, 4.0]))
+    >>> model = get_model("poisson", prior_scale=np.array([2.5, 10.0]))
+    >>> export = build(export_spec(model, [[0.5], [1.0]], [0.0, 3.0], [3.0, 4.0]))
     >>> export.formula, export.priors["x0"]
     ('weighted(y, w) ~ 1 + x0', ('Normal', {'mu': 0.0, 'sigma': 2.5}))
     """
@@ -112,8 +113,9 @@ def build(spec):
     if spec.likelihood not in _FAMILIES:
         raise NotImplementedError(
             f"The {spec.model!r} model has no Bambi export: Bambi's weighted response "
-            "(weighted(y, w)) takes numeric targets, not categories. Use to_pymc or "
-            "to_numpyro."
+            "(weighted(y, w)) gives the library's likelihood for the poisson, gaussian and "
+            "negative_binomial models only (it takes no categories, and its weighted "
+            "Bernoulli, gamma and Student-t are not built right). Use to_pymc or to_numpyro."
         )
     try:
         import pandas as pd

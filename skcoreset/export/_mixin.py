@@ -271,8 +271,8 @@ class PPLExportMixin:
         ImportError
             If pandas is not installed.
         NotImplementedError
-            If the coreset's model has no Bambi export (a user's model, or the multinomial
-            one: Bambi's weighted response takes numbers, not categories).
+            If the coreset's model has no Bambi export: Bambi's weighted response gives the
+            library's likelihood for the poisson, gaussian and negative_binomial models only.
 
         Examples
         --------
