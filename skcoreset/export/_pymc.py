@@ -32,6 +32,13 @@ def _loglik(pm, pt, likelihood, eta, y, extras):
     raise NotImplementedError(f"No PyMC likelihood for {likelihood!r}.")
 
 
+def _f64(value):
+    """A number as a float64 array: PyTensor would make a float32 constant of a Python float
+    that float32 holds exactly (3.0), and compute in float32 what only it enters (1 / 3.0 off
+    by 1e-8)."""
+    return np.asarray(value, dtype=np.float64)
+
+
 def build(spec, classes=None):
     """The PyMC model of an :class:`~skcoreset.export.ExportSpec`.
 
@@ -65,12 +72,16 @@ def build(spec, classes=None):
         eta = pt.dot(spec.X, coef.T if multiclass else coef)
         if spec.intercept_sd is not None:
             dims = "class" if multiclass else None
-            intercept = pm.Normal("intercept", mu=0.0, sigma=spec.intercept_sd, dims=dims)
+            sd = _f64(spec.intercept_sd)
+            intercept = pm.Normal("intercept", mu=0.0, sigma=sd, dims=dims)
             eta = eta + intercept
         # log-normal: sampled on the log scale, where its density (with the Jacobian) is the
         # normal prior of the log
-        free = {e.name: pm.LogNormal(e.name, mu=e.log_mean, sigma=e.log_sd) for e in spec.extras}
-        extras = [free.get(name, spec.fixed.get(name)) for name in spec.extra_names()]
+        free = {
+            e.name: pm.LogNormal(e.name, mu=_f64(e.log_mean), sigma=_f64(e.log_sd))
+            for e in spec.extras
+        }
+        extras = [free[n] if n in free else _f64(spec.fixed[n]) for n in spec.extra_names()]
         loglik = _loglik(pm, pt, spec.likelihood, eta, y, extras)
         pm.Potential("weighted_loglik", pt.sum(spec.weight * loglik))
     return model
