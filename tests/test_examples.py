@@ -146,3 +146,17 @@ def test_custom_model(run_example):
     assert np.all(np.abs(omp["z"]) < 0.5), omp["z"]
     assert np.all(np.abs(omp["sd_ratio"] - 1) < 0.25), omp["sd_ratio"]
     assert np.max(np.abs(uniform["z"])) > 2.0, uniform["z"]
+
+
+@pytest.mark.parametrize(
+    "name, language", [("plot_pymc_export", "pymc"), ("plot_numpyro_export", "numpyro")]
+)
+def test_ppl_exports(run_example, name, language):
+    """The coreset in a PPL: its NUTS posterior is the library's MALA posterior on the same
+    coreset (within Monte Carlo error), and both sit on the full-data posterior."""
+    pytest.importorskip(language)
+    res = run_example(name, 0.3)["results"]
+    assert np.all(np.abs(res["NUTS - MALA"]["z"]) < 4.0), res["NUTS - MALA"]["z"]
+    for label in (k for k in res if k.endswith("coreset") or "coreset (" in k):
+        assert np.all(np.abs(res[label]["z"]) < 0.5), (label, res[label]["z"])
+        assert np.all(np.abs(res[label]["sd_ratio"] - 1) < 0.25), (label, res[label]["sd_ratio"])

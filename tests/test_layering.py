@@ -6,7 +6,7 @@ Layers, lowest first (a module may import its own layer and those below, never a
    ``_lazy``, ``_threads``
 1. data and models: ``datasets``, ``models``
 2. what works on projected vectors or on a model: ``projection``, ``hilbert``, ``sampler``,
-   ``metrics``
+   ``metrics``, ``export`` (the model in probabilistic programming languages)
 3. estimators: ``coreset``, ``linear_model``
 4. composition: ``compose``
 5. faces: ``pipeline``, the command line (``cli``), the package root
@@ -35,6 +35,7 @@ LAYERS = {
     "hilbert": 2,
     "sampler": 2,
     "metrics": 2,
+    "export": 2,
     "coreset": 3,
     "linear_model": 3,
     "compose": 4,
@@ -117,3 +118,18 @@ def test_the_layers_are_those_of_the_tree():
     units = {_unit(p) for p in _modules()} - {"__init__", "__main__"}
     unplaced = {u for u in units if u not in LAYERS and u != "cli"}
     assert not unplaced, f"place these in LAYERS: {sorted(unplaced)}"
+
+
+def test_import_skcoreset_imports_no_ppl():
+    """The languages of the exports are heavy: importing the package, or an estimator with
+    the export methods, imports none of them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, skcoreset; from skcoreset.coreset import OMPCoreset; "
+        "print(sorted(m for m in ('pymc', 'pytensor', 'numpyro', 'jax', 'bambi', 'cmdstanpy') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -25,6 +25,7 @@ from .._sklearn_compat import HasMethods, _fit_context
 from ..models import ClassLabels
 from ._base import (
     declared_model,
+    fit_on_coreset,
     indexable,
     infer_model,
     random_state_params,
@@ -151,7 +152,7 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             )
         self._check_coreset_targets(y_m)
         with phase(self, f"fit of {type(estimator).__name__} on {n_rows} weighted rows"):
-            estimator.fit(X_m, y_m, **{key: self.sample_weight_})
+            fit_on_coreset(estimator, X_m, y_m, {key: self.sample_weight_}, coreset)
         self.estimator_ = estimator
         return self
 

@@ -28,6 +28,7 @@ from .._warnings import warn
 from ..models import get_model
 from ._base import (
     declared_model,
+    fit_on_coreset,
     indexable,
     infer_model,
     is_passthrough,
@@ -308,6 +309,7 @@ class Pipeline(_skpipeline.Pipeline):
         model = self._model_for_resamplers()
         rows = np.arange(n_rows)
         last = len(self.steps) - 1
+        coreset = None  # the coreset whose rows the next step gets as they are
         for idx in range(first, len(self.steps)):
             name, step = self.steps[idx]
             if is_passthrough(step):
@@ -318,9 +320,13 @@ class Pipeline(_skpipeline.Pipeline):
                 Xt, yt, weight = self._fit_resampler(name, step, Xt, yt, weight, model)
                 indices = getattr(step, "sample_indices_", None)
                 rows = None if rows is None or indices is None else rows[indices]
+                coreset = step
             else:
                 self._check_tail_params(name, step_params, n_rows)
-                Xt = self._fit_weighted_step(name, step, Xt, yt, weight, step_params, idx < last)
+                Xt = self._fit_weighted_step(
+                    name, step, Xt, yt, weight, step_params, idx < last, coreset
+                )
+                coreset = None  # a transformer's output is not the coreset's space
         if rows is not None:
             self.sample_indices_ = rows
         self.sample_weight_ = weight
@@ -366,8 +372,10 @@ class Pipeline(_skpipeline.Pipeline):
                 )
 
     @staticmethod
-    def _fit_weighted_step(name, step, Xt, yt, weight, step_params, intermediate):
-        """Fit a step after a coreset with the coreset weights; return its output."""
+    def _fit_weighted_step(name, step, Xt, yt, weight, step_params, intermediate, coreset=None):
+        """Fit a step after a coreset with the coreset weights; return its output. The final
+        step, right after ``coreset``, gets the coreset's full-data prior
+        (:func:`~skcoreset.compose._base.fit_on_coreset`)."""
         accepts = weight is not None and has_fit_parameter(step, "sample_weight")
         if accepts:
             step_params["sample_weight"] = weight
@@ -377,7 +385,7 @@ class Pipeline(_skpipeline.Pipeline):
                     f"The final step {name!r} ({type(step).__name__}) must accept "
                     "sample_weight in fit to be fitted on a weighted coreset."
                 )
-            step.fit(Xt, yt, **step_params)
+            fit_on_coreset(step, Xt, yt, step_params, coreset)
             return Xt
         if weight is not None and not accepts:
             warn(

@@ -36,6 +36,7 @@ from .._logging import report
 from .._progress import ProgressBar
 from .._sklearn_compat import Interval, StrOptions, _fit_context, _safe_indexing
 from .._warnings import warn
+from ..export._mixin import PPLExportMixin
 from ..models import GLM, MODEL_NAMES
 from ..models._prior import Moments
 from ._blocks import InMemoryData, block_bounds, describe_block, n_rows, read_block
@@ -65,7 +66,7 @@ __all__ = [
 BLOCK_BYTES = 128 * 2**20
 
 
-class BaseCoreset(BaseEstimator):
+class BaseCoreset(PPLExportMixin, BaseEstimator):
     """Base class of the coreset estimators (do not use directly).
 
     ``n_points`` is the coreset size: the number of distinct points for the methods that
@@ -100,7 +101,11 @@ class BaseCoreset(BaseEstimator):
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "model": [StrOptions({"auto", *MODEL_NAMES}), GLM],
-        "prior_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "prior_scale": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+            "array-like",
+        ],
         "fit_intercept": ["boolean"],
         "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "progress": ["boolean"],
@@ -329,7 +334,7 @@ class BaseCoreset(BaseEstimator):
         X_all = read_block(X, 0, n_rows(X), estimator=self)
         data = InMemoryData(X_all, coded, s, n_rows(X), self)
         rng = check_random_state(self.random_state)
-        model, prior_scale, moments = with_prior(self, model, data)
+        model, prior_scale, moments, data_prior = with_prior(self, model, data)
         construction = Construction(
             estimator=self,
             labels=labels,
@@ -339,6 +344,7 @@ class BaseCoreset(BaseEstimator):
             block_rows=n_rows(X),
             prior_scale=prior_scale,
             moments=moments,
+            data_prior=data_prior,
             n_seen=n_rows(X),
             calls=1,
             exact=True,
@@ -358,6 +364,9 @@ class BaseCoreset(BaseEstimator):
         self.model_ = construction.model.name
         self.n_samples_seen_ = construction.n_seen
         self.prior_scale_ = construction.prior_scale
+        # the full data's prior, which a composition hands to the estimator fitted on the
+        # coreset and the exports to probabilistic programming languages read
+        self._data_prior = construction.data_prior
         for name, value in self._finish(node, construction.context).items():
             setattr(self, name, value)
         self.sample_indices_, self.sample_weight_ = indices, weights

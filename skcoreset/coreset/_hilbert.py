@@ -279,10 +279,12 @@ class UniformCoreset(_HilbertCoreset):
         log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
         of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
-        regressors' default does; a number applies to every parameter.
+        regressors' default does; a number applies to every parameter, an array gives one
+        per coefficient, the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -433,10 +435,12 @@ class ImportanceCoreset(_HilbertCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
         of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
-        regressors' default does; a number applies to every parameter.
+        regressors' default does; a number applies to every parameter, an array gives one
+        per coefficient, the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -529,10 +533,12 @@ class FrankWolfeCoreset(_HilbertCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
         of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
-        regressors' default does; a number applies to every parameter.
+        regressors' default does; a number applies to every parameter, an array gives one
+        per coefficient, the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -683,10 +689,12 @@ class GIGACoreset(FrankWolfeCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
         of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
-        regressors' default does; a number applies to every parameter.
+        regressors' default does; a number applies to every parameter, an array gives one
+        per coefficient, the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -795,10 +803,12 @@ class IHTCoreset(_HilbertCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
         of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
-        regressors' default does; a number applies to every parameter.
+        regressors' default does; a number applies to every parameter, an array gives one
+        per coefficient, the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
@@ -962,10 +972,12 @@ class OMPCoreset(_HilbertCoreset):
         centred log-likelihoods at parameter draws, or random coordinates of their gradients.
     n_projections : int, default=500
         Dimension J of the projection (at least 2).
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior of the Laplace fit. 'auto' follows the scale
         of the data (see :func:`~skcoreset.models.default_prior_scale`), as the Bayesian
-        regressors' default does; a number applies to every parameter.
+        regressors' default does; a number applies to every parameter, an array gives one
+        per coefficient, the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'

@@ -346,9 +346,11 @@ class QuasiNewtonCoreset(_KLCoreset):
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
         takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
         from ``y``.
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior. 'auto' follows the scale of the data (see
-        :func:`~skcoreset.models.default_prior_scale`).
+        :func:`~skcoreset.models.default_prior_scale`); an array gives one per coefficient,
+        the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     block_size : int or 'auto', default='auto'
@@ -561,9 +563,11 @@ class SparseVICoreset(_KLCoreset):
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
         takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
         from ``y``.
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior. 'auto' follows the scale of the data (see
-        :func:`~skcoreset.models.default_prior_scale`).
+        :func:`~skcoreset.models.default_prior_scale`); an array gives one per coefficient,
+        the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     block_size : int or 'auto', default='auto'
@@ -776,9 +780,11 @@ class CoresetMCMC(_KLCoreset):
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
         takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
         from ``y``.
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior. 'auto' follows the scale of the data (see
-        :func:`~skcoreset.models.default_prior_scale`).
+        :func:`~skcoreset.models.default_prior_scale`); an array gives one per coefficient,
+        the intercept's last (as ``prior_scale_`` reports it).
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     block_size : int or 'auto', default='auto'

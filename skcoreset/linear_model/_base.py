@@ -23,7 +23,7 @@ from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_c
 from .._warnings import warn
 from ..models import GLM, get_model, laplace_approximation
 from ..models._general import row_blocks
-from ..models._prior import Moments, prior_from_moments
+from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 from ..sampler import diagnostics, sample_mala
 
 # Convergence thresholds behind the ConvergenceWarning (Vehtari et al. 2021 recommend
@@ -52,7 +52,11 @@ class _BaseBayesianGLM(BaseEstimator):
     __skcoreset_model__ = None
 
     _parameter_constraints: dict = {
-        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "prior_scale": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+            "array-like",
+        ],
         "fit_intercept": ["boolean"],
         "n_samples": [Interval(numbers.Integral, 4, None, closed="left")],
         "n_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -100,11 +104,11 @@ class _BaseBayesianGLM(BaseEstimator):
     def _model(self, noise_scale=None):
         """The model object, from the parameters."""
         spec = self._model_spec()
-        prior_scale = 1.0 if self.prior_scale == "auto" else self.prior_scale
+        prior_scale = 1.0 if is_auto(self.prior_scale) else self.prior_scale
         if isinstance(spec, GLM):
             model = replace(
                 spec,
-                prior_scale=spec.prior_scale if self.prior_scale == "auto" else prior_scale,
+                prior_scale=spec.prior_scale if is_auto(self.prior_scale) else prior_scale,
                 fit_intercept=self.fit_intercept,
                 noise_scale=spec.noise_scale if noise_scale is None else noise_scale,
             )
@@ -124,7 +128,6 @@ class _BaseBayesianGLM(BaseEstimator):
         return self._model(self._noise_scale_param()).encode_targets(y)
 
     # -- fit ---------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Sample the posterior of the coefficients (and of the noise scale if it is free).
 
@@ -143,6 +146,17 @@ class _BaseBayesianGLM(BaseEstimator):
         self : object
             The fitted estimator.
         """
+        return self._fit(X, y, sample_weight)
+
+    def _fit_with_prior(self, X, y, sample_weight, data_prior):
+        """``fit`` on a coreset's rows, its full-data prior
+        (:class:`~skcoreset.models.DataPrior`) taking the place of the 'auto' prior, which
+        would read the coreset's rows (the compositions call it): the posterior is then the
+        coreset's, the one the exports to probabilistic programming languages write."""
+        return self._fit(X, y, sample_weight, data_prior)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _fit(self, X, y, sample_weight=None, data_prior=None):
         X, y = validate_data(
             self, X, y, dtype=np.float64, y_numeric=not isinstance(self, ClassifierMixin)
         )
@@ -165,7 +179,7 @@ class _BaseBayesianGLM(BaseEstimator):
                 f"{type(self).__name__} needs at least 2 samples with non-zero weight to learn "
                 f"its {model.extra_name}; got {X.shape[0]} sample."
             )
-        self._set_prior(model, X, y, w)
+        self._set_prior(model, X, y, w, data_prior)
         model = replace(model.with_data_scale(*self._data_scale), prior_scale=self.prior_scale_)
         Xd = model.design(X)
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {Xd.shape[1]} parameters)"):
@@ -228,23 +242,27 @@ class _BaseBayesianGLM(BaseEstimator):
         self._warn_convergence()
         return self
 
-    def _set_prior(self, model, X, y, w):
+    def _set_prior(self, model, X, y, w, data_prior=None):
         """``prior_scale_`` (one per parameter) and the prior of a sampled extra parameter.
 
         With ``prior_scale='auto'`` both follow the scale of the data: the coefficients get
         :func:`~skcoreset.models.default_prior_scale`, and the log of the extra parameter the
         model's prior (``log(noise_scale)`` centred on ``log sd(y)``, so targets in the
-        thousands need no rescaling).
+        thousands need no rescaling). A coreset's ``data_prior`` (its full data's, for this
+        model) takes the place of the one the rows would give.
         """
-        n_params = X.shape[1] + int(model.fit_intercept)
-        if not model.auto_prior:  # parameters not one per design column (a user's model)
-            n_params = model.n_params(n_params)
+        n_columns = X.shape[1] + int(model.fit_intercept)
+        n_params = n_columns if model.auto_prior else model.n_params(n_columns)
         moments = Moments.of(X, y, w)  # weighted as duplicated rows would be
         _, _, y_mean, y_sd = moments.mean_and_sd()
-        if self.prior_scale == "auto":
+        if is_auto(self.prior_scale) and data_prior and data_prior.matches(model, n_columns):
+            self.prior_scale_ = data_prior.prior_scale(n_params)
+            y_mean, y_sd = data_prior.y_mean, data_prior.y_sd
+        elif is_auto(self.prior_scale):
             self.prior_scale_ = prior_from_moments(model, moments)
         else:
-            self.prior_scale_ = np.full(n_params, float(self.prior_scale))
+            scale = checked_prior_scale(self.prior_scale, n_columns, model.n_params(n_columns))
+            self.prior_scale_ = scale if scale.ndim else np.full(n_params, float(scale))
             y_sd = None
         self._noise_log_prior = model.extra_log_prior(y_mean, y_sd)
         self._data_scale = (y_mean, y_sd)

@@ -25,10 +25,15 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
         The likelihood: a registered name (``skcoreset.models.MODEL_NAMES``) or a model
         object, whose ``prior_scale`` and ``fit_intercept`` are replaced by this estimator's
         (its ``noise_scale``, when set, fixes the extra parameter).
-    prior_scale : float or 'auto', default='auto'
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
         Standard deviation of the Gaussian prior on the coefficients and the intercept; 'auto'
-        follows the scale of the data (:func:`~skcoreset.models.default_prior_scale`, with
-        the model's ``prior_level``).
+        follows the scale of the data (:func:`~skcoreset.models.default_prior_scale`, with the
+        model's ``prior_level``). After a coreset in :class:`~skcoreset.pipeline.Pipeline`,
+        :class:`~skcoreset.compose.CoresetClassifier` or
+        :class:`~skcoreset.compose.CoresetRegressor`, 'auto' is the coreset's prior, set from
+        the full data (its ``prior_scale_`` and the extra parameters' priors), not from the
+        coreset's rows.
     fit_intercept : bool, default=True
         Whether to sample an intercept (a trailing column of ones in the design).
     n_samples : int, default=1000

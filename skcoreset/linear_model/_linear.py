@@ -16,12 +16,18 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
 
     Parameters
     ----------
-    prior_scale : float or 'auto', default='auto'
-        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
-        number is used for all of them. 'auto' follows the scale of the data, one standard
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A number
+        is used for all of them, an array gives one per coefficient, the intercept's last (as
+        ``prior_scale_`` reports it). 'auto' follows the scale of the data, one standard
         deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
-        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
-        the coresets use by default.
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule the
+        coresets use by default. After a coreset in :class:`~skcoreset.pipeline.Pipeline`,
+        :class:`~skcoreset.compose.CoresetClassifier` or
+        :class:`~skcoreset.compose.CoresetRegressor`, 'auto' is the coreset's prior, set from
+        the full data (its ``prior_scale_`` and the extra parameters' priors), not from the
+        coreset's rows.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
     noise_scale : float or None, default=None
@@ -189,13 +195,19 @@ class BayesianStudentTRegression(RegressorMixin, _BaseBayesianGLM):
 
     Parameters
     ----------
-    prior_scale : float or 'auto', default='auto'
-        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
-        number is used for all of them; 'auto' follows the scale of the data, 2.5 sd(y) /
-        sd(x_k) as for :class:`BayesianLinearRegression`. The scale has the prior
-        ``log scale ~ N(log sd(y), 3^2)`` (N(0, 3^2) with a numeric ``prior_scale``), the
-        degrees of freedom ``log df ~ N(2.725, 0.803^2)``, the log-normal matching brms's
-        default ``df ~ gamma(2, 0.1)`` (median 15).
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A number
+        is used for all of them, an array gives one per coefficient, the intercept's last (as
+        ``prior_scale_`` reports it); 'auto' follows the scale of the data, 2.5 sd(y) / sd(x_k)
+        as for :class:`BayesianLinearRegression`. The scale has the prior ``log scale ~ N(log
+        sd(y), 3^2)`` (N(0, 3^2) with a numeric ``prior_scale``), the degrees of freedom ``log
+        df ~ N(2.725, 0.803^2)``, the log-normal matching brms's default ``df ~ gamma(2, 0.1)``
+        (median 15). After a coreset in :class:`~skcoreset.pipeline.Pipeline`,
+        :class:`~skcoreset.compose.CoresetClassifier` or
+        :class:`~skcoreset.compose.CoresetRegressor`, 'auto' is the coreset's prior, set from
+        the full data (its ``prior_scale_`` and the extra parameters' priors), not from the
+        coreset's rows.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
     n_samples : int, default=1000

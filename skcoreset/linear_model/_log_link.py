@@ -87,12 +87,18 @@ class BayesianPoissonRegression(_MeanRegressorMixin, _BaseBayesianGLM):
 
     Parameters
     ----------
-    prior_scale : float or 'auto', default='auto'
-        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
-        number is used for all of them. 'auto' follows the scale of the data, one standard
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A number
+        is used for all of them, an array gives one per coefficient, the intercept's last (as
+        ``prior_scale_`` reports it). 'auto' follows the scale of the data, one standard
         deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
-        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
-        the coresets use by default.
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule the
+        coresets use by default. After a coreset in :class:`~skcoreset.pipeline.Pipeline`,
+        :class:`~skcoreset.compose.CoresetClassifier` or
+        :class:`~skcoreset.compose.CoresetRegressor`, 'auto' is the coreset's prior, set from
+        the full data (its ``prior_scale_`` and the extra parameters' priors), not from the
+        coreset's rows.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
     n_samples : int, default=1000
@@ -190,12 +196,18 @@ class BayesianNegativeBinomialRegression(_MeanRegressorMixin, _BaseBayesianGLM):
 
     Parameters
     ----------
-    prior_scale : float or 'auto', default='auto'
-        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
-        number is used for all of them. 'auto' follows the scale of the data, one standard
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A number
+        is used for all of them, an array gives one per coefficient, the intercept's last (as
+        ``prior_scale_`` reports it). 'auto' follows the scale of the data, one standard
         deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
-        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
-        the coresets use by default.
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule the
+        coresets use by default. After a coreset in :class:`~skcoreset.pipeline.Pipeline`,
+        :class:`~skcoreset.compose.CoresetClassifier` or
+        :class:`~skcoreset.compose.CoresetRegressor`, 'auto' is the coreset's prior, set from
+        the full data (its ``prior_scale_`` and the extra parameters' priors), not from the
+        coreset's rows.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
     n_samples : int, default=1000
@@ -296,12 +308,18 @@ class BayesianGammaRegression(_MeanRegressorMixin, _BaseBayesianGLM):
 
     Parameters
     ----------
-    prior_scale : float or 'auto', default='auto'
-        Standard deviation of the Gaussian prior on the coefficients and the intercept. A
-        number is used for all of them. 'auto' follows the scale of the data, one standard
+    prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
+            default='auto'
+        Standard deviation of the Gaussian prior on the coefficients and the intercept. A number
+        is used for all of them, an array gives one per coefficient, the intercept's last (as
+        ``prior_scale_`` reports it). 'auto' follows the scale of the data, one standard
         deviation per parameter (2.5 / sd(x_k) on the logit and log scales, 2.5 sd(y) / sd(x_k)
-        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule
-        the coresets use by default.
+        for the linear model; see :func:`~skcoreset.models.default_prior_scale`), the rule the
+        coresets use by default. After a coreset in :class:`~skcoreset.pipeline.Pipeline`,
+        :class:`~skcoreset.compose.CoresetClassifier` or
+        :class:`~skcoreset.compose.CoresetRegressor`, 'auto' is the coreset's prior, set from
+        the full data (its ``prior_scale_`` and the extra parameters' priors), not from the
+        coreset's rows.
     fit_intercept : bool, default=True
         Whether to sample an intercept.
     n_samples : int, default=1000

@@ -29,6 +29,7 @@ _DEFINED_IN = {
     "laplace_approximation": "_laplace",
     "laplace_from_blocks": "_laplace",
     "default_prior_scale": "_prior",
+    "DataPrior": "_prior",
     "BinaryLabels": "_targets",
     "ClassLabels": "_targets",
     "model_from_targets": "_targets",

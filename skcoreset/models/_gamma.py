@@ -100,6 +100,7 @@ class GammaModel(GLM):
     """
 
     name = "gamma"
+    likelihood = "gamma_log"
     family = FAMILY
     has_noise = True
     extra_name = "shape"

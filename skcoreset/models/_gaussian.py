@@ -74,6 +74,7 @@ class GaussianModel(GLM):
     """
 
     name = "gaussian"
+    likelihood = "normal"
     family = FAMILY
     has_noise = True
 

@@ -79,6 +79,10 @@ class GLM:
     #: link here): Newton's method alone finds the mode. Otherwise the Laplace fit falls back
     #: to L-BFGS where the Hessian is not positive definite.
     log_concave = True
+    #: The likelihood's name in the exports to probabilistic programming languages
+    #: (:mod:`skcoreset.export`: 'bernoulli_logit', 'poisson_log', 'normal', ...); None: the
+    #: model has no export.
+    likelihood = None
 
     def __post_init__(self):
         scale = np.asarray(self.prior_scale, dtype=np.float64)
@@ -318,6 +322,42 @@ class GLM:
             Its standard deviation.
         """
         return 0.0, 3.0
+
+    @property
+    def n_predictors(self):
+        """The number of linear predictors: one here (K - 1 for the multinomial model).
+
+        The parameters start with their coefficient vectors, one per predictor, each of one
+        entry per design column (the intercept last).
+        """
+        return 1
+
+    def extra_priors(self, n_columns, y_mean, y_sd):
+        """The parameters besides the coefficients and the normal priors of their logs.
+
+        What the exports to probabilistic programming languages sample besides ``coef`` and
+        ``intercept`` (:mod:`skcoreset.export`): the extra parameter when it is free, under
+        the name of the Bayesian estimators' attributes (``noise_scale``, ``alpha``,
+        ``shape``), with the prior :meth:`extra_log_prior`.
+
+        Parameters
+        ----------
+        n_columns : int
+            Columns of the design matrix (the intercept's included).
+        y_mean : float
+            Weighted mean of the coded targets.
+        y_sd : float or None
+            Their weighted standard deviation (None: the prior does not follow the data).
+
+        Returns
+        -------
+        extras : tuple of (str, float, float)
+            ``(name, mean, sd)`` of ``log(parameter) ~ N(mean, sd^2)``, for each such
+            parameter; empty when there is none, or when the extra parameter is fixed.
+        """
+        if not self.has_noise or self.noise_scale is not None:
+            return ()
+        return ((self.extra_name, *map(float, self.extra_log_prior(y_mean, y_sd))),)
 
     def log_extra_information(self, eta, y, w):
         """Return the information of the weighted log-likelihood on the log extra parameter.

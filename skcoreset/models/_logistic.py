@@ -74,6 +74,7 @@ class LogisticModel(GLM):
     """
 
     name = "logistic"
+    likelihood = "bernoulli_logit"
     family = FAMILY
     labels = BinaryLabels
 

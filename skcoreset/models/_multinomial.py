@@ -61,6 +61,7 @@ class MultinomialModel(GeneralModel):
     n_classes: int | None = None
 
     name = "multinomial"
+    likelihood = "categorical_logit"
     log_concave = True
     labels = ClassLabels
 
@@ -82,6 +83,10 @@ class MultinomialModel(GeneralModel):
 
     def n_params(self, n_columns):
         return self._k() * int(n_columns)
+
+    @property
+    def n_predictors(self):
+        return self._k()
 
     def encode_targets(self, y):
         labels = ClassLabels.fit(y)

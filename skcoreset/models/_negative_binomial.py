@@ -114,6 +114,7 @@ class NegativeBinomialModel(GLM):
     """
 
     name = "negative_binomial"
+    likelihood = "neg_binomial_2_log"
     family = FAMILY
     has_noise = True
     extra_name = "alpha"

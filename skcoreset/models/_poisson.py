@@ -98,6 +98,7 @@ class PoissonModel(GLM):
     """
 
     name = "poisson"
+    likelihood = "poisson_log"
     family = FAMILY
 
     def encode_targets(self, y):

@@ -9,6 +9,8 @@ carries the level of the response through the means of the (uncentred) features,
 10 s_y + |level of y| + sum_k sd_k |mean(x_k)|.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 #: Prior standard deviation of a coefficient, in units of s_y / sd(x_k).
@@ -152,3 +154,123 @@ def _round_significant(x, digits):
     exponent = np.floor(np.log10(np.abs(x)))
     scale = 10.0 ** (digits - 1 - exponent)
     return np.round(x * scale) / scale
+
+
+@dataclass(frozen=True)
+class DataPrior:
+    """The prior a coreset's posterior has: its model's, set from the full data.
+
+    A coreset estimator computes it once from all rows (``prior_scale='auto'`` reads their
+    moments) and hands it to the Bayesian estimator fitted on its weighted rows, whose
+    'auto' prior would otherwise read the coreset's rows, and to the exports to
+    probabilistic programming languages: one posterior wherever it is sampled.
+
+    Parameters
+    ----------
+    model : GLM
+        The model with its prior: ``prior_scale`` (one sd per design column, the intercept
+        last, or one for all) and the data's scale applied (:meth:`GLM.with_data_scale`).
+    y_mean : float
+        Weighted mean of the full data's coded targets (0 when the prior does not follow the
+        data).
+    y_sd : float or None
+        Their weighted standard deviation; None when ``prior_scale`` was given, and the
+        extra parameter's prior does not follow the data either.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.models import DataPrior, get_model
+    >>> prior = DataPrior(get_model("gaussian", prior_scale=np.array([2.5, 10.0])), 3.0, 2.0)
+    >>> prior.prior_scale(2), prior.extra_log_prior()
+    (array([ 2.5, 10. ]), (0.6931..., 3.0))
+    """
+
+    model: object
+    y_mean: float = 0.0
+    y_sd: float | None = None
+
+    def prior_scale(self, n_columns):
+        """One prior sd per design column (the intercept last), as ``prior_scale_``.
+
+        Parameters
+        ----------
+        n_columns : int
+            Columns of the design matrix.
+
+        Returns
+        -------
+        prior_scale : ndarray of shape (n_columns,)
+            The model's ``prior_scale``, broadcast.
+        """
+        scale = np.asarray(self.model.prior_scale, dtype=np.float64)
+        return np.broadcast_to(scale, (n_columns,)).copy() if scale.ndim == 0 else scale.copy()
+
+    def extra_log_prior(self):
+        """The normal prior of the log of the model's extra parameter: ``(mean, sd)``.
+
+        Returns
+        -------
+        mean, sd : float
+            :meth:`GLM.extra_log_prior` at the full data's moments.
+        """
+        return self.model.extra_log_prior(self.y_mean, self.y_sd)
+
+    def extra_priors(self, n_columns):
+        """The model's :meth:`GLM.extra_priors` at the full data's moments.
+
+        Parameters
+        ----------
+        n_columns : int
+            Columns of the design matrix.
+
+        Returns
+        -------
+        extras : tuple of (str, float, float)
+            ``(name, mean, sd)`` of the normal prior of each extra parameter's log.
+        """
+        return self.model.extra_priors(n_columns, self.y_mean, self.y_sd)
+
+    def matches(self, model, n_columns):
+        """Whether this prior is one for ``model`` on a design of ``n_columns`` columns.
+
+        Parameters
+        ----------
+        model : GLM
+            The model of the estimator that would take the prior.
+        n_columns : int
+            Columns of its design matrix.
+
+        Returns
+        -------
+        matches : bool
+            The same kind of model, the same intercept, and one sd per column (or one for
+            all).
+        """
+        scale = np.asarray(self.model.prior_scale)
+        return (
+            type(model) is type(self.model)
+            and model.fit_intercept == self.model.fit_intercept
+            and (scale.ndim == 0 or scale.shape == (n_columns,))
+        )
+
+
+def is_auto(prior_scale):
+    """Whether a ``prior_scale`` parameter is 'auto' (it may be a number or an array)."""
+    return isinstance(prior_scale, str) and prior_scale == "auto"
+
+
+def checked_prior_scale(prior_scale, n_columns, n_params=None):
+    """A given ``prior_scale`` as an array: a 0-d one for a number, or one sd per design
+    column (the intercept last, as ``prior_scale_`` reports it) or per parameter
+    (``n_params``, a model whose parameters are not one per column); a clear ValueError for
+    another length, or a value that is not positive and finite."""
+    scale = np.array(prior_scale, dtype=np.float64)  # a copy: the caller's array stays theirs
+    if scale.ndim > 1 or (scale.ndim == 1 and scale.shape[0] not in (n_columns, n_params)):
+        raise ValueError(
+            f"prior_scale must be a number, 'auto', or one standard deviation per coefficient "
+            f"with the intercept's last ({n_columns} here); got shape {scale.shape}."
+        )
+    if not np.all(np.isfinite(scale) & (scale > 0)):
+        raise ValueError(f"prior_scale must be positive and finite; got {prior_scale!r}.")
+    return scale

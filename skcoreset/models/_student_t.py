@@ -69,6 +69,7 @@ class StudentTModel(GeneralModel):
     log_scale_centre: float = 0.0
 
     name = "student_t"
+    likelihood = "student_t"
     extra_name = "scale"
     learns_scale = True
     log_concave = False
@@ -94,6 +95,15 @@ class StudentTModel(GeneralModel):
         else:
             scale = np.concatenate([scale, [LOG_SCALE_SD, LOG_DF_PRIOR[1]]])
         return 1.0 / scale**2
+
+    def extra_priors(self, n_columns, y_mean, y_sd):
+        # the scale and the degrees of freedom: the last two parameters, log sigma and log
+        # nu centred on their prior means
+        sd = 1.0 / np.sqrt(self.prior_precision(self.n_params(n_columns))[-2:])
+        return (
+            ("scale", float(self.log_scale_centre), float(sd[0])),
+            ("df", float(self.df_centre), float(sd[1])),
+        )
 
     def initial_params(self, Xd, y, w):
         # weighted least squares, its residual scale and nu = 15: near the mode unless the

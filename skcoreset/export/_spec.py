@@ -1,0 +1,206 @@
+"""What every export writes: the weighted rows, the likelihood's name and the priors.
+
+The coreset posterior is
+
+    N(coef | 0, coef_sd^2) N(intercept | 0, intercept_sd^2) prod_e LogNormal(e | mean_e, sd_e^2)
+        * prod_n p(y_n | eta_n, extras)^{w_n},          eta_n = x_n . coef + intercept,
+
+one linear predictor per non-reference class for the multinomial model (class 0 the
+reference, its predictor 0). :func:`export_spec` reads it from the model: the likelihood's name
+(``model.likelihood``), the prior sds of the coefficients and intercepts
+(``model.prior_precision``, the design's layout: one block of columns per predictor, the
+intercept last) and the extra parameters with the normal priors of their logs
+(``model.extra_priors``), which a language samples as log-normal variables on the log scale
+(the density of the log is then exactly the normal prior the library's MALA samples).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ExtraParameter:
+    """A positive parameter besides the coefficients, log-normal a priori.
+
+    Parameters
+    ----------
+    name : str
+        Its name in the exported models (the Bayesian estimators' attribute: ``noise_scale``,
+        ``alpha``, ``shape``, ``scale``, ``df``).
+    log_mean : float
+        The prior mean of its log.
+    log_sd : float
+        The prior sd of its log.
+
+    Examples
+    --------
+    >>> from skcoreset.export import ExtraParameter
+    >>> from skcoreset.models import get_model
+    >>> name, mean, sd = get_model("negative_binomial").extra_priors(3, 4.0, 2.0)[0]
+    >>> ExtraParameter(name, mean, sd)
+    ExtraParameter(name='alpha', log_mean=0.0, log_sd=2.5)
+    """
+
+    name: str
+    log_mean: float
+    log_sd: float
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    """The coreset posterior as the exports to probabilistic programming languages write it.
+
+    Parameters
+    ----------
+    likelihood : str
+        The likelihood's name (``model.likelihood``): 'bernoulli_logit', 'poisson_log',
+        'normal', 'neg_binomial_2_log', 'gamma_log', 'categorical_logit', 'student_t'.
+    X : ndarray of shape (M, D)
+        The coreset's rows (no intercept column).
+    y : ndarray of shape (M,)
+        Their targets in the library's coding (class codes 0, ..., K - 1).
+    weight : ndarray of shape (M,)
+        The coreset weights: the exponents of the rows' likelihoods.
+    coef_sd : ndarray of shape (D,) or (K - 1, D)
+        Prior sd of each coefficient (one row per non-reference class).
+    intercept_sd : float, ndarray of shape (K - 1,) or None
+        Prior sd of the intercept(s); None without an intercept.
+    extras : tuple of ExtraParameter
+        The free extra parameters, in the likelihood's order (the Student-t's scale, then
+        its degrees of freedom).
+    fixed : dict
+        Extra parameters fixed by the model (``noise_scale=`` given): name -> value.
+    feature_names : list of str
+        The features' names (``feature_names_in_``, else ``x0, x1, ...``).
+    model : str
+        The model's name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.export import export_spec
+    >>> from skcoreset.models import get_model
+    >>> model = get_model("gaussian", prior_scale=np.array([2.5, 10.0]))
+    >>> spec = export_spec(model, np.ones((3, 1)), np.arange(3.0), np.ones(3), y_sd=1.0)
+    >>> spec.likelihood, spec.coef_sd, spec.intercept_sd, spec.extras
+    ('normal', array([2.5]), 10.0, (ExtraParameter(name='noise_scale', log_mean=0.0, log_sd=3.0),))
+    """
+
+    likelihood: str
+    X: np.ndarray
+    y: np.ndarray
+    weight: np.ndarray
+    coef_sd: np.ndarray
+    intercept_sd: object
+    extras: tuple
+    fixed: dict
+    feature_names: list
+    model: str
+
+    @property
+    def n_classes(self):
+        """K for the multinomial model (its coefficients are (K - 1, D)), else None."""
+        return self.coef_sd.shape[0] + 1 if self.coef_sd.ndim == 2 else None
+
+    def extra_names(self):
+        """The names of the extra parameters, free and fixed, in the likelihood's order.
+
+        Returns
+        -------
+        names : list of str
+            The free ones' (:attr:`extras`), then the fixed ones' (:attr:`fixed`).
+        """
+        return [e.name for e in self.extras] + list(self.fixed)
+
+
+def no_export_error(model, what):
+    """The error of a model that has no export."""
+    return NotImplementedError(
+        f"The {model.name!r} model has no export to {what}: only the built-in models "
+        "(logistic, poisson, gaussian, negative_binomial, gamma, multinomial, student_t) name "
+        "their likelihood in the probabilistic programming languages (the model's "
+        "'likelihood' attribute). Sample it with the library's own Bayesian estimators "
+        "(BayesianGLM(model=...))."
+    )
+
+
+def export_spec(model, X, y, weight, *, y_mean=0.0, y_sd=None, feature_names=None, what="a PPL"):
+    """The coreset posterior of ``model`` on weighted rows, as the exports write it.
+
+    Parameters
+    ----------
+    model : GLM
+        The model with its prior (``prior_scale`` set: the coreset's ``_data_prior.model``).
+    X : ndarray of shape (M, D)
+        The rows.
+    y : ndarray of shape (M,)
+        Their coded targets.
+    weight : ndarray of shape (M,)
+        Their weights.
+    y_mean : float, default=0.0
+        Weighted mean of the full data's coded targets (the extra parameters' priors).
+    y_sd : float or None, default=None
+        Their weighted standard deviation (None: the priors do not follow the data).
+    feature_names : list of str, default=None
+        The features' names (None: ``x0, x1, ...``).
+    what : str, default='a PPL'
+        The export's name, for the error of a model without one.
+
+    Returns
+    -------
+    spec : ExportSpec
+        The description.
+
+    Raises
+    ------
+    NotImplementedError
+        If the model has no export (no ``likelihood``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.export import export_spec
+    >>> from skcoreset.models import MultinomialModel
+    >>> model = MultinomialModel(prior_scale=np.array([2.5, 10.0]), n_classes=3)
+    >>> spec = export_spec(model, np.ones((4, 1)), [0, 1, 2, 1], np.ones(4))
+    >>> spec.likelihood, spec.n_classes, spec.coef_sd.shape, spec.intercept_sd
+    ('categorical_logit', 3, (2, 1), array([10., 10.]))
+    """
+    if getattr(model, "likelihood", None) is None:
+        raise no_export_error(model, what)
+    X = np.array(X, dtype=np.float64, ndmin=2)
+    D = X.shape[1]
+    Q = D + int(model.fit_intercept)
+    k = model.n_predictors
+    sd = 1.0 / np.sqrt(model.prior_precision(model.n_params(Q)))
+    block = sd[: k * Q].reshape(k, Q)
+    coef_sd, intercept_sd = block[:, :D], (block[:, D] if model.fit_intercept else None)
+    if model.likelihood != "categorical_logit":
+        coef_sd = coef_sd[0]
+        intercept_sd = None if intercept_sd is None else float(intercept_sd[0])
+    extras = tuple(ExtraParameter(*e) for e in model.extra_priors(Q, y_mean, y_sd))
+    fixed = {}
+    if model.has_noise and model.noise_scale is not None:
+        fixed[model.extra_name] = float(model.noise_scale)
+    names = [f"x{j}" for j in range(D)] if feature_names is None else list(map(str, feature_names))
+    return ExportSpec(
+        likelihood=model.likelihood,
+        X=X,
+        y=np.array(y, dtype=np.float64),
+        weight=np.array(weight, dtype=np.float64),
+        coef_sd=np.ascontiguousarray(coef_sd),
+        intercept_sd=intercept_sd,
+        extras=extras,
+        fixed=fixed,
+        feature_names=names,
+        model=model.name,
+    )
+
+
+def missing(package, extra, exc):
+    """The ImportError of an export whose language is not installed, naming the extra."""
+    return ImportError(
+        f"This export needs {package}, which is not installed: pip install "
+        f"'skcoreset[{extra}]' (or pip install {package})."
+    ).with_traceback(exc.__traceback__)
