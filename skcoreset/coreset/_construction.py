@@ -87,6 +87,8 @@ class Construction:
         The prior's standard deviations (reported as ``prior_scale_``).
     moments : Moments or None
         The data's moments, when the prior followed them (for the coverage check).
+    data_prior : DataPrior
+        The full data's prior, with the data scale behind the extra parameters' priors.
     params : dict
         The estimator's parameters when the construction began (a stream keeps them).
     exact : bool
@@ -105,6 +107,7 @@ class Construction:
     classes_seen: set = field(default_factory=set)
     prior_scale: np.ndarray | None = None
     moments: object = None
+    data_prior: object = None
     params: dict = field(default_factory=dict)
     exact: bool = False
 
@@ -119,7 +122,7 @@ class Construction:
         ``_begin``) and the keyed generators. ``data`` gives samples, moments or blocks of
         the rows (``_blocks.InMemoryData`` or ``_dask.DaskData``)."""
         rng = check_random_state(estimator.random_state)
-        model, prior_scale, moments = with_prior(estimator, model, data)
+        model, prior_scale, moments, data_prior = with_prior(estimator, model, data)
         return cls(
             estimator=estimator,
             labels=labels,
@@ -129,6 +132,7 @@ class Construction:
             block_rows=data.block_rows,
             prior_scale=prior_scale,
             moments=moments,
+            data_prior=data_prior,
             params=estimator._stream_params(),
         )
 

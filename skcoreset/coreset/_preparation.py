@@ -14,7 +14,7 @@ from sklearn.utils.validation import validate_data
 from .._sklearn_compat import _check_sample_weight
 from .._warnings import warn
 from ..models import GLM, classification_model, get_model, model_from_targets
-from ..models._prior import prior_from_moments
+from ..models._prior import DataPrior, checked_prior_scale, is_auto, prior_from_moments
 from ._blocks import as_source, n_rows, read_block
 from ._exceptions import CoresetSizeWarning
 
@@ -64,7 +64,7 @@ def named_model(estimator, name):
     """The model ``name`` (or a user's model object) with the estimator's prior and
     intercept: for 'auto' a unit placeholder, which :func:`with_prior` replaces once the
     data's moments are known."""
-    auto = estimator.prior_scale == "auto"
+    auto = is_auto(estimator.prior_scale)
     if isinstance(name, GLM):
         return replace(
             name,
@@ -152,18 +152,23 @@ def check_classes(labels, codes, where="the rows with positive sample_weight"):
 
 
 def with_prior(estimator, model, data):
-    """``(model, prior_scale_, moments)``: the model with its prior, ``prior_scale``, or for
-    'auto' the rule of :func:`~skcoreset.models.default_prior_scale` on the moments of all
-    rows (one pass; the moments are kept for the coverage check)."""
+    """``(model, prior_scale_, moments, data_prior)``: the model with its prior,
+    ``prior_scale`` (one number, or one per coefficient, intercept last), or for 'auto' the
+    rule of :func:`~skcoreset.models.default_prior_scale` on the moments of all rows (one pass;
+    the moments are kept for the coverage check); ``data_prior`` is the prior with the data
+    scale its extra parameters' priors follow."""
     moments = None
-    if estimator.prior_scale == "auto":
+    y_mean, y_sd = 0.0, None  # a given prior_scale: the extra's prior does not follow y
+    if is_auto(estimator.prior_scale):
         moments = data.moments()
         scale = prior_from_moments(model, moments)
         _, _, y_mean, y_sd = moments.mean_and_sd()
         model = model.with_data_scale(y_mean, y_sd)
     else:
-        scale = np.asarray(float(estimator.prior_scale))
-    return replace(model, prior_scale=scale if scale.ndim else float(scale)), scale, moments
+        n_columns = estimator.n_features_in_ + model.fit_intercept
+        scale = checked_prior_scale(estimator.prior_scale, n_columns, model.n_params(n_columns))
+    model = replace(model, prior_scale=scale if scale.ndim else float(scale))
+    return model, scale, moments, DataPrior(model, y_mean, y_sd)
 
 
 def coreset_size(estimator, n_params):
