@@ -208,8 +208,10 @@ def sample_mala(
         raise ValueError("prior_scale must be positive and finite.")
     prior_prec = np.ascontiguousarray(replace(model, prior_scale=scale).prior_precision(n_coef))
     family, extra = model.family, model.extra
-    s_mu = float(extra_log_prior[0])
-    s_prec = 1.0 / float(extra_log_prior[1]) ** 2
+    # None: the extra parameter fixed; otherwise its log is sampled under this normal prior
+    extra_prior = None
+    if sample_extra:
+        extra_prior = (float(extra_log_prior[0]), 1.0 / float(extra_log_prior[1]) ** 2)
 
     logp = np.empty(C)
     grad = np.empty((C, P))
@@ -218,9 +220,8 @@ def sample_mala(
         logp[:], grad[:] = target(theta)
         bad = int(np.sum(~(np.isfinite(logp) & np.isfinite(grad).all(axis=1))))
     else:
-        bad = K.mala_init(
-            family, sample_extra, theta, X, y, w, prior_prec, extra, s_mu, s_prec, logp, grad
-        )
+        data = K.target_data(family, X, y, w, extra, extra_prior)
+        bad = K.mala_init(family, theta, data, prior_prec, extra, extra_prior, logp, grad)
     if bad:
         raise ValueError(
             f"The log posterior or its gradient is not finite at {bad} of the "
@@ -245,60 +246,19 @@ def sample_mala(
     threaded = _use_parallel(X.shape[0], P, C)
     bar = ProgressBar(n_warmup + n_samples, progress, "MALA", unit="step")
 
+    LT = np.ascontiguousarray(L.T)
+    work = K.chain_work(C)
+
     def chunk(n, step, adapting, offset, store, n_accept):
         normals = rng.standard_normal((C, n, P))
         uniforms = rng.random_sample((C, n))
+        args = (step, adapting, da, normals, uniforms, draws, offset, store, n_accept)
         if family is None:
-            args = (step, adapting, da, normals, uniforms, draws, offset, store, n_accept)
-            mala_run_numpy(target, theta, logp, grad, L, *args)
-        elif threaded and not adapting:
-            K.mala_run_parallel(
-                family,
-                sample_extra,
-                theta,
-                logp,
-                grad,
-                X,
-                y,
-                w,
-                prior_prec,
-                extra,
-                s_mu,
-                s_prec,
-                L,
-                step,
-                normals,
-                uniforms,
-                draws,
-                offset,
-                store,
-                n_accept,
-            )
+            mala_run_numpy(target, theta, logp, grad, L, LT, *args)
         else:
-            K.mala_run(
-                family,
-                sample_extra,
-                theta,
-                logp,
-                grad,
-                X,
-                y,
-                w,
-                prior_prec,
-                extra,
-                s_mu,
-                s_prec,
-                L,
-                step,
-                adapting,
-                da,
-                normals,
-                uniforms,
-                draws,
-                offset,
-                store,
-                n_accept,
-            )
+            run = K.mala_run_parallel if threaded and not adapting else K.mala_run
+            fixed = (prior_prec, extra, extra_prior, L, LT)
+            run(family, theta, logp, grad, *data, *fixed, *args, work)
         bar.update(n)
 
     try:
