@@ -112,7 +112,7 @@ def speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4):
         proj_args = (model.family, X, thetas_t, y, model.extra, extras, 1.0, True, out)
         Xm, ym = X[:n_mala], y[:n_mala]
         Xt, ya, wa = GK.chain_layout(Xm, ym, np.ones(n_mala))
-        sample = model.has_noise
+        sample = (0.0, 1.0) if model.has_noise else None  # the log's prior: sampled
         offset = 0.0 if sample else GK.weighted_offset(model.family, ym, wa, model.extra)
         grad_args = (
             model.family,
@@ -126,7 +126,7 @@ def speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4):
             np.full(n_chains, model.extra),
             np.empty(n_chains),
             np.empty((n_chains, D + 1)),
-            GK.aligned_empty((2, n_chains, GK.CHAIN_BLOCK)),
+            GK.aligned_empty((n_chains, 2, GK.CHAIN_BLOCK)),
         )
         project = partial(GK.loglik_matrix, *proj_args)
         gradient = partial(_steps, grad_args, 100)
@@ -134,7 +134,7 @@ def speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4):
         fixed_offset = GK.weighted_offset(model.family, ym, wa, model.extra)
         project_fixed = partial(GK.loglik_matrix, *proj_args[:5], None, *proj_args[6:])
         gradient_fixed = partial(
-            _steps, (grad_args[0], False, *grad_args[2:7], fixed_offset, *grad_args[8:]), 100
+            _steps, (grad_args[0], None, *grad_args[2:7], fixed_offset, *grad_args[8:]), 100
         )
         row = {"model": model.name}
         for key, fn, per in (
@@ -252,10 +252,10 @@ def draws_speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4, n_
             project = partial(GK.loglik_matrix, *args)
             Xt, ya, wa = GK.chain_layout(Xm, ym, wm)
             grad_args = (
-                model.family, False, np.ascontiguousarray(np.pad(init, ((0, 0), (0, 1)))), Xt,
+                model.family, None, np.ascontiguousarray(np.pad(init, ((0, 0), (0, 1)))), Xt,
                 ya, wa, float(n_mala), GK.weighted_offset(model.family, ym, wa, model.extra),
                 np.full(n_chains, model.extra), np.empty(n_chains),
-                np.empty((n_chains, D + 1)), GK.aligned_empty((2, n_chains, GK.CHAIN_BLOCK)),
+                np.empty((n_chains, D + 1)), GK.aligned_empty((n_chains, 2, GK.CHAIN_BLOCK)),
             )  # fmt: skip
             gradient = partial(_steps, grad_args, 100)
         step = partial(_mala_steps, model, Xm, ym, wm, init, n_steps)
