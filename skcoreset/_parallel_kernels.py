@@ -27,11 +27,14 @@ class ParallelKernel:
     ----------
     py_func : function
         The kernel's Python source, with ``numba.prange`` for its parallel loop.
+    min_entries : int, default=PARALLEL_MIN_ENTRIES
+        The input size from which the threaded build runs.
     **options
         ``numba.njit`` options of both builds (``cache=True`` is implied).
     """
 
-    def __init__(self, py_func, **options):
+    def __init__(self, py_func, min_entries=PARALLEL_MIN_ENTRIES, **options):
+        self.min_entries = min_entries
         self.serial = njit(cache=True, **options)(py_func)
         # A copy under another name: numba names its cache files after the qualified name, so
         # the two builds must not share it.
@@ -48,9 +51,9 @@ class ParallelKernel:
         self.__name__, self.__doc__ = py_func.__name__, py_func.__doc__
 
     def for_size(self, n_entries):
-        """The build for an input of ``n_entries`` entries: threaded from
-        :data:`PARALLEL_MIN_ENTRIES` on when numba has several threads, serial otherwise."""
-        if n_entries >= PARALLEL_MIN_ENTRIES and numba.get_num_threads() > 1:
+        """The build for an input of ``n_entries`` entries: threaded from ``min_entries`` on
+        when numba has several threads, serial otherwise."""
+        if n_entries >= self.min_entries and numba.get_num_threads() > 1:
             return self.threaded
         return self.serial
 
@@ -59,6 +62,7 @@ class ParallelKernel:
         return self.threaded(*args)
 
 
-def parallel_kernel(**options):
-    """Decorator: a :class:`ParallelKernel` of the function, with these ``njit`` options."""
-    return lambda py_func: ParallelKernel(py_func, **options)
+def parallel_kernel(min_entries=PARALLEL_MIN_ENTRIES, **options):
+    """Decorator: a :class:`ParallelKernel` of the function, threaded from ``min_entries``
+    entries on, with these ``njit`` options."""
+    return lambda py_func: ParallelKernel(py_func, min_entries, **options)

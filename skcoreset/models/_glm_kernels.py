@@ -52,8 +52,14 @@ def curv(family, eta, y, extra):
 # Rows per parallel task of the fused (N, J) kernels.
 _ROW_CHUNK = 256
 
+# Entries (N x J) from which the fused (N, J) kernels run threaded. They are compute-bound and
+# make one or two passes per fit (unlike the Hilbert passes, repeated every iteration), and
+# their threaded builds cost about 2 s more to compile, the family's functions again included:
+# below ~2e7 entries (40 000 rows at J = 500) the threads save less than 30 ms a pass.
+FEATURES_MIN_ENTRIES = 20_000_000
 
-@parallel_kernel(fastmath=_CONTRACT)
+
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 

@@ -29,6 +29,7 @@ from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm_kernels import (
     _CONTRACT,
     _ROW_CHUNK,
+    FEATURES_MIN_ENTRIES,
     _set_linear_predictors,
     dot2_reassoc,
     dot4_reassoc,
@@ -122,7 +123,7 @@ def _one_minus_p(e, s, inv):
     return s * inv if e == 1.0 else 1.0 - e * inv
 
 
-@parallel_kernel(fastmath=_CONTRACT)
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def loglik_matrix(X, thetas_t, y, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
@@ -156,7 +157,7 @@ def loglik_matrix(X, thetas_t, y, scale, center, out):
                 out[i, j] = scale * (buf[j] - shift)
 
 
-@parallel_kernel(fastmath=_CONTRACT)
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def fisher_features(X, thetas_t, y, coords, scale, out):
     """``out[i, j] = scale * d l_i / d theta_{coords[j]}`` at ``theta_j``, (N, J).
 

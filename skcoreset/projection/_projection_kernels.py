@@ -9,6 +9,7 @@ from .._parallel_kernels import parallel_kernel
 from ..models._glm_kernels import (
     _CONTRACT,
     _ROW_CHUNK,
+    FEATURES_MIN_ENTRIES,
     dloglik_inplace,
     dloglik_inplace_extras,
     extra_levels,
@@ -20,7 +21,7 @@ from ..models._glm_kernels import (
 )
 
 
-@parallel_kernel(fastmath=_CONTRACT)
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
     """out[i, j] = scale * d l_i / d theta_{coords[j]} at theta_j, with no (N, J) temporary.
 
@@ -52,7 +53,7 @@ def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
                     out[i, j] = scale * buf[j]
 
 
-@parallel_kernel(fastmath=_CONTRACT)
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def feature_stats(family, X, thetas_t, y, w, extra, extras, coords, scale, nchunks, colsums, norms):
     """Column sums and row norms of the weighted features, without storing them.
 

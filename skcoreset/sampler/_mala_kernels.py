@@ -152,7 +152,7 @@ def _log_proposal_ratio(xi, u, up, half_eps):
 # and store of each output entry per four products. A pass per row is bound by those loads and
 # stores (1.8x slower at P = 51, measured); eight rows per pass were no faster than four. Inside
 # the four-row blocks they read the zeros on the other side of the diagonal: the factor must be
-# exactly triangular (see :func:`_advance`). Whitened coordinates (theta = mu + L z, the design
+# exactly triangular (see :func:`mala_run`). Whitened coordinates (theta = mu + L z, the design
 # multiplied by L once) would not save them: the prior's gradient in z, L^T diag(prior_prec) L z,
 # is a dense P x P product per step, and a kept draw needs theta back. Estimated no faster.
 
@@ -274,7 +274,7 @@ def whiten_chains(L, grad, u):
 
 
 @njit(cache=True)
-def _advance(
+def mala_run(
     family,
     theta,
     logp,
@@ -300,12 +300,54 @@ def _advance(
     n_accept,
     work,
 ):
-    """Advance the chains of ``theta`` by ``normals.shape[1]`` MALA steps, as one batch.
+    """Advance every chain ``normals.shape[1]`` MALA steps, all chains as one batch.
 
-    The arguments are those of :func:`mala_run`, for the chains of the batch only (the
-    threaded driver passes one chain's rows of the state, of the random numbers and of
-    ``draws``); with ``adapt`` the shared step size is updated by dual averaging after every
-    step. Returns the step size of the last step.
+    The serial driver, for small problems (``n_rows * P`` below a few 10^4) where a parallel
+    region (~10 us) costs more than a step. :func:`mala_run_parallel` takes the same arguments
+    and returns bit-identical results; it runs this driver on each chain's rows of the state,
+    the random numbers and ``draws`` (a chain's arithmetic does not depend on its batch).
+
+    Parameters
+    ----------
+    family : SingleIndexFamily
+    theta, logp, grad : arrays (C, P), (C,), (C, P)
+        Chain state, updated in place.
+    Xt, y, w, w_sum, offset
+        The data, from :func:`target_data`.
+    prior_prec : ndarray (D,)
+        Prior precisions of the coefficients.
+    extra : float
+        The model's extra parameter when it is fixed.
+    extra_prior : None or (float, float)
+        None: ``extra`` is fixed; otherwise the (mean, precision) of the normal prior of its
+        log, sampled as the last of the P coordinates.
+    L, LT : ndarray (P, P)
+        Exactly lower-triangular factor of the preconditioner, and its transpose
+        (C-contiguous: the products read the zeros above the diagonal).
+    step : float
+        Step size when not adapting.
+    adapt : bool
+        Warm-up: adapt ``log eps`` by dual averaging (state in ``da``) toward the target
+        acceptance ``da[DA_TARGET]``, one shared step size, updated after every step of the
+        chains with their mean acceptance probability (summed in chain order).
+    normals : ndarray (C, S, P)
+        Standard normal draws of the proposals: ``normals[c, i]`` is used by step ``i`` of
+        chain ``c``. Drawn by the caller so that results depend on neither thread count nor
+        scheduling.
+    uniforms : ndarray (C, S)
+        Uniform [0, 1) draws of the accept/reject decisions.
+    draws : ndarray (C, S_total, P)
+        When ``store``, the state after step ``i`` is written to ``draws[:, offset_draws +
+        i]``.
+    n_accept : ndarray (C,)
+        Accepted proposals, incremented in place.
+    work : ndarray (C, 2, CHAIN_BLOCK)
+        Scratch (:func:`chain_work`).
+
+    Returns
+    -------
+    eps : float
+        The step size used by the last step.
     """
     G, P = theta.shape
     n_steps = normals.shape[1]
@@ -353,109 +395,6 @@ def _advance(
     return eps
 
 
-@njit(cache=True)
-def mala_run(
-    family,
-    theta,
-    logp,
-    grad,
-    Xt,
-    y,
-    w,
-    w_sum,
-    offset,
-    prior_prec,
-    extra,
-    extra_prior,
-    L,
-    LT,
-    step,
-    adapt,
-    da,
-    normals,
-    uniforms,
-    draws,
-    offset_draws,
-    store,
-    n_accept,
-    work,
-):
-    """Advance every chain ``normals.shape[1]`` MALA steps, all chains as one batch.
-
-    The serial driver, for small problems (``n_rows * P`` below a few 10^4) where a parallel
-    region (~10 us) costs more than a step. :func:`mala_run_parallel` takes the same arguments
-    and returns bit-identical results.
-
-    Parameters
-    ----------
-    family : SingleIndexFamily
-    theta, logp, grad : arrays (C, P), (C,), (C, P)
-        Chain state, updated in place.
-    Xt, y, w, w_sum, offset
-        The data, from :func:`target_data`.
-    prior_prec : ndarray (D,)
-        Prior precisions of the coefficients.
-    extra : float
-        The model's extra parameter when it is fixed.
-    extra_prior : None or (float, float)
-        None: ``extra`` is fixed; otherwise the (mean, precision) of the normal prior of its
-        log, sampled as the last of the P coordinates.
-    L, LT : ndarray (P, P)
-        Exactly lower-triangular factor of the preconditioner, and its transpose
-        (C-contiguous: the products read the zeros above the diagonal).
-    step : float
-        Step size when not adapting.
-    adapt : bool
-        Warm-up: adapt ``log eps`` by dual averaging (state in ``da``) toward the target
-        acceptance ``da[DA_TARGET]``, one shared step size, updated after every step of the
-        chains with their mean acceptance probability (summed in chain order).
-    normals : ndarray (C, S, P)
-        Standard normal draws of the proposals: ``normals[c, i]`` is used by step ``i`` of
-        chain ``c``. Drawn by the caller so that results depend on neither thread count nor
-        scheduling.
-    uniforms : ndarray (C, S)
-        Uniform [0, 1) draws of the accept/reject decisions.
-    draws : ndarray (C, S_total, P)
-        When ``store``, the state after step ``i`` is written to ``draws[:, offset_draws +
-        i]``.
-    n_accept : ndarray (C,)
-        Accepted proposals, incremented in place.
-    work : ndarray (C, 2, CHAIN_BLOCK)
-        Scratch (:func:`chain_work`).
-
-    Returns
-    -------
-    eps : float
-        The step size used by the last step.
-    """
-    return _advance(
-        family,
-        theta,
-        logp,
-        grad,
-        Xt,
-        y,
-        w,
-        w_sum,
-        offset,
-        prior_prec,
-        extra,
-        extra_prior,
-        L,
-        LT,
-        step,
-        adapt,
-        da,
-        normals,
-        uniforms,
-        draws,
-        offset_draws,
-        store,
-        n_accept,
-        work,
-    )
-
-
 @njit(cache=True, parallel=True)
 def mala_run_parallel(
     family,
@@ -490,11 +429,11 @@ def mala_run_parallel(
     region, as a batch of one, with bit-identical results to :func:`mala_run` (a chain's
     arithmetic does not depend on its batch). Warm-up stays serial: its shared step size would
     need a barrier after every step. Worth it when a step's O(n_rows P) pass over the data
-    dwarfs the ~10 us cost of a parallel region. The arguments are :func:`mala_run`'s, so that
-    both call :func:`_advance` with the same types: it is compiled once for the two.
+    dwarfs the ~10 us cost of a parallel region. The arguments are :func:`mala_run`'s, which it
+    calls with the same types: the serial driver is compiled once for the two.
     """
     for c in prange(theta.shape[0]):
-        _advance(
+        mala_run(
             family,
             theta[c : c + 1],
             logp[c : c + 1],
