@@ -26,13 +26,16 @@ _CHUNK = 100
 # The fixed-step phase runs the chains on numba's threads when n_rows * P reaches this, with
 # >= 2 chains and >= 2 threads. Measured on 2 cores with the earlier one-chain-at-a-time
 # kernels, 4 logistic chains, us per chain-step at a fixed step (serial / threaded): n*P = 110:
-# 0.69 / 0.51; 1100: 2.3 / 1.6; 5100: 6.8 / 3.7; 110000: 176 / ~105. We switch later than the
-# break-even because threading needs the other core free: right after a threaded BLAS call
-# OpenBLAS's workers spin for ~0.1 s, which a short run (n*P ~ 5000-10000) cannot amortise.
-# The serial driver now evaluates the chains as one batch; re-measured with another job on the
-# machine (best of 12, us per chain-step, serial / threaded): n*P = 10^5: 116 / 111; 10^6:
-# 1338 / 1444, i.e. no gain without a free core. Draws are identical either way.
-PARALLEL_MIN_WORK = 20_000
+# 0.69 / 0.51; 1100: 2.3 / 1.6; 5100: 6.8 / 3.7; 110000: 176 / ~105. Threading needs the other
+# core free: right after a threaded BLAS call OpenBLAS's workers spin for ~0.1 s, which a short
+# run cannot amortise. The serial driver now evaluates the chains as one batch; re-measured with
+# another job on the machine (best of 12, us per chain-step, serial / threaded): n*P = 10^5:
+# 116 / 111; 10^6: 1338 / 1444, i.e. no gain without a free core. Draws are identical either
+# way. The threaded driver costs about 3 s of compilation more (the chain kernel is compiled
+# into it again), which 1000 steps of 4 chains repay, with a free core, only from about
+# 2 x 10^5: at 10^5 (the demo's Phishing) they save about 0.2 s by the 1.7x above, none
+# without a free core.
+PARALLEL_MIN_WORK = 200_000
 
 
 def _use_parallel(n_rows, n_params, n_chains):
@@ -155,7 +158,7 @@ def sample_mala(
 
     Notes
     -----
-    When ``n_rows * P >= PARALLEL_MIN_WORK`` (20000) and there are several chains, the
+    When ``n_rows * P >= PARALLEL_MIN_WORK`` (200000) and there are several chains, the
     fixed-step phase (after warm-up) runs the chains on numba's threads
     (``numba.set_num_threads`` / ``NUMBA_NUM_THREADS``). The random numbers are drawn from
     ``random_state`` outside the compiled code, so the draws are the same for any number of
