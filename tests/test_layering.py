@@ -3,7 +3,7 @@
 Layers, lowest first (a module may import its own layer and those below, never above):
 
 0. private utilities: ``_progress``, ``_logging``, ``_warnings``, ``_sklearn_compat``,
-   ``_lazy``, ``_threads``
+   ``_lazy``, ``_threads``, ``_parallel_kernels``
 1. data and models: ``datasets``, ``models``
 2. what works on projected vectors or on a model: ``projection``, ``hilbert``, ``sampler``,
    ``metrics``, ``export`` (the model in probabilistic programming languages)
@@ -29,6 +29,7 @@ LAYERS = {
     "_sklearn_compat": 0,
     "_lazy": 0,
     "_threads": 0,
+    "_parallel_kernels": 0,
     "datasets": 1,
     "models": 1,
     "projection": 2,

@@ -171,20 +171,9 @@ def test_log_target_gradient_with_noise():
 
     def f(t):
         lp, g = np.empty(1), np.empty((1, 3))
-        K.mala_init(
-            GAUSSIAN,
-            True,
-            t[None],
-            X,
-            y,
-            w,
-            np.full(X.shape[1], 1 / 1.3**2),
-            1.0,
-            s_mu,
-            1 / s_sd**2,
-            lp,
-            g,
-        )
+        prior = (s_mu, 1 / s_sd**2)
+        data = K.target_data(GAUSSIAN, X, y, w, 1.0, prior)
+        K.mala_init(GAUSSIAN, t[None], data, np.full(X.shape[1], 1 / 1.3**2), 1.0, prior, lp, g)
         return lp[0], g[0]
 
     lp, g = f(theta)
@@ -253,7 +242,8 @@ def _driver_problem(C=4, N=300, D=3, seed=13):
     logp = np.empty(C)
     grad = np.empty((C, D))
     prec = np.ones(X.shape[1])
-    assert K.mala_init(LOGISTIC, False, theta, X, y, w, prec, 1.0, 0.0, 1.0, logp, grad) == 0
+    data = K.target_data(LOGISTIC, X, y, w, 1.0, None)
+    assert K.mala_init(LOGISTIC, theta, data, prec, 1.0, None, logp, grad) == 0
     L = np.linalg.cholesky(np.linalg.inv(X.T @ (w[:, None] * X) / 4 + np.eye(D)))
     return X, y, w, theta, logp, grad, L
 
@@ -261,6 +251,7 @@ def _driver_problem(C=4, N=300, D=3, seed=13):
 def _run_driver(run, problem, adapt, n_steps=60, n_calls=2, seed=14):
     X, y, w, theta, logp, grad, L = (a.copy() for a in problem)
     C, P = theta.shape
+    data = K.target_data(LOGISTIC, X, y, w, 1.0, None)
     da = np.zeros(K.DA_SIZE)
     da[K.DA_LOG_EPS], da[K.DA_MU], da[K.DA_TARGET] = np.log(0.8), np.log(8.0), 0.574
     draws = np.zeros((C, n_steps * n_calls, P))
@@ -272,18 +263,15 @@ def _run_driver(run, problem, adapt, n_steps=60, n_calls=2, seed=14):
         eps.append(
             run(
                 LOGISTIC,
-                False,
                 theta,
                 logp,
                 grad,
-                X,
-                y,
-                w,
+                *data,
                 np.ones(X.shape[1]),
                 1.0,
-                0.0,
-                1.0,
+                None,
                 L,
+                np.ascontiguousarray(L.T),
                 0.8,
                 adapt,
                 da,
@@ -293,48 +281,10 @@ def _run_driver(run, problem, adapt, n_steps=60, n_calls=2, seed=14):
                 k * n_steps,
                 True,
                 n_accept,
-            )
+                K.chain_work(C),
+            )  # fmt: skip
         )
     return draws, theta, logp, grad, da, n_accept, eps
-
-
-def _parallel_driver(
-    code,
-    sample_noise,
-    theta,
-    logp,
-    grad,
-    X,
-    y,
-    w,
-    prior_prec,
-    noise,
-    s_mu,
-    s_prec,
-    L,
-    step,
-    adapt,
-    da,
-    *rest,
-):
-    assert not adapt  # the threaded driver only runs the fixed-step phase
-    return K.mala_run_parallel(
-        code,
-        sample_noise,
-        theta,
-        logp,
-        grad,
-        X,
-        y,
-        w,
-        prior_prec,
-        noise,
-        s_mu,
-        s_prec,
-        L,
-        step,
-        *rest,
-    )
 
 
 def test_serial_and_parallel_drivers_identical():
@@ -350,7 +300,7 @@ def test_serial_and_parallel_drivers_identical():
     try:
         for t in sorted({1, 2, n_threads}):
             numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
-            out = _run_driver(_parallel_driver, problem, adapt)
+            out = _run_driver(K.mala_run_parallel, problem, adapt)
             for a, b in zip(ref, out):
                 np.testing.assert_array_equal(a, b)
     finally:
@@ -474,9 +424,9 @@ def test_chain_layout_aligned_padded_and_same_results():
         out = []
         for xt, yy, ww in ((Xt, ya, wa), (np.ascontiguousarray(X.T), y, w)):
             ll, grad = np.empty(3), np.empty((3, D))
-            work = np.empty((2, 3, GK.CHAIN_BLOCK))
+            work = np.empty((3, 2, GK.CHAIN_BLOCK))
             GK.weighted_loglik_grad_chains(
-                LOGISTIC, False, thetas, xt, yy, ww, ww.sum(), 0.0, np.ones(3), ll, grad, work
+                LOGISTIC, None, thetas, xt, yy, ww, ww.sum(), 0.0, np.ones(3), ll, grad, work
             )
             out.append((ll, grad))
         np.testing.assert_array_equal(out[0][0], out[1][0])
@@ -502,9 +452,9 @@ def test_chain_kernel_matches_oracle_and_is_batch_independent(name, D):
 
     def run(th, sig):
         ll, grad = np.empty(len(th)), np.full((len(th), D + 1), 7.0)
-        work = np.empty((2, len(th), GK.CHAIN_BLOCK))
+        work = np.empty((len(th), 2, GK.CHAIN_BLOCK))
         GK.weighted_loglik_grad_chains(
-            family, False, th, Xt, y, w, w.sum(), offset, sig, ll, grad, work
+            family, None, th, Xt, y, w, w.sum(), offset, sig, ll, grad, work
         )
         return ll, grad
 

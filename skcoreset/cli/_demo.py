@@ -145,14 +145,14 @@ def _coreset(algorithm, size, seed, **options):
 
 
 def _compile_kernels(X, y, settings, seed):
-    """Run every numba kernel once, on all the rows but with few projections and draws, so
-    that the times measured later leave out the compilation of the first run (the sampler
-    picks its threaded kernel by the size of the data and the number of chains)."""
+    """Run every numba kernel once, on all the rows and with the projections of the runs but
+    few points and draws, so that the times measured later leave out the compilation of the
+    first run: the kernels' builds are picked by the size of their input (serial or threaded),
+    so the same sizes compile the same builds."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for algorithm in ALGORITHMS:
-            small = {"n_projections": 20} if algorithm.projected else {}
-            _coreset(algorithm, 5, seed, **small).fit(X, y)
+            _coreset(algorithm, 5, seed).fit(X, y)
         few = Settings(None, (), n_samples=10, n_warmup=10, n_chains=settings.n_chains)
         _posterior(X, y, None, few, seed)
 

@@ -24,8 +24,8 @@ def batch_sums(family, X, y, rows, weights, scale, thetas, extra, extras, eta0, 
 
     * ``out[0, k] = sum_b v_b (l_b(theta_k) - l0_b)``, the log-likelihoods less their
       constants (the family's ``terms``), which are the same at every draw; with ``extras``
-      (each draw's extra parameter, a sampled one) the constants are included, since they
-      move with it;
+      (each draw's extra parameter, a sampled one; None: ``extra`` for all, the case then
+      compiled alone) the constants are included, since they move with it;
     * ``out[1, k] = sum_b v_b d_b e_b`` and ``out[2, k] = sum_b v_b c_b e_b^2``, the batch's
       linear and quadratic Taylor terms around ``eta0`` (zeros when ``d`` is empty).
 
@@ -53,7 +53,6 @@ def batch_sums(family, X, y, rows, weights, scale, thetas, extra, extras, eta0, 
             vd[b] = vb[b] * d[i]
             vc[b] = vb[b] * c[i]
     param = family.prepare(extra)
-    per_draw = extras.shape[0] > 0
     v_sum = 0.0
     for b in range(B):
         v_sum += vb[b]
@@ -77,14 +76,14 @@ def batch_sums(family, X, y, rows, weights, scale, thetas, extra, extras, eta0, 
         else:
             out[1, k] = 0.0
             out[2, k] = 0.0
-        if per_draw:
+        if extras is None:
+            loglik_rows_inplace(family, eta, yb, param)
+            out[0, k] = dot_reassoc(vb, eta)
+        else:
             p = family.prepare(extras[k])
             for b in range(B):
                 eta[b] = family.terms(eta[b], yb[b], p)[0] + family.offset(yb[b], p)
             out[0, k] = dot_reassoc(vb, eta) + v_sum * family.extra_offset(extras[k])
-        else:
-            loglik_rows_inplace(family, eta, yb, param)
-            out[0, k] = dot_reassoc(vb, eta)
     return out
 
 

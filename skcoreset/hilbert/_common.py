@@ -6,12 +6,10 @@ float32 matrix V, an integer 1 <= M <= N, the row norms sigma and a float64 targ
 coreset estimators call the cores directly with what they have already checked.
 """
 
-import functools
 import numbers
 
 import numpy as np
 
-from .._threads import one_numba_thread
 from . import _kernels
 
 
@@ -85,7 +83,7 @@ def greedy_setup(M, sigma, y, max_iter):
 
 def row_norms_and_sum(V):
     """sigma_n = ||v_n|| and y = sum_n v_n in one pass; a ValueError if V is not finite."""
-    sigma, ysum = _kernels.norms_and_sum(V, _kernels.n_chunks(V.shape[0]))
+    sigma, ysum = _kernels.norms_and_sum.for_size(V.size)(V, _kernels.n_chunks(V.shape[0]))
     if not np.all(np.isfinite(sigma)):
         if np.isnan(V).any():
             raise ValueError("vectors contains NaN")
@@ -156,30 +154,3 @@ def finish(V, w, y, return_info, n_iter, stop_reason, **extra):
     }
     info.update(extra)
     return w, info
-
-
-# Below this many matrix entries the kernels run on one thread: a pass then takes < ~1 ms,
-# and a parallel region's barrier costs more than it saves, badly so when the cores are
-# shared (measured on 2 busy cores: 7.6 ms vs 29 us for a 300 x 20 pass).
-PARALLEL_MIN_ENTRIES = 4_000_000
-
-
-def kernel_threads(func):
-    """Run ``func(vectors, ...)`` with numba limited to one thread for small matrices.
-
-    ``numba.set_num_threads`` is thread-local, so this does not affect other threads.
-    """
-
-    @functools.wraps(func)
-    def wrapper(vectors, *args, **kwargs):
-        shape = getattr(vectors, "shape", None)
-        try:
-            size = int(np.prod(shape if shape is not None else np.shape(vectors)))
-        except (TypeError, ValueError):
-            size = 0
-        if size >= PARALLEL_MIN_ENTRIES:
-            return func(vectors, *args, **kwargs)
-        with one_numba_thread():
-            return func(vectors, *args, **kwargs)
-
-    return wrapper

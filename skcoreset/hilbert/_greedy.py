@@ -15,7 +15,6 @@ from ._common import (
     default_max_iter,
     finish,
     greedy_setup,
-    kernel_threads,
     validate,
 )
 
@@ -55,7 +54,6 @@ class _Support:
         return w
 
 
-@kernel_threads
 def frank_wolfe(
     vectors,
     n_points,
@@ -119,13 +117,13 @@ def frank_wolfe(
     return finish(V, w, y, return_info, n_iter, reason)
 
 
-@kernel_threads
 def _frank_wolfe(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
     """Core of :func:`frank_wolfe` on validated input: ``(w, n_iter, stop_reason)``."""
     N = V.shape[0]
     max_iter, ynorm, inv_sigma, _ = greedy_setup(M, sigma, y, max_iter)
     sigma_tot = sigma.sum()
     nch = _kernels.n_chunks(N)
+    argmax_scaled_dot = _kernels.argmax_scaled_dot.for_size(V.size)
     sup = _Support(min(M, N) + 1)
     if ynorm == 0 or sigma_tot == 0:
         return np.zeros(N), 0, "zero_target"
@@ -134,7 +132,7 @@ def _frank_wolfe(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, ra
         return (sigma_tot * inv_sigma[f]) * V[f].astype(np.float64)
 
     # t = 0: the vertex best aligned with y, with weight sigma / sigma_f.
-    f, _ = _kernels.argmax_scaled_dot(V, inv_sigma, y, nch)
+    f, _ = argmax_scaled_dot(V, inv_sigma, y, nch)
     phiw = vertex(f)
     sup.add(f, sigma_tot * inv_sigma[f])
     n_iter = 1
@@ -151,7 +149,7 @@ def _frank_wolfe(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, ra
             break
         if n_iter >= max_iter:
             break
-        f, _ = _kernels.argmax_scaled_dot(V, inv_sigma, r, nch)
+        f, _ = argmax_scaled_dot(V, inv_sigma, r, nch)
         vf = vertex(f)
         d = vf - phiw
         dd = d @ d
@@ -167,7 +165,6 @@ def _frank_wolfe(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, ra
     return sup.dense(N), n_iter, reason
 
 
-@kernel_threads
 def giga(
     vectors,
     n_points,
@@ -239,7 +236,6 @@ def giga(
     return finish(V, w, y, return_info, n_iter, reason)
 
 
-@kernel_threads
 def _giga(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
     """Core of :func:`giga` on validated input: ``(w, n_iter, stop_reason)``."""
     N, J = V.shape
@@ -247,6 +243,7 @@ def _giga(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_st
     if ynorm == 0 or not pos.any():
         return np.zeros(N), 0, "zero_target"
     nch = _kernels.n_chunks(N)
+    giga_select = _kernels.giga_select.for_size(V.size)
     ell = y / ynorm
     lw = np.zeros(J)
     sup = _Support(M + 1)
@@ -260,7 +257,7 @@ def _giga(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_st
         if dnorm < tol:
             reason = "numerical_limit"
             break
-        nt, _ = _kernels.giga_select(V, inv_sigma, d, lw, dnorm, nch)
+        nt, _ = giga_select(V, inv_sigma, d, lw, dnorm, nch)
         lnt = V[nt].astype(np.float64) * inv_sigma[nt]
         zeta0 = ell @ lnt
         zeta2 = lnt @ lw

@@ -10,7 +10,6 @@ from ._common import (
     check_nonneg_float,
     combination,
     finish,
-    kernel_threads,
     validate,
 )
 
@@ -34,7 +33,6 @@ def _line_search_step(V, idx, g, c):
     return c * gg / den if den > 0 else 0.0
 
 
-@kernel_threads
 def iht(
     vectors,
     n_points,
@@ -135,7 +133,6 @@ def iht(
     return finish(V, w, y, return_info, n_iter, reason, objective=float(res @ res))
 
 
-@kernel_threads
 def _iht(
     V,
     k,
@@ -176,14 +173,14 @@ def _iht(
         # the candidate rows only (all rows, or the batch, which contains supp(z)): outside the
         # batch d = 0 and z = 0, so b = z + mu d = 0 there and such rows cannot enter.
         if batch_fraction is None:
-            _kernels.matvec(V, r, d)
+            _kernels.matvec.for_size(V.size)(V, r, d)
             rows, dc, zc, zpos = None, d, z, z_idx
         else:
             mask = rng.random_sample(N) < batch_fraction
             mask[z_idx] = True
             rows = np.flatnonzero(mask)  # sorted: the gathered rows are read in order
             dc = np.empty(rows.shape[0])
-            _kernels.matvec_rows(V, rows, r, dc)
+            _kernels.matvec_rows.for_size(rows.shape[0] * J)(V, rows, r, dc)
             zc = z[rows]
             zpos = np.searchsorted(rows, z_idx)
         # S = supp(z) u {k largest |d_n| outside supp(z)}

@@ -3,8 +3,9 @@
 Every kernel reads the (N, J) matrix ``V`` whose rows are the vectors v_n, stored C-contiguous
 in float64 or float32, and accumulates in float64.  The per-iteration work of every greedy
 algorithm is one pass over ``V``; those passes are memory-bound, so they are split into
-contiguous chunks over rows and run in parallel (measured ~1.4x faster than one-thread numba and
-faster than numpy's BLAS gemv on 2 cores at N = 1e6, J = 50).
+contiguous chunks over rows and run in parallel on large matrices (measured ~1.4x faster than
+one-thread numba and faster than numpy's BLAS gemv on 2 cores at N = 1e6, J = 50); below
+``PARALLEL_MIN_ENTRIES`` their serial build runs (``kernel.for_size(V.size)``).
 
 ``fastmath`` is restricted to re-association/contraction so that the length-J dot products
 vectorise; it never assumes finite values (inputs are validated before they get here).
@@ -12,6 +13,8 @@ vectorise; it never assumes finite values (inputs are validated before they get 
 
 import numpy as np
 from numba import njit, prange
+
+from .._parallel_kernels import parallel_kernel
 
 # Re-association lets LLVM vectorise the dot-product reductions; results differ from a
 # sequential sum only by rounding (~1e-16 relative).
@@ -23,7 +26,7 @@ def n_chunks(n_rows):
     return int(max(1, min(n_rows // 256, 64)))
 
 
-@njit(cache=True, parallel=True, fastmath=_FM)
+@parallel_kernel(fastmath=_FM)
 def norms_and_sum(V, nchunks):
     """Row norms sigma_n = ||v_n|| and the row sum y = sum_n v_n, in one pass.
 
@@ -50,7 +53,7 @@ def norms_and_sum(V, nchunks):
     return sigma, y
 
 
-@njit(cache=True, parallel=True, fastmath=_FM)
+@parallel_kernel(fastmath=_FM)
 def matvec(V, x, out):
     """out[n] = <v_n, x> for all rows (x float64, out float64)."""
     N, J = V.shape
@@ -61,7 +64,7 @@ def matvec(V, x, out):
         out[n] = acc
 
 
-@njit(cache=True, parallel=True, fastmath=_FM)
+@parallel_kernel(fastmath=_FM)
 def matvec_rows(V, rows, x, out):
     """out[i] = <v_{rows[i]}, x>: the pass restricted to a subset of rows."""
     J = V.shape[1]
@@ -89,7 +92,7 @@ def _best_of_chunks(best_val, best_idx):
     return bi, bv
 
 
-@njit(cache=True, parallel=True, fastmath=_FM)
+@parallel_kernel(fastmath=_FM)
 def argmax_scaled_dot(V, scale, x, nchunks):
     """argmax_n scale[n] * <v_n, x> over rows with scale[n] != 0 (first index on ties).
 
@@ -132,7 +135,7 @@ def _giga_score(p, q, inv_sigma, dnorm):
     return 0.0
 
 
-@njit(cache=True, parallel=True, fastmath=_FM)
+@parallel_kernel(fastmath=_FM)
 def giga_select(V, inv_sigma, d, lw, dnorm, nchunks):
     """GIGA step 2 in one pass: argmax_n of the geodesic-alignment score.
 

@@ -19,7 +19,6 @@ from ._common import (
     default_max_iter,
     finish,
     greedy_setup,
-    kernel_threads,
     validate,
 )
 
@@ -130,7 +129,6 @@ class _ActiveSet:
         return dropped
 
 
-@kernel_threads
 def omp(
     vectors,
     n_points,
@@ -199,7 +197,6 @@ def omp(
     return finish(V, w, y, return_info, n_iter, reason)
 
 
-@kernel_threads
 def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
     """Core of :func:`omp` on validated input: ``(w, n_iter, stop_reason)``."""
     N, J = V.shape
@@ -207,6 +204,7 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
     if ynorm == 0 or not pos.any():
         return np.zeros(N), 0, "zero_target"
     nch = _kernels.n_chunks(N)
+    argmax_scaled_dot = _kernels.argmax_scaled_dot.for_size(V.size)
     act = _ActiveSet(y, min(M, J) + 2)
     # The scale vector doubles as the "not yet selected" mask (0 = skip in the kernel).
     scale = inv_sigma.copy()
@@ -225,7 +223,7 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
             break
         if n_iter >= max_iter:
             break
-        f, corr = _kernels.argmax_scaled_dot(V, scale, r, nch)
+        f, corr = argmax_scaled_dot(V, scale, r, nch)
         if f < 0 or not corr > tol * rnorm:
             reason = "converged"
             break

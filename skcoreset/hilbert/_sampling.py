@@ -3,10 +3,9 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._common import finish, kernel_threads, validate
+from ._common import finish, validate
 
 
-@kernel_threads
 def uniform(vectors, n_points, *, replace=False, random_state=None, target=None, return_info=False):
     """Uniform random coreset.
 
@@ -50,7 +49,6 @@ def uniform(vectors, n_points, *, replace=False, random_state=None, target=None,
     return finish(V, w, y, return_info, n_iter, reason)
 
 
-@kernel_threads
 def _uniform(V, M, sigma, y, *, replace=False, random_state=None):
     """Core of :func:`uniform` on validated input: ``(w, n_iter, stop_reason)``."""
     N = V.shape[0]
@@ -87,7 +85,6 @@ def _capped_inclusion_probabilities(sigma, M):
     return pi
 
 
-@kernel_threads
 def importance(
     vectors, n_points, *, replace=True, random_state=None, target=None, return_info=False
 ):
@@ -134,7 +131,6 @@ def importance(
     return finish(V, w, y, return_info, n_iter, reason)
 
 
-@kernel_threads
 def _importance(V, M, sigma, y, *, replace=True, random_state=None):
     """Core of :func:`importance` on validated input: ``(w, n_iter, stop_reason)``."""
     N = V.shape[0]

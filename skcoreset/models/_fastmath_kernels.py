@@ -81,28 +81,12 @@ _LG7 = 1.479819860511658591e-01
 
 
 @njit(cache=True, inline="always")
-def _bits(x):
-    return np.float64(x).view(np.int64)
-
-
-@njit(cache=True, inline="always")
-def _float(i):
-    return np.int64(i).view(np.float64)
-
-
-@njit(cache=True, inline="always")
-def _pow2(n):
-    """2.0 ** n for integer -1022 <= n <= 1023, built from its exponent bits."""
-    return _float((n + 1023) << 52)
-
-
-@njit(cache=True, inline="always")
 def fast_exp(x):
     """e^x for float64, vectorisable; see the module docstring for its accuracy."""
     xc = min(max(x, _EXP_LO), _EXP_HI)
     t = xc * _INV_LN2 + _SHIFT
     n = t - _SHIFT  # round(x / ln 2), an integer-valued float
-    k = _bits(t) - _SHIFT_BITS  # the same integer
+    k = np.float64(t).view(np.int64) - _SHIFT_BITS  # the same integer
     r = (xc - n * _LN2_HI) - n * _LN2_LO  # |r| <= ln(2) / 2, exactly x - n ln 2 up to rounding
     p = _C12 + r * _C13
     p = _C11 + r * p
@@ -116,10 +100,13 @@ def fast_exp(x):
     p = _C3 + r * p
     p = _C2 + r * p
     y = 1.0 + (r + (r * r) * p)  # e^r in [0.7, 1.42]
-    # 2^k as two factors: both stay normal for k in [-1076, 1025], and y * 2^k1 is exact, so a
-    # subnormal or overflowing result is rounded once, by the last product.
+    # 2^k as two factors, built from their exponent bits: both stay normal for k in
+    # [-1076, 1025], and y * 2^k1 is exact, so a subnormal or overflowing result is rounded
+    # once, by the last product.
     k1 = k >> 1
-    res = (y * _pow2(k1)) * _pow2(k - k1)
+    two_k1 = np.int64((k1 + 1023) << 52).view(np.float64)
+    two_k2 = np.int64((k - k1 + 1023) << 52).view(np.float64)
+    res = (y * two_k1) * two_k2
     return x if x != x else res
 
 
@@ -134,9 +121,10 @@ def fast_log1p(x):
     and the correction enter only as small corrections, so its extra rounding is invisible.
     """
     u = 1.0 + x
-    hu = _bits(u) + (_ONE_BITS - _SQRT_HALF_BITS)
+    hu = np.float64(u).view(np.int64) + (_ONE_BITS - _SQRT_HALF_BITS)
     k = (hu >> 52) - 1023
-    m = _float((hu & _MANT_MASK) + _SQRT_HALF_BITS)  # u / 2^k in [sqrt(2)/2, sqrt(2))
+    # u / 2^k in [sqrt(2)/2, sqrt(2)), from the mantissa's bits
+    m = np.int64((hu & _MANT_MASK) + _SQRT_HALF_BITS).view(np.float64)
     # For k = 0 (x in [sqrt(2)/2 - 1, sqrt(2) - 1)) f = x exactly and there is no correction.
     # Otherwise c is the rounding error of u = 1 + x (exact), negligible from k = 54 on.
     c = (x - (u - 1.0)) if k < 2 else (1.0 - (u - x))
@@ -145,8 +133,8 @@ def fast_log1p(x):
     # s = f / (2 + f) and c / u = c 2^-k / m from the single reciprocal of m (2 + f).
     inv = np.divide(1.0, m * (2.0 + f))
     kc = min(k, 1022)
-    c = (c * (2.0 + f)) * inv * _pow2(-kc)
-    dk = _float(_SHIFT_BITS + k) - _SHIFT  # float(k) without a conversion instruction
+    c = (c * (2.0 + f)) * inv * np.int64((1023 - kc) << 52).view(np.float64)  # c 2^-k
+    dk = np.int64(_SHIFT_BITS + k).view(np.float64) - _SHIFT  # float(k), no conversion
     res = _log1p_reduced(f, m, inv, c, dk)
     # Special values, as selects: tiny |x| (and signed zeros), -1, below -1, +inf, NaN.
     res = x if abs(x) < _TINY else res

@@ -680,8 +680,10 @@ class GLM:
         thetas_t = np.ascontiguousarray(np.atleast_2d(thetas).T, dtype=np.float64)
         if out is None:
             out = np.empty((Xd.shape[0], thetas_t.shape[1]))
-        extras = K.NO_EXTRAS if extras is None else np.ascontiguousarray(extras, dtype=np.float64)
-        K.loglik_matrix(self.family, Xd, thetas_t, y, self.extra, extras, 1.0, False, out)
+        if extras is not None:
+            extras = np.ascontiguousarray(extras, dtype=np.float64)
+        kernel = K.loglik_matrix.for_size(out.size)
+        kernel(self.family, Xd, thetas_t, y, self.extra, extras, 1.0, False, out)
         return out
 
     # -- prediction: vectorised over rows and posterior draws ----------------------------

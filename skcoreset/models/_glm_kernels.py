@@ -14,13 +14,12 @@ projections call these kernels directly.
 import numpy as np
 from numba import njit, prange
 
+from .._parallel_kernels import parallel_kernel
+
 # The only fast-math flag of the loops that call the elementary functions: LLVM may fuse a
 # multiply and an add into one FMA (one rounding instead of two: never less accurate). No
 # reordering flag, which would break their exact range reductions.
 _CONTRACT = {"contract"}
-
-#: The kernels' ``extras`` for "the one extra parameter for every draw".
-NO_EXTRAS = np.empty(0)
 
 
 @njit(cache=True, inline="always")
@@ -53,8 +52,14 @@ def curv(family, eta, y, extra):
 # Rows per parallel task of the fused (N, J) kernels.
 _ROW_CHUNK = 256
 
+# Entries (N x J) from which the fused (N, J) kernels run threaded. They are compute-bound and
+# make one or two passes per fit (unlike the Hilbert passes, repeated every iteration), and
+# their threaded builds cost about 2 s more to compile, the family's functions again included:
+# below ~2e7 entries (40 000 rows at J = 500) the threads save less than 30 ms a pass.
+FEATURES_MIN_ENTRIES = 20_000_000
 
-@njit(cache=True, parallel=True, fastmath=_CONTRACT)
+
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
@@ -62,29 +67,37 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     row, then the likelihood is applied in place, so no (N, J) temporary is ever made. We do
     not call BLAS for the product: its spinning threads would fight this kernel's threads, and
     for the small P of GLMs the loop is as fast. ``out`` may be float32. ``extras`` (J,) gives
-    each draw its own extra parameter (an empty array: ``extra`` for all).
+    each draw its own extra parameter; None: ``extra`` for all (numba then compiles that case
+    alone: ``extras is None`` is decided at compile time).
     """
     N, P = X.shape
     J = thetas_t.shape[1]
-    param = family.prepare(extra)
-    params, offsets, level_of = extra_levels(family, extras)
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in prange(n_chunks):
-        buf = np.empty(J)
-        row_offsets = np.empty(offsets.shape[0])
-        for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-            linear_predictors(X, thetas_t, i, buf)
-            yi = y[i]
-            if extras.shape[0]:
-                extra_row_offsets(family, yi, params, row_offsets)
-                loglik_inplace_extras(family, buf, yi, params, offsets, level_of, row_offsets)
-                shift = sum_reassoc(buf) / J if center else 0.0
-            else:
+    if extras is None:
+        param = family.prepare(extra)
+        for c in prange(n_chunks):
+            buf = np.empty(J)
+            for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
+                linear_predictors(X, thetas_t, i, buf)
+                yi = y[i]
                 loglik_inplace(family, buf, yi, param)
                 # the offset is constant along the row: added once, after the centring
                 shift = sum_reassoc(buf) / J if center else -loglik_offset(family, yi, extra, param)
-            for j in range(J):
-                out[i, j] = scale * (buf[j] - shift)
+                for j in range(J):
+                    out[i, j] = scale * (buf[j] - shift)
+    else:
+        params, offsets, level_of = extra_levels(family, extras)
+        for c in prange(n_chunks):
+            buf = np.empty(J)
+            row_offsets = np.empty(offsets.shape[0])
+            for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
+                linear_predictors(X, thetas_t, i, buf)
+                yi = y[i]
+                extra_row_offsets(family, yi, params, row_offsets)
+                loglik_inplace_extras(family, buf, yi, params, offsets, level_of, row_offsets)
+                shift = sum_reassoc(buf) / J if center else 0.0
+                for j in range(J):
+                    out[i, j] = scale * (buf[j] - shift)
 
 
 @njit(cache=True, inline="always")
@@ -291,32 +304,27 @@ def weighted_loglik_grad(family, theta, X, y, w, extra, grad):
 CHAIN_BLOCK = 256
 
 # Its arrays start on 64-byte boundaries (and so does every block, 256 rows being 2 KB): a
-# 64-byte vector load that straddles two cache lines costs two, and numba's own allocations are
-# aligned to 32 bytes only. Measured at N = 1000, D = 50, 4 chains: the kernel takes 1.15x as
-# long with the design 32 bytes off a 64-byte boundary.
+# 64-byte vector load that straddles two cache lines costs two, and neither NumPy nor numba
+# aligns its allocations to 64 bytes. Measured at N = 1000, D = 50, 4 chains: the kernel takes
+# 1.15x as long with the design 32 bytes off a 64-byte boundary.
 _ALIGN = 64
 
 
-@njit(cache=True)
 def aligned_empty(shape):
     """``np.empty(shape)`` (float64, C-contiguous) whose data start on a 64-byte boundary."""
-    n = 1
-    for s in shape:
-        n *= s
-    per_line = _ALIGN // 8
-    buf = np.empty(n + per_line)
+    n = int(np.prod(shape))
+    buf = np.empty(n + _ALIGN // 8)
     start = (-buf.ctypes.data % _ALIGN) // 8
     return buf[start : start + n].reshape(shape)
 
 
-@njit(cache=True)
 def chain_layout(X, y, w):
     """The inputs of :func:`weighted_loglik_grad_chains` from a design ``X`` (N, D): its
     transpose (D, N') with each row padded with zeros to whole 64-byte lines, and copies of
     ``y`` and ``w``, every one of them aligned (see ``_ALIGN``)."""
     N, D = X.shape
     per_line = _ALIGN // 8
-    Xt = aligned_empty((D, (N + per_line - 1) // per_line * per_line))
+    Xt = aligned_empty((D, -(-N // per_line) * per_line))
     Xt[:, N:] = 0.0
     Xt[:, :N] = X.T
     ya = aligned_empty((N,))
@@ -328,14 +336,14 @@ def chain_layout(X, y, w):
 
 @njit(cache=True, fastmath=_CONTRACT)
 def weighted_loglik_grad_chains(
-    family, sample_extra, thetas, Xt, y, w, w_sum, offset, extra, ll, grad, work
+    family, extra_prior, thetas, Xt, y, w, w_sum, offset, extra, ll, grad, work
 ):
     """Weighted log-likelihoods and gradients of C parameter vectors in one pass over the data.
 
     ``ll[c] = sum_n w_n l_n(theta_c)`` and ``grad[c, :D] = sum_n w_n l_n'(theta_c) x_n`` for
-    ``theta_c = thetas[c, :D]``; with ``sample_extra``, ``grad[c, D] = sum_n w_n dl_n / d log
-    extra`` (further columns are ignored and left alone). The MALA sampler's inner loop: every
-    chain advances by one such call.
+    ``theta_c = thetas[c, :D]``; when the extra parameter is sampled, ``grad[c, D] = sum_n w_n
+    dl_n / d log extra`` (further columns are ignored and left alone). The MALA sampler's inner
+    loop: every chain advances by one such call.
 
     The data are traversed in blocks of ``CHAIN_BLOCK`` rows; per block and chain, three loops
     over the rows vectorise: the linear predictors (one axpy per column of the transposed
@@ -346,8 +354,10 @@ def weighted_loglik_grad_chains(
     Parameters
     ----------
     family : SingleIndexFamily
-    sample_extra : bool
-        Whether to compute the derivatives in the log of the extra parameter.
+    extra_prior : None or tuple
+        None: the extra parameter is fixed (each chain's in ``extra``); otherwise (the
+        sampler's prior of its log, whose terms are the caller's) it is sampled and its
+        derivatives computed. Decided at compile time: only the case of the call is compiled.
     thetas : ndarray (C, P), P >= D
     Xt : ndarray (D, N'), N' >= N
         The transposed design, C-contiguous (rows of ``Xt`` are contiguous over the data);
@@ -357,24 +367,23 @@ def weighted_loglik_grad_chains(
         ``sum_n w_n``.
     offset : float
         ``sum_n w_n offset(y_n)`` (:func:`weighted_offset`) at the fixed extra parameter (0
-        with ``sample_extra``: the chains' own are summed here); the extra parameter's
-        constant ``w_sum * extra_offset(extra)`` is added here.
+        when it is sampled: the chains' own are summed here); the extra parameter's constant
+        ``w_sum * extra_offset(extra)`` is added here.
     extra : ndarray (C,)
         The extra parameter of each chain (ignored by the models without one).
     ll : ndarray (C,)
     grad : ndarray (C, P)
-    work : ndarray (2, C, CHAIN_BLOCK)
-        Scratch.
+    work : ndarray (C, 2, CHAIN_BLOCK)
+        Scratch (:func:`aligned_empty`).
     """
     C = thetas.shape[0]
     D = Xt.shape[0]
     N = y.shape[0]
+    n_grad = D if extra_prior is None else D + 1
     for c in range(C):
         ll[c] = 0.0
-        for k in range(D + sample_extra):
+        for k in range(n_grad):
             grad[c, k] = 0.0
-    eta = work[0]
-    val = work[1]
     # Slices, not offset indices: numba cannot tell that ``i0 + r`` is non-negative, and its
     # wrap-around select on every such index stops the vectoriser. Columns go four at a time
     # (one load of each for every chain, one load and store of eta per four products), and
@@ -386,29 +395,29 @@ def weighted_loglik_grad_chains(
         i1 = min(i0 + CHAIN_BLOCK, N)
         nb = i1 - i0
         for c in range(C):
-            _set_linear_predictors(eta[c, :nb], Xt, i0, i1, thetas[c], first)
+            _set_linear_predictors(work[c, 0, :nb], Xt, i0, i1, thetas[c], first)
         for k in range(first, D - 3, 4):
             x0, x1, x2, x3 = Xt[k, i0:i1], Xt[k + 1, i0:i1], Xt[k + 2, i0:i1], Xt[k + 3, i0:i1]
             for c in range(C):
                 t0, t1, t2, t3 = thetas[c, k], thetas[c, k + 1], thetas[c, k + 2], thetas[c, k + 3]
-                e = eta[c, :nb]
+                e = work[c, 0, :nb]
                 for r in range(nb):
                     e[r] += (t0 * x0[r] + t1 * x1[r]) + (t2 * x2[r] + t3 * x3[r])
         yb = y[i0:i1]
         wb = w[i0:i1]
         for c in range(C):
-            v = val[c, :nb]
+            v = work[c, 1, :nb]
             param = family.prepare(extra[c])
-            if sample_extra:
-                # the row constants move with the extra parameter: in v, per chain
-                grad[c, D] += _weighted_terms_extra(family, eta[c, :nb], v, yb, wb, param)
+            if extra_prior is None:
+                _weighted_terms(family, work[c, 0, :nb], v, yb, wb, param)
             else:
-                _weighted_terms(family, eta[c, :nb], v, yb, wb, param)
+                # the row constants move with the extra parameter: in v, per chain
+                grad[c, D] += _weighted_terms_extra(family, work[c, 0, :nb], v, yb, wb, param)
             ll[c] += sum_reassoc(v)
         for k in range(0, D - 3, 4):
             x0, x1, x2, x3 = Xt[k, i0:i1], Xt[k + 1, i0:i1], Xt[k + 2, i0:i1], Xt[k + 3, i0:i1]
             for c in range(C):
-                s0, s1, s2, s3 = dot4_reassoc(x0, x1, x2, x3, eta[c, :nb])
+                s0, s1, s2, s3 = dot4_reassoc(x0, x1, x2, x3, work[c, 0, :nb])
                 grad[c, k] += s0
                 grad[c, k + 1] += s1
                 grad[c, k + 2] += s2
@@ -417,14 +426,14 @@ def weighted_loglik_grad_chains(
         if D % 4 >= 2:
             x0, x1 = Xt[k, i0:i1], Xt[k + 1, i0:i1]
             for c in range(C):
-                s0, s1 = dot2_reassoc(x0, x1, eta[c, :nb])
+                s0, s1 = dot2_reassoc(x0, x1, work[c, 0, :nb])
                 grad[c, k] += s0
                 grad[c, k + 1] += s1
             k += 2
         if k < D:
             x0 = Xt[k, i0:i1]
             for c in range(C):
-                grad[c, k] += dot_reassoc(x0, eta[c, :nb])
+                grad[c, k] += dot_reassoc(x0, work[c, 0, :nb])
     for c in range(C):
         ll[c] += w_sum * family.extra_offset(extra[c]) + offset
 

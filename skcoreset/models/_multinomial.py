@@ -167,7 +167,7 @@ class MultinomialModel(GeneralModel):
         self._checked_codes(y)
         if out is None:
             out = np.empty((Xd.shape[0], thetas_t.shape[1]))
-        K.loglik_matrix(Xd, thetas_t, y, 1.0, False, out)
+        K.loglik_matrix.for_size(out.size)(Xd, thetas_t, y, 1.0, False, out)
         return out
 
     def projection_features(self, kind, Xd, y, thetas_t, coords, scale, out):
@@ -185,9 +185,9 @@ class MultinomialModel(GeneralModel):
                 (coords < 0) | (coords >= thetas_t.shape[0])
             ):
                 raise ValueError("coords must hold one parameter index per draw.")
-            K.fisher_features(Xd, thetas_t, y, coords, float(scale), out)
+            K.fisher_features.for_size(out.size)(Xd, thetas_t, y, coords, float(scale), out)
         else:
-            K.loglik_matrix(Xd, thetas_t, y, float(scale), True, out)
+            K.loglik_matrix.for_size(out.size)(Xd, thetas_t, y, float(scale), True, out)
         return out
 
     def _residuals(self, thetas, Xd, y):

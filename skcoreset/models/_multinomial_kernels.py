@@ -24,10 +24,12 @@ scikit-learn.
 import numpy as np
 from numba import njit, prange
 
+from .._parallel_kernels import parallel_kernel
 from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm_kernels import (
     _CONTRACT,
     _ROW_CHUNK,
+    FEATURES_MIN_ENTRIES,
     _set_linear_predictors,
     dot2_reassoc,
     dot4_reassoc,
@@ -121,7 +123,7 @@ def _one_minus_p(e, s, inv):
     return s * inv if e == 1.0 else 1.0 - e * inv
 
 
-@njit(cache=True, parallel=True, fastmath=_CONTRACT)
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def loglik_matrix(X, thetas_t, y, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
@@ -155,7 +157,7 @@ def loglik_matrix(X, thetas_t, y, scale, center, out):
                 out[i, j] = scale * (buf[j] - shift)
 
 
-@njit(cache=True, parallel=True, fastmath=_CONTRACT)
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def fisher_features(X, thetas_t, y, coords, scale, out):
     """``out[i, j] = scale * d l_i / d theta_{coords[j]}`` at ``theta_j``, (N, J).
 
@@ -285,14 +287,13 @@ _HESSIAN_ROWS = 2048
 _HESSIAN_TASKS = 16
 
 
-@njit(cache=True, fastmath=_CONTRACT)
 def weighted_hessian(theta, X, w):
     """``sum_n w_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` over the K - 1 non-reference
     classes: the Hessian of the negative weighted log-likelihood at ``theta`` (P,), (P, P).
 
     The rows go in a number of contiguous chunks fixed by their count (not by the threads),
-    each summed by one task (on numba's threads from ``2 * _HESSIAN_ROWS`` rows on) and the
-    partial sums added in order: the same bits for any number of threads. Per row,
+    each summed by one task of :func:`_hessian_tasks` (its threaded build for large inputs)
+    and the partial sums added in order: the same bits for any number of threads. Per row,
     ``x_n x_n^T`` once, then each block on or below the diagonal accumulates its multiple of
     it, a row of Q at a time (contiguous, vectorised); the upper blocks are mirrored at the
     end. The diagonal blocks' ``p (1 - p)`` keeps its relative accuracy when p is near 1
@@ -303,20 +304,16 @@ def weighted_hessian(theta, X, w):
     n_tasks = max(1, min(N // _HESSIAN_ROWS, _HESSIAN_TASKS))
     size = (N + n_tasks - 1) // n_tasks
     parts = np.zeros((n_tasks, P, P))
-    if n_tasks == 1:  # no parallel region for a few rows
-        _hessian_rows(theta, X, w, 0, N, parts[0])
-    else:
-        _hessian_tasks(theta, X, w, size, parts)
+    _hessian_tasks.for_size(N * P * P)(theta, X, w, size, parts)
     H = parts[0]
     for c in range(1, n_tasks):
         H += parts[c]
-    for a in range(P):
-        for b in range(a):
-            H[b, a] = H[a, b]
+    upper = np.triu_indices(P, 1)
+    H[upper] = H.T[upper]
     return H.copy()
 
 
-@njit(cache=True, parallel=True, fastmath=_CONTRACT)
+@parallel_kernel(fastmath=_CONTRACT)
 def _hessian_tasks(theta, X, w, size, parts):
     """parts[c] += the terms of rows c size .. (c + 1) size - 1, a task each."""
     N = X.shape[0]

@@ -211,9 +211,11 @@ class StudentTModel(GeneralModel):
         beta_t, consts = self._kernel_args(np.asarray(thetas_t, dtype=np.float64))
         if kind == "fisher":
             coords = np.ascontiguousarray(coords, dtype=np.int64)
-            K.fisher_features(_c(Xd), beta_t, _c(y), consts, coords, float(scale), out)
+            kernel = K.fisher_features.for_size(out.size)
+            kernel(_c(Xd), beta_t, _c(y), consts, coords, float(scale), out)
         else:
-            K.loglik_features(_c(Xd), beta_t, _c(y), consts, float(scale), True, out)
+            kernel = K.loglik_features.for_size(out.size)
+            kernel(_c(Xd), beta_t, _c(y), consts, float(scale), True, out)
         return out
 
     def mean_draws(self, thetas, Xd):

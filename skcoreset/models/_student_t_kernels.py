@@ -13,8 +13,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._parallel_kernels import parallel_kernel
 from ._fastmath_kernels import fast_log1p
-from ._glm_kernels import sum_reassoc
+from ._glm_kernels import FEATURES_MIN_ENTRIES, sum_reassoc
 from ._special_kernels import digamma
 
 _CONTRACT = {"contract"}
@@ -42,7 +43,7 @@ def _row_terms(x, beta_t, y, consts, e, z2):
         z2[j] = z * z * inv_nu[j]
 
 
-@njit(cache=True, parallel=True, fastmath=_CONTRACT)
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def loglik_features(X, beta_t, y, consts, scale, center, out):
     """``out[i, j] = scale * (l_i(theta_j) - mean_j l_i)`` (no centring without ``center``):
     the log-likelihood projection. ``beta_t`` (Q, J); ``consts`` from :func:`draw_constants`."""
@@ -65,7 +66,7 @@ def loglik_features(X, beta_t, y, consts, scale, center, out):
                 out[i, j] = scale * (e[j] - shift)
 
 
-@njit(cache=True, parallel=True, fastmath=_CONTRACT)
+@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def fisher_features(X, beta_t, y, consts, coords, scale, out):
     """``out[i, j] = scale * d l_i / d theta_{coords[j]}`` at draw j: a coefficient's
     derivative, or that of log sigma (coordinate Q) or log nu (Q + 1)."""

@@ -15,7 +15,7 @@ import scipy.stats
 from sklearn.utils import check_consistent_length, check_random_state
 
 from ..models._general import row_blocks
-from ..models._glm_kernels import NO_EXTRAS, loglik_matrix
+from ..models._glm_kernels import loglik_matrix
 from ._projection_kernels import feature_stats, fisher_features
 
 #: How many values of an estimated extra parameter the draws share (see :meth:`Projection.draw`).
@@ -71,9 +71,6 @@ class Projection:
         self.coords = coords
         self.dtype = np.dtype(dtype)
         self.extras = extras
-
-    def _extras(self):
-        return NO_EXTRAS if self.extras is None else self.extras
 
     def _fisher_scale(self, n_coef):
         # sqrt(Q / J) for Q coordinates to choose from: an unbiased inner product
@@ -160,19 +157,21 @@ class Projection:
         J = self.n_projections
         out = np.empty((N, J), dtype=self.dtype)
         model = self.model
-        extras = self._extras()
+        extras = self.extras
         if model.family is None:  # a model of draws: its own features
             model.projection_features(
                 self.kind, Xd, y, self.thetas_t, self.coords, self._general_scale(), out
             )
         elif self.kind == "fisher":
             scale = self._fisher_scale(P)
-            fisher_features(
+            fisher_features.for_size(N * J)(
                 model.family, Xd, self.thetas_t, y, model.extra, extras, self.coords, scale, out
             )
         else:
             scale = 1.0 / np.sqrt(J)
-            loglik_matrix(model.family, Xd, self.thetas_t, y, model.extra, extras, scale, True, out)
+            loglik_matrix.for_size(N * J)(
+                model.family, Xd, self.thetas_t, y, model.extra, extras, scale, True, out
+            )
         if sample_weight is not None:
             sw = np.asarray(sample_weight)
             if not np.all(sw == 1.0):
@@ -229,19 +228,17 @@ class Projection:
         sums = np.zeros((nchunks, J))
         norms = np.empty(n)
         fisher = self.kind == "fisher"
-        coords = self.coords if fisher else np.zeros(1, dtype=np.int64)
         scale = self._fisher_scale(P) if fisher else 1.0 / np.sqrt(J)
         model = self.model
-        feature_stats(
+        feature_stats.for_size(n * J)(
             model.family,
-            fisher,
             Xd,
             self.thetas_t,
             y,
             w,
             model.extra,
-            self._extras(),
-            coords,
+            self.extras,
+            self.coords if fisher else None,
             scale,
             nchunks,
             sums,

@@ -52,20 +52,30 @@ class MALAChains:
         self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
         C, P = self.theta.shape
         self.sample_extra = extra_log_prior is not None
-        self._s_prior = (0.0, 1.0) if extra_log_prior is None else extra_log_prior
+        # the kernels' extra_prior: None, or the (mean, precision) of the log's normal prior
+        self._extra_prior = None
+        if extra_log_prior is not None:
+            s_mu, s_sd = extra_log_prior
+            self._extra_prior = (float(s_mu), 1.0 / float(s_sd) ** 2)
         n_coef = P - self.sample_extra
         scale = np.asarray(prior_scale, dtype=np.float64)
         self.prior_prec = np.ascontiguousarray(
             replace(model, prior_scale=scale).prior_precision(n_coef)
         )
         self.extra = float(extra)
-        self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
+        self._set_factor(precond_chol)
         self.eps = default_step_size(P)
         self.rng = check_random_state(random_state)
         self.logp = np.empty(C)
         self.grad = np.empty((C, P))
         self._da = np.zeros(K.DA_SIZE)
         self._rows = None
+        self._data = None
+
+    def _set_factor(self, precond_chol):
+        # exactly triangular, and its transpose: the kernels' products read the zeros
+        self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
+        self.LT = np.ascontiguousarray(self.L.T)
 
     @property
     def n_chains(self):
@@ -84,14 +94,10 @@ class MALAChains:
             self.logp[:], self.grad[:] = self._target(self.theta)
             bad = np.count_nonzero(~(np.isfinite(self.logp) & np.isfinite(self.grad).all(axis=1)))
         else:
+            self._data = K.target_data(self.family, *self._rows, self.extra, self._extra_prior)
+            self._work = K.chain_work(self.n_chains)
             bad = K.mala_init(
-                self.family,
-                self.sample_extra,
-                self.theta,
-                *self._rows,
-                *self._fixed(),
-                self.logp,
-                self.grad,
+                self.family, self.theta, self._data, *self._fixed(), self.logp, self.grad
             )
         if bad:
             raise FloatingPointError(
@@ -99,8 +105,7 @@ class MALAChains:
             )
 
     def _fixed(self):
-        s_mu, s_sd = self._s_prior
-        return self.prior_prec, self.extra, float(s_mu), 1.0 / float(s_sd) ** 2
+        return self.prior_prec, self.extra, self._extra_prior
 
     def advance(self, n_steps, store=False):
         """Advance every chain ``n_steps`` steps at the current step size.
@@ -115,29 +120,15 @@ class MALAChains:
         accept = np.zeros(C, dtype=np.int64)
         if self.family is None:
             mala_run_numpy(
-                self._target, self.theta, self.logp, self.grad, self.L, self.eps, False,
+                self._target, self.theta, self.logp, self.grad, self.L, self.LT, self.eps, False,
                 self._da, normals, uniforms, draws, 0, store, accept,
             )  # fmt: skip
             return draws, accept / max(n_steps, 1)
         K.mala_run(
-            self.family,
-            self.sample_extra,
-            self.theta,
-            self.logp,
-            self.grad,
-            *self._rows,
-            *self._fixed(),
-            self.L,
-            self.eps,
-            False,
-            self._da,
-            normals,
-            uniforms,
-            draws,
-            0,
-            store,
-            accept,
-        )
+            self.family, self.theta, self.logp, self.grad, *self._data, *self._fixed(), self.L,
+            self.LT, self.eps, False, self._da, normals, uniforms, draws, 0, store, accept,
+            self._work,
+        )  # fmt: skip
         return draws, accept / max(n_steps, 1)
 
     def tune(self, acceptance, rate=_TUNE_RATE):
@@ -150,4 +141,4 @@ class MALAChains:
         """New starting points (n_chains, P) and preconditioner factor; call
         :meth:`set_target` next."""
         self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
-        self.L = np.ascontiguousarray(np.tril(precond_chol), dtype=np.float64)
+        self._set_factor(precond_chol)

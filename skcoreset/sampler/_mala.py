@@ -25,9 +25,10 @@ _CHUNK = 100
 
 # The fixed-step phase runs the chains on numba's threads when n_rows * P reaches this, with
 # >= 2 chains and >= 2 threads: later than the break-even, because threading needs the other
-# core free (OpenBLAS's workers spin for ~0.1 s after a threaded BLAS call). Draws are
-# identical either way; the measurements are in benchmarks/README.md ("Thresholds").
-PARALLEL_MIN_WORK = 20_000
+# core free (OpenBLAS's workers spin for ~0.1 s after a threaded BLAS call) and the threaded
+# driver costs about 3 s more of compilation. Draws are identical either way; the
+# measurements are in benchmarks/README.md ("Thresholds").
+PARALLEL_MIN_WORK = 200_000
 
 
 def _use_parallel(n_rows, n_params, n_chains):
@@ -150,7 +151,7 @@ def sample_mala(
 
     Notes
     -----
-    When ``n_rows * P >= PARALLEL_MIN_WORK`` (20000) and there are several chains, the
+    When ``n_rows * P >= PARALLEL_MIN_WORK`` (200000) and there are several chains, the
     fixed-step phase (after warm-up) runs the chains on numba's threads
     (``numba.set_num_threads`` / ``NUMBA_NUM_THREADS``). The random numbers are drawn from
     ``random_state`` outside the compiled code, so the draws are the same for any number of
@@ -203,8 +204,10 @@ def sample_mala(
         raise ValueError("prior_scale must be positive and finite.")
     prior_prec = np.ascontiguousarray(replace(model, prior_scale=scale).prior_precision(n_coef))
     family, extra = model.family, model.extra
-    s_mu = float(extra_log_prior[0])
-    s_prec = 1.0 / float(extra_log_prior[1]) ** 2
+    # None: the extra parameter fixed; otherwise its log is sampled under this normal prior
+    extra_prior = None
+    if sample_extra:
+        extra_prior = (float(extra_log_prior[0]), 1.0 / float(extra_log_prior[1]) ** 2)
 
     logp = np.empty(C)
     grad = np.empty((C, P))
@@ -213,9 +216,8 @@ def sample_mala(
         logp[:], grad[:] = target(theta)
         bad = int(np.sum(~(np.isfinite(logp) & np.isfinite(grad).all(axis=1))))
     else:
-        bad = K.mala_init(
-            family, sample_extra, theta, X, y, w, prior_prec, extra, s_mu, s_prec, logp, grad
-        )
+        data = K.target_data(family, X, y, w, extra, extra_prior)
+        bad = K.mala_init(family, theta, data, prior_prec, extra, extra_prior, logp, grad)
     if bad:
         raise ValueError(
             f"The log posterior or its gradient is not finite at {bad} of the "
@@ -240,60 +242,19 @@ def sample_mala(
     threaded = _use_parallel(X.shape[0], P, C)
     bar = ProgressBar(n_warmup + n_samples, progress, "MALA", unit="step")
 
+    LT = np.ascontiguousarray(L.T)
+    work = K.chain_work(C)
+
     def chunk(n, step, adapting, offset, store, n_accept):
         normals = rng.standard_normal((C, n, P))
         uniforms = rng.random_sample((C, n))
+        args = (step, adapting, da, normals, uniforms, draws, offset, store, n_accept)
         if family is None:
-            args = (step, adapting, da, normals, uniforms, draws, offset, store, n_accept)
-            mala_run_numpy(target, theta, logp, grad, L, *args)
-        elif threaded and not adapting:
-            K.mala_run_parallel(
-                family,
-                sample_extra,
-                theta,
-                logp,
-                grad,
-                X,
-                y,
-                w,
-                prior_prec,
-                extra,
-                s_mu,
-                s_prec,
-                L,
-                step,
-                normals,
-                uniforms,
-                draws,
-                offset,
-                store,
-                n_accept,
-            )
+            mala_run_numpy(target, theta, logp, grad, L, LT, *args)
         else:
-            K.mala_run(
-                family,
-                sample_extra,
-                theta,
-                logp,
-                grad,
-                X,
-                y,
-                w,
-                prior_prec,
-                extra,
-                s_mu,
-                s_prec,
-                L,
-                step,
-                adapting,
-                da,
-                normals,
-                uniforms,
-                draws,
-                offset,
-                store,
-                n_accept,
-            )
+            run = K.mala_run_parallel if threaded and not adapting else K.mala_run
+            fixed = (prior_prec, extra, extra_prior, L, LT)
+            run(family, theta, logp, grad, *data, *fixed, *args, work)
         bar.update(n)
 
     try:

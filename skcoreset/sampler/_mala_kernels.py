@@ -24,7 +24,13 @@ every chain, then evaluates all proposals in one pass over the data
 each. The random numbers are drawn by the caller and passed in, and a chain's arithmetic does
 not depend on which other chains share its batch, so the serial driver :func:`mala_run` and the
 threaded one :func:`mala_run_parallel` (chains split over threads) give the same bits whatever
-the number of threads. This module imports no scikit-learn.
+the number of threads.
+
+What no parameter changes is prepared once, in NumPy, by :func:`target_data` (the transposed,
+aligned design, the weights' sum and offset), and the kernels take it as arguments; so do the
+preconditioner's exactly triangular factor and its transpose. Whether the extra parameter is
+sampled is the type of ``extra_prior``: None (fixed) or the normal prior of its log, ``(mean,
+precision)``; numba compiles the case of the call alone. This module imports no scikit-learn.
 """
 
 import math
@@ -51,53 +57,58 @@ DA_ITER, DA_HBAR, DA_LOG_EPS, DA_LOG_EPS_BAR, DA_MU, DA_TARGET = range(6)
 DA_SIZE = 6
 
 
-@njit(cache=True)
-def _data(family, sample_extra, X, y, w, extra):
-    """What every evaluation needs and no parameter changes: the transposed design (its rows
-    contiguous over the data, for the vectorised loops) and aligned copies of ``y`` and ``w``
-    (:func:`chain_layout`), sum(w) and the weighted offset (0 when the extra parameter is
-    sampled: the chains' own offsets are summed as they go)."""
+def target_data(family, X, y, w, extra, extra_prior):
+    """What every evaluation of the target needs and no parameter changes, ``(Xt, y, w,
+    w_sum, offset)``: the transposed design (its rows contiguous over the data, for the
+    vectorised loops) and aligned copies of ``y`` and ``w`` (:func:`chain_layout`), sum(w) and
+    the weighted offset (0 when the extra parameter is sampled: the chains' own offsets are
+    summed as they go). ``X``, ``y``, ``w`` are C-contiguous float64."""
     Xt, ya, wa = chain_layout(X, y, w)
-    offset = 0.0 if sample_extra else weighted_offset(family, y, w, extra)
+    offset = 0.0 if extra_prior is not None else weighted_offset(family, y, w, extra)
     return Xt, ya, wa, sum_reassoc(w), offset
+
+
+def chain_work(n_chains):
+    """The scratch of :func:`log_target_chains` for ``n_chains`` chains, 64-byte aligned."""
+    return aligned_empty((n_chains, 2, CHAIN_BLOCK))
+
+
+def mala_init(family, theta, data, prior_prec, extra, extra_prior, logp, grad):
+    """Evaluate log density and gradient at the starting points ``theta`` (chains x P).
+
+    ``data`` is :func:`target_data`'s. Writes ``logp`` (chains,) and ``grad`` (chains x P).
+    Returns the number of chains whose start is not finite (the caller should treat that as
+    an error).
+    """
+    C = theta.shape[0]
+    log_target_chains(
+        family, theta, *data, prior_prec, extra, extra_prior, logp, grad, chain_work(C), np.empty(C)
+    )
+    return int(np.count_nonzero(~(np.isfinite(logp) & np.isfinite(grad).all(axis=1))))
 
 
 @njit(cache=True)
 def log_target_chains(
-    family,
-    sample_extra,
-    thetas,
-    Xt,
-    y,
-    w,
-    w_sum,
-    offset,
-    prior_prec,
-    extra,
-    s_mu,
-    s_prec,
-    lp,
-    grad,
-    work,
-    extras,
+    family, thetas, Xt, y, w, w_sum, offset, prior_prec, extra, extra_prior, lp, grad, work, extras
 ):
     """Log posterior (up to a constant) of each row of ``thetas``; gradients into ``grad``.
 
     ``thetas`` is (C, P) with P = D, or D + 1 with a trailing ``log(extra)`` when
-    ``sample_extra``. ``Xt``, ``w_sum``, ``offset`` come from :func:`_data`; ``work`` (2, C,
-    CHAIN_BLOCK) and ``extras`` (C,) are scratch. One pass over the data for all chains, no
-    allocation.
+    ``extra_prior`` is not None. ``Xt``, ``y``, ``w``, ``w_sum``, ``offset`` come from
+    :func:`target_data`; ``work`` (:func:`chain_work`) and ``extras`` (C,) are scratch. One
+    pass over the data for all chains, no allocation.
     """
     C = thetas.shape[0]
     D = Xt.shape[0]
     for c in range(C):
-        extras[c] = math.exp(thetas[c, D]) if sample_extra else extra
+        extras[c] = extra if extra_prior is None else math.exp(thetas[c, D])
     weighted_loglik_grad_chains(
-        family, sample_extra, thetas, Xt, y, w, w_sum, offset, extras, lp, grad, work
+        family, extra_prior, thetas, Xt, y, w, w_sum, offset, extras, lp, grad, work
     )
     for c in range(C):
         th = thetas[c]
-        if sample_extra:
+        if extra_prior is not None:
+            s_mu, s_prec = extra_prior
             ds = th[D] - s_mu
             grad[c, D] -= s_prec * ds
             lp[c] -= 0.5 * s_prec * ds * ds
@@ -141,7 +152,7 @@ def _log_proposal_ratio(xi, u, up, half_eps):
 # and store of each output entry per four products. A pass per row is bound by those loads and
 # stores (1.8x slower at P = 51, measured); eight rows per pass were no faster than four. Inside
 # the four-row blocks they read the zeros on the other side of the diagonal: the factor must be
-# exactly triangular (see :func:`_advance`). Whitened coordinates (theta = mu + L z, the design
+# exactly triangular (see :func:`mala_run`). Whitened coordinates (theta = mu + L z, the design
 # multiplied by L once) would not save them: the prior's gradient in z, L^T diag(prior_prec) L z,
 # is a dense P x P product per step, and a kept draw needs theta back. Estimated no faster.
 
@@ -181,40 +192,6 @@ def _add_tril_product(LT, v, out):
         ob = out[b:]
         for a in range(P - b):
             ob[a] += row[a] * vb
-
-
-@njit(cache=True)
-def mala_init(family, sample_extra, theta, X, y, w, prior_prec, extra, s_mu, s_prec, logp, grad):
-    """Evaluate log density and gradient at the starting points ``theta`` (chains x P).
-
-    Writes ``logp`` (chains,) and ``grad`` (chains x P). Returns the number of chains whose
-    start is not finite (the caller should treat that as an error).
-    """
-    C = theta.shape[0]
-    Xt, y, w, w_sum, offset = _data(family, sample_extra, X, y, w, extra)
-    log_target_chains(
-        family,
-        sample_extra,
-        theta,
-        Xt,
-        y,
-        w,
-        w_sum,
-        offset,
-        prior_prec,
-        extra,
-        s_mu,
-        s_prec,
-        logp,
-        grad,
-        aligned_empty((2, C, CHAIN_BLOCK)),
-        np.empty(C),
-    )
-    bad = 0
-    for c in range(C):
-        if not (math.isfinite(logp[c]) and _all_finite(grad[c])):
-            bad += 1
-    return bad
 
 
 @njit(cache=True)
@@ -272,11 +249,9 @@ def _accept(th, logp, gc, uc, pr, lp_prop, gp, up, xi, L, eps, u01, c, n_accept)
 
 
 @njit(cache=True)
-def propose_chains(theta, u, xi, L, eps, up, prop):
+def propose_chains(theta, u, xi, LT, eps, up, prop):
     """Every chain's proposal (:func:`_propose`), for the NumPy driver of the models of
-    draws; ``xi`` (C, P) the step's normals."""
-    L = np.tril(L)
-    LT = np.ascontiguousarray(L.T)
+    draws; ``xi`` (C, P) the step's normals, ``LT`` the factor's transpose."""
     for c in range(theta.shape[0]):
         _propose(theta[c], u[c], xi[c], LT, eps, up[c], prop[c])
 
@@ -284,7 +259,6 @@ def propose_chains(theta, u, xi, L, eps, up, prop):
 @njit(cache=True)
 def accept_chains(theta, logp, grad, u, prop, lprop, gprop, up, xi, L, eps, u01, n_accept, acc):
     """Every chain's acceptance (:func:`_accept`) into ``acc``, for the NumPy driver."""
-    L = np.tril(L)
     for c in range(theta.shape[0]):
         acc[c] = _accept(
             theta[c], logp, grad[c], u[c], prop[c], lprop[c], gprop[c], up[c], xi[c], L, eps,
@@ -295,17 +269,13 @@ def accept_chains(theta, logp, grad, u, prop, lprop, gprop, up, xi, L, eps, u01,
 @njit(cache=True)
 def whiten_chains(L, grad, u):
     """``u[c] = L^T grad[c]`` for every chain."""
-    L = np.tril(L)
     for c in range(grad.shape[0]):
         _whiten_grad(L, grad[c], u[c])
 
 
 @njit(cache=True)
-def _advance(
+def mala_run(
     family,
-    sample_extra,
-    c0,
-    c1,
     theta,
     logp,
     grad,
@@ -316,9 +286,9 @@ def _advance(
     offset,
     prior_prec,
     extra,
-    s_mu,
-    s_prec,
+    extra_prior,
     L,
+    LT,
     step,
     adapt,
     da,
@@ -328,105 +298,32 @@ def _advance(
     offset_draws,
     store,
     n_accept,
-):
-    """Advance chains ``c0 .. c1 - 1`` by ``normals.shape[1]`` MALA steps, as one batch.
-
-    Touches only those rows of the state (theta, logp, grad), of ``draws`` and ``n_accept``,
-    and reads only those rows of ``normals`` and ``uniforms``: disjoint batches can run
-    concurrently. With ``adapt`` (all chains in the batch) the shared step size is updated by
-    dual averaging after every step. Returns the step size of the last step.
-    """
-    G = c1 - c0
-    P = theta.shape[1]
-    n_steps = normals.shape[1]
-    u = np.empty((G, P))  # L^T grad of the current states
-    prop = np.empty((G, P))
-    gprop = np.empty((G, P))
-    uprop = np.empty((G, P))
-    lprop = np.empty(G)
-    acc = np.empty(G)
-    work = aligned_empty((2, G, CHAIN_BLOCK))
-    extras = np.empty(G)
-    # exactly triangular copies: the products read the zeros above the diagonal
-    L = np.tril(L)
-    LT = np.ascontiguousarray(L.T)
-    for g in range(G):
-        _whiten_grad(L, grad[c0 + g], u[g])
-    eps = step
-    for it in range(n_steps):
-        if adapt:
-            eps = math.exp(da[DA_LOG_EPS])
-        for g in range(G):
-            _propose(theta[c0 + g], u[g], normals[c0 + g, it], LT, eps, uprop[g], prop[g])
-        log_target_chains(
-            family,
-            sample_extra,
-            prop,
-            Xt,
-            y,
-            w,
-            w_sum,
-            offset,
-            prior_prec,
-            extra,
-            s_mu,
-            s_prec,
-            lprop,
-            gprop,
-            work,
-            extras,
-        )
-        for g in range(G):
-            c = c0 + g
-            acc[g] = _accept(
-                theta[c], logp, grad[c], u[g], prop[g], lprop[g], gprop[g], uprop[g],
-                normals[c, it], L, eps, uniforms[c, it], c, n_accept,
-            )  # fmt: skip
-            if store:
-                for a in range(P):
-                    draws[c, offset_draws + it, a] = theta[c, a]
-        if adapt:
-            _dual_average(da, _ordered_mean(acc))
-    return eps
-
-
-@njit(cache=True)
-def mala_run(
-    family,
-    sample_extra,
-    theta,
-    logp,
-    grad,
-    X,
-    y,
-    w,
-    prior_prec,
-    extra,
-    s_mu,
-    s_prec,
-    L,
-    step,
-    adapt,
-    da,
-    normals,
-    uniforms,
-    draws,
-    offset,
-    store,
-    n_accept,
+    work,
 ):
     """Advance every chain ``normals.shape[1]`` MALA steps, all chains as one batch.
 
     The serial driver, for small problems (``n_rows * P`` below a few 10^4) where a parallel
     region (~10 us) costs more than a step. :func:`mala_run_parallel` takes the same arguments
-    (but ``adapt`` and ``da``) and returns bit-identical results.
+    and returns bit-identical results; it runs this driver on each chain's rows of the state,
+    the random numbers and ``draws`` (a chain's arithmetic does not depend on its batch).
 
     Parameters
     ----------
+    family : SingleIndexFamily
     theta, logp, grad : arrays (C, P), (C,), (C, P)
         Chain state, updated in place.
-    L : ndarray (P, P)
-        Lower-triangular factor of the preconditioner.
+    Xt, y, w, w_sum, offset
+        The data, from :func:`target_data`.
+    prior_prec : ndarray (D,)
+        Prior precisions of the coefficients.
+    extra : float
+        The model's extra parameter when it is fixed.
+    extra_prior : None or (float, float)
+        None: ``extra`` is fixed; otherwise the (mean, precision) of the normal prior of its
+        log, sampled as the last of the P coordinates.
+    L, LT : ndarray (P, P)
+        Exactly lower-triangular factor of the preconditioner, and its transpose
+        (C-contiguous: the products read the zeros above the diagonal).
     step : float
         Step size when not adapting.
     adapt : bool
@@ -440,108 +337,127 @@ def mala_run(
     uniforms : ndarray (C, S)
         Uniform [0, 1) draws of the accept/reject decisions.
     draws : ndarray (C, S_total, P)
-        When ``store``, the state after step ``i`` is written to ``draws[:, offset + i]``.
+        When ``store``, the state after step ``i`` is written to ``draws[:, offset_draws +
+        i]``.
     n_accept : ndarray (C,)
         Accepted proposals, incremented in place.
+    work : ndarray (C, 2, CHAIN_BLOCK)
+        Scratch (:func:`chain_work`).
 
     Returns
     -------
     eps : float
         The step size used by the last step.
     """
-    Xt, y, w, w_sum, w_offset = _data(family, sample_extra, X, y, w, extra)
-    return _advance(
-        family,
-        sample_extra,
-        0,
-        theta.shape[0],
-        theta,
-        logp,
-        grad,
-        Xt,
-        y,
-        w,
-        w_sum,
-        w_offset,
-        prior_prec,
-        extra,
-        s_mu,
-        s_prec,
-        L,
-        step,
-        adapt,
-        da,
-        normals,
-        uniforms,
-        draws,
-        offset,
-        store,
-        n_accept,
-    )
+    G, P = theta.shape
+    n_steps = normals.shape[1]
+    u = np.empty((G, P))  # L^T grad of the current states
+    prop = np.empty((G, P))
+    gprop = np.empty((G, P))
+    uprop = np.empty((G, P))
+    lprop = np.empty(G)
+    acc = np.empty(G)
+    extras = np.empty(G)
+    for g in range(G):
+        _whiten_grad(L, grad[g], u[g])
+    eps = step
+    for it in range(n_steps):
+        if adapt:
+            eps = math.exp(da[DA_LOG_EPS])
+        for g in range(G):
+            _propose(theta[g], u[g], normals[g, it], LT, eps, uprop[g], prop[g])
+        log_target_chains(
+            family,
+            prop,
+            Xt,
+            y,
+            w,
+            w_sum,
+            offset,
+            prior_prec,
+            extra,
+            extra_prior,
+            lprop,
+            gprop,
+            work,
+            extras,
+        )
+        for g in range(G):
+            acc[g] = _accept(
+                theta[g], logp, grad[g], u[g], prop[g], lprop[g], gprop[g], uprop[g],
+                normals[g, it], L, eps, uniforms[g, it], g, n_accept,
+            )  # fmt: skip
+            if store:
+                for a in range(P):
+                    draws[g, offset_draws + it, a] = theta[g, a]
+        if adapt:
+            _dual_average(da, _ordered_mean(acc))
+    return eps
 
 
 @njit(cache=True, parallel=True)
 def mala_run_parallel(
     family,
-    sample_extra,
     theta,
     logp,
     grad,
-    X,
+    Xt,
     y,
     w,
+    w_sum,
+    offset,
     prior_prec,
     extra,
-    s_mu,
-    s_prec,
+    extra_prior,
     L,
+    LT,
     step,
+    adapt,
+    da,
     normals,
     uniforms,
     draws,
-    offset,
+    offset_draws,
     store,
     n_accept,
+    work,
 ):
-    """:func:`mala_run` at a fixed step, with the chains spread over numba's threads.
+    """:func:`mala_run` at a fixed step (``adapt`` must be False), with the chains spread over
+    numba's threads.
 
     At a fixed step the chains are independent: each runs all its steps inside one parallel
     region, as a batch of one, with bit-identical results to :func:`mala_run` (a chain's
     arithmetic does not depend on its batch). Warm-up stays serial: its shared step size would
     need a barrier after every step. Worth it when a step's O(n_rows P) pass over the data
-    dwarfs the ~10 us cost of a parallel region.
+    dwarfs the ~10 us cost of a parallel region. The arguments are :func:`mala_run`'s, which it
+    calls with the same types: the serial driver is compiled once for the two.
     """
-    C = theta.shape[0]
-    Xt, y, w, w_sum, w_offset = _data(family, sample_extra, X, y, w, extra)
-    da = np.zeros(DA_SIZE)  # unused: no adaptation here
-    for c in prange(C):
-        _advance(
+    for c in prange(theta.shape[0]):
+        mala_run(
             family,
-            sample_extra,
-            c,
-            c + 1,
-            theta,
-            logp,
-            grad,
+            theta[c : c + 1],
+            logp[c : c + 1],
+            grad[c : c + 1],
             Xt,
             y,
             w,
             w_sum,
-            w_offset,
+            offset,
             prior_prec,
             extra,
-            s_mu,
-            s_prec,
+            extra_prior,
             L,
+            LT,
             step,
-            False,
+            adapt,
             da,
-            normals,
-            uniforms,
-            draws,
-            offset,
+            normals[c : c + 1],
+            uniforms[c : c + 1],
+            draws[c : c + 1],
+            offset_draws,
             store,
-            n_accept,
+            n_accept[c : c + 1],
+            work[c : c + 1],
         )
     return step
 

@@ -26,14 +26,13 @@ def log_target(model, X, y, w, prior_prec):
 
 
 def mala_run_numpy(
-    log_target, theta, logp, grad, L, step, adapt, da, normals, uniforms, draws, offset, store,
+    log_target, theta, logp, grad, L, LT, step, adapt, da, normals, uniforms, draws, offset, store,
     n_accept,
 ):  # fmt: skip
     """Advance every chain ``normals.shape[1]`` steps; the arguments are those of
     :func:`~skcoreset.sampler._mala_kernels.mala_run` with ``log_target`` in place of the
     model and its data. Returns the step size of the last step."""
     C, P = theta.shape
-    L = np.ascontiguousarray(L)
     u = np.empty((C, P))
     K.whiten_chains(L, grad, u)
     prop, up = np.empty((C, P)), np.empty((C, P))
@@ -43,7 +42,7 @@ def mala_run_numpy(
         if adapt:
             eps = float(np.exp(da[K.DA_LOG_EPS]))
         xi = np.ascontiguousarray(normals[:, it])
-        K.propose_chains(theta, u, xi, L, eps, up, prop)
+        K.propose_chains(theta, u, xi, LT, eps, up, prop)
         with np.errstate(all="ignore"):
             lprop, gprop = log_target(prop)
         gprop = np.ascontiguousarray(gprop, dtype=np.float64)

@@ -1,0 +1,151 @@
+"""What a fit compiles: one build of each kernel it calls, the serial ones below the threads'
+sizes, and the serial and threaded builds of a kernel give the same bits.
+
+numba compiles a kernel once per signature and per build, in seconds: a kernel called with two
+layouts or an integer literal, or the threaded build of a small problem, is time a fresh
+install spends before its first fit (benchmarks/bench_first_fit.py).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+from skcoreset._parallel_kernels import PARALLEL_MIN_ENTRIES, ParallelKernel
+from skcoreset.hilbert import _kernels as HK
+from skcoreset.models import _glm_kernels as GK
+from skcoreset.models import get_model
+from skcoreset.projection import _projection_kernels as PK
+
+# A pipeline on 3000 rows (1.5e6 projected entries, MALA on 60 points), then every kernel's
+# builds: the number of signatures of each dispatcher defined in a kernel module.
+_FIT_THEN_COUNT = r"""
+import importlib, json, pkgutil, warnings
+import numba
+from sklearn.preprocessing import StandardScaler
+import skcoreset
+from skcoreset import BayesianLogisticRegression, OMPCoreset
+from skcoreset._parallel_kernels import ParallelKernel
+from skcoreset.datasets import load_phishing
+from skcoreset.pipeline import make_pipeline
+
+X, y = load_phishing(return_X_y=True)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    make_pipeline(
+        StandardScaler(),
+        OMPCoreset(n_points=60, random_state=0),
+        BayesianLogisticRegression(n_samples=50, n_warmup=50, random_state=0),
+    ).fit(X[:3000], y[:3000])
+builds = {}
+names = [m.name for m in pkgutil.walk_packages(skcoreset.__path__, "skcoreset.")]
+for name in [n for n in names if n.endswith("_kernels")]:
+    for attr, obj in vars(importlib.import_module(name)).items():
+        if isinstance(obj, ParallelKernel) and obj.serial.py_func.__module__ == name:
+            builds[f"{name}.{attr}"] = len(obj.serial.signatures)
+            builds[f"{name}.{attr} (threaded)"] = len(obj.threaded.signatures)
+        elif isinstance(obj, numba.core.registry.CPUDispatcher):
+            if obj.py_func.__module__ == name:
+                builds[f"{name}.{attr}"] = len(obj.signatures)
+print(json.dumps(builds))
+"""
+
+
+def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
+    # on an empty cache: a kernel loaded from the cache brings the kernels it calls with it,
+    # which then show no build of their own
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", _FIT_THEN_COUNT], capture_output=True, text=True, check=True, env=env
+    )
+    builds = json.loads(out.stdout.splitlines()[-1])
+    several = {name: n for name, n in builds.items() if n > 1}
+    assert not several, f"kernels compiled more than once: {several}"
+    threaded = [name for name, n in builds.items() if n and name.endswith("(threaded)")]
+    assert not threaded, f"threaded builds of a small problem: {threaded}"
+    # the fit went through the kernels counted here
+    for name in (
+        "skcoreset.models._glm_kernels.loglik_matrix",
+        "skcoreset.models._glm_kernels.weighted_loglik_grad_chains",
+        "skcoreset.sampler._mala_kernels.mala_run",
+        "skcoreset.hilbert._kernels.argmax_scaled_dot",
+    ):
+        assert builds[name] == 1, name
+
+
+def test_builds_by_size():
+    kernel = HK.norms_and_sum
+    assert kernel.for_size(PARALLEL_MIN_ENTRIES - 1) is kernel.serial
+    expected = kernel.threaded if numba.get_num_threads() > 1 else kernel.serial
+    assert kernel.for_size(PARALLEL_MIN_ENTRIES) is expected
+    features = GK.loglik_matrix
+    assert features.min_entries == GK.FEATURES_MIN_ENTRIES > PARALLEL_MIN_ENTRIES
+    assert features.for_size(GK.FEATURES_MIN_ENTRIES - 1) is features.serial
+    # the two builds are cached apart: numba names its cache files after the qualified name
+    for k in (kernel, features):
+        assert isinstance(k, ParallelKernel)
+        assert k.serial.py_func.__qualname__ != k.threaded.py_func.__qualname__
+
+
+def _both(kernel, *args):
+    """``(returned, arguments after the call)`` of the serial and of the threaded build, each
+    on fresh copies of the array arguments (the outputs among them)."""
+    results = []
+    for build in (kernel.serial, kernel.threaded):
+        a = [x.copy() if isinstance(x, np.ndarray) else x for x in args]
+        results.append((build(*a), a))
+    return results
+
+
+def _same(runs):
+    (ret0, args0), (ret1, args1) = runs
+    ret0, ret1 = (r if isinstance(r, tuple) else (r,) for r in (ret0, ret1))
+    for a, b in zip(ret0 + tuple(args0), ret1 + tuple(args1)):
+        if isinstance(a, np.ndarray) or np.isscalar(a):
+            assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("fisher, per_draw", [(False, False), (True, True)])
+def test_feature_kernels_same_bits_either_build(fisher, per_draw):
+    """The fused (N, J) kernels, serial and threaded: the same bits, without and with the
+    per-draw extra parameter and the Fisher coordinates (compile-time cases of their own)."""
+    rng = np.random.default_rng(3)
+    model = get_model("gaussian", noise_scale=0.7)
+    N, P, J = 1000, 4, 40
+    X = np.ascontiguousarray(np.column_stack([rng.standard_normal((N, P - 1)), np.ones(N)]))
+    y = X @ rng.standard_normal(P) + 0.7 * rng.standard_normal(N)
+    thetas_t = np.ascontiguousarray(rng.standard_normal((P, J)))
+    extras = rng.uniform(0.5, 1.0, J) if per_draw else None
+    coords = rng.integers(0, P + per_draw, J) if fisher else None
+    w = rng.uniform(0.5, 2.0, N)
+    stats = np.zeros((4, J)), np.empty(N)
+    _same(
+        _both(
+            PK.feature_stats, model.family, X, thetas_t, y, w, 0.7, extras, coords, 0.3, 4, *stats
+        )
+    )
+    if fisher:
+        kernel, args = PK.fisher_features, (extras, coords, 0.3, np.empty((N, J)))
+    else:
+        kernel, args = GK.loglik_matrix, (extras, 0.3, True, np.empty((N, J)))
+    runs = _both(kernel, model.family, X, thetas_t, y, 0.7, *args)
+    _same(runs)
+    assert np.all(np.isfinite(runs[0][1][-1]))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_hilbert_passes_same_results_either_build(dtype):
+    rng = np.random.default_rng(4)
+    N, J = 3000, 30
+    V = rng.standard_normal((N, J)).astype(dtype)
+    nch = HK.n_chunks(N)
+    x, d, lw = rng.standard_normal((3, J))
+    scale = rng.uniform(0.0, 1.0, N)
+    _same(_both(HK.norms_and_sum, V, nch))
+    _same(_both(HK.argmax_scaled_dot, V, scale, x, nch))
+    _same(_both(HK.giga_select, V, scale, d, lw, 1.3, nch))
+    _same(_both(HK.matvec, V, x, np.empty(N)))
