@@ -126,9 +126,10 @@ def _library_log_posterior(coreset, thetas):
         sample_extra = model.has_noise
         s_mu, s_sd = prior.extra_log_prior()
         lp, grad = np.empty(thetas.shape[0]), np.empty(thetas.shape)
-        _mala_kernels.mala_init(
-            model.family, sample_extra, thetas, Xd, y, w, prec, 1.0, s_mu, 1 / s_sd**2, lp, grad
-        )
+        extra = model.extra if not sample_extra else 1.0
+        extra_prior = (s_mu, 1 / s_sd**2) if sample_extra else None
+        data = _mala_kernels.target_data(model.family, Xd, y, w, extra, extra_prior)
+        _mala_kernels.mala_init(model.family, thetas, data, prec, extra, extra_prior, lp, grad)
         log_sds = np.append(-0.5 * np.log(prec), np.log(s_sd) if sample_extra else [])
     return lp - np.sum(log_sds) - 0.5 * log_sds.shape[0] * np.log(2 * np.pi)
 
