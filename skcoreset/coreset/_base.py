@@ -29,7 +29,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._logging import report
@@ -51,7 +50,6 @@ from ._preparation import (
     encode_targets,
     resolve_model,
     validate_source,
-    with_prior,
 )
 
 __all__ = [
@@ -333,22 +331,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             )
         X_all = read_block(X, 0, n_rows(X), estimator=self)
         data = InMemoryData(X_all, coded, s, n_rows(X), self)
-        rng = check_random_state(self.random_state)
-        model, prior_scale, moments, data_prior = with_prior(self, model, data)
-        construction = Construction(
-            estimator=self,
-            labels=labels,
-            context=self._begin_exact(data, model, rng),
-            seeds=None,
-            capacity=None,
-            block_rows=n_rows(X),
-            prior_scale=prior_scale,
-            moments=moments,
-            data_prior=data_prior,
-            n_seen=n_rows(X),
-            calls=1,
-            exact=True,
-        )
+        construction = Construction.start(self, model, labels, data, exact=True)
+        construction.n_seen, construction.calls = n_rows(X), 1
         info = {"stop_reason": "all_rows"}
         node = Node(positive, s[positive], X_all[positive], coded[positive], info=info)
         return construction, node

@@ -116,17 +116,19 @@ class Construction:
             self.tree = MergeTree(self.capacity)
 
     @classmethod
-    def start(cls, estimator, model, labels, data):
+    def start(cls, estimator, model, labels, data, exact=False):
         """The construction of a fit (its coreset size already set): the prior from
         ``data`` (its moments for 'auto'), the context every block shares (the estimator's
-        ``_begin``) and the keyed generators. ``data`` gives samples, moments or blocks of
-        the rows (``_blocks.InMemoryData`` or ``_dask.DaskData``)."""
+        ``_begin``, or ``_begin_exact`` for a fit that keeps every row) and the keyed
+        generators. ``data`` gives samples, moments or blocks of the rows
+        (``_blocks.InMemoryData`` or ``_dask.DaskData``)."""
         rng = check_random_state(estimator.random_state)
         model, prior_scale, moments, data_prior = with_prior(estimator, model, data)
+        begin = estimator._begin_exact if exact else estimator._begin
         return cls(
             estimator=estimator,
             labels=labels,
-            context=estimator._begin(data, model, rng),
+            context=begin(data, model, rng),
             seeds=NodeSeeds(rng),
             capacity=estimator._capacity(),
             block_rows=data.block_rows,
@@ -134,6 +136,7 @@ class Construction:
             moments=moments,
             data_prior=data_prior,
             params=estimator._stream_params(),
+            exact=exact,
         )
 
     @property
@@ -229,7 +232,7 @@ class Construction:
         tree.levels = list(self.tree.levels)
         for node in nodes:
             tree.push(node, self.reduce)
-        final = self.final(tree) if tree.n_blocks else None
+        final = self.final(tree)  # the first call holds a row of positive weight
         self.tree = tree
         self.n_seen += n_rows
         self.calls += 1
