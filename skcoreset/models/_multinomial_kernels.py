@@ -285,7 +285,6 @@ _HESSIAN_ROWS = 2048
 _HESSIAN_TASKS = 16
 
 
-@njit(cache=True, fastmath=_CONTRACT)
 def weighted_hessian(theta, X, w):
     """``sum_n w_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` over the K - 1 non-reference
     classes: the Hessian of the negative weighted log-likelihood at ``theta`` (P,), (P, P).
@@ -297,6 +296,9 @@ def weighted_hessian(theta, X, w):
     it, a row of Q at a time (contiguous, vectorised); the upper blocks are mirrored at the
     end. The diagonal blocks' ``p (1 - p)`` keeps its relative accuracy when p is near 1
     (:func:`_one_minus_p`).
+
+    A Python function: numba 0.60 crashes running, from its cache, a compiled function that
+    calls a parallel one (numba issue 8578), so the parallel kernel is called from here.
     """
     N = X.shape[0]
     P = theta.shape[0]
@@ -304,16 +306,16 @@ def weighted_hessian(theta, X, w):
     size = (N + n_tasks - 1) // n_tasks
     parts = np.zeros((n_tasks, P, P))
     if n_tasks == 1:  # no parallel region for a few rows
-        _hessian_rows(theta, X, w, 0, N, parts[0])
+        _hessian_serial(theta, X, w, parts[0])
     else:
         _hessian_tasks(theta, X, w, size, parts)
-    H = parts[0]
-    for c in range(1, n_tasks):
-        H += parts[c]
-    for a in range(P):
-        for b in range(a):
-            H[b, a] = H[a, b]
-    return H.copy()
+    return _sum_and_mirror(parts)
+
+
+@njit(cache=True, fastmath=_CONTRACT)
+def _hessian_serial(theta, X, w, H):
+    """H += the terms of all rows, on the calling thread."""
+    _hessian_rows(theta, X, w, 0, X.shape[0], H)
 
 
 @njit(cache=True, parallel=True, fastmath=_CONTRACT)
@@ -322,6 +324,19 @@ def _hessian_tasks(theta, X, w, size, parts):
     N = X.shape[0]
     for c in prange(parts.shape[0]):
         _hessian_rows(theta, X, w, c * size, min(N, (c + 1) * size), parts[c])
+
+
+@njit(cache=True)
+def _sum_and_mirror(parts):
+    """The partial sums added in order, the lower blocks mirrored above the diagonal."""
+    H = parts[0].copy()
+    for c in range(1, parts.shape[0]):
+        H += parts[c]
+    P = H.shape[0]
+    for a in range(P):
+        for b in range(a):
+            H[b, a] = H[a, b]
+    return H
 
 
 @njit(cache=True, inline="always")
