@@ -11,8 +11,9 @@ Layers, lowest first (a module may import its own layer and those below, never a
 4. composition: ``compose``
 5. faces: ``pipeline``, the command line (``cli``), the package root
 
-numba kernel modules (``*_kernels.py``) import only numpy, numba, math and other kernels, and
-private scikit-learn names are imported in ``_sklearn_compat`` only.
+numba kernel modules (``*_kernels.py``) import only numpy, numba, math and other kernels, no
+compiled function calls a parallel one, and private scikit-learn names are imported in
+``_sklearn_compat`` only.
 """
 
 import ast
@@ -98,6 +99,44 @@ def test_kernel_modules_import_only_numpy_numba_math(path):
         top = name.split(".")[0]
         ok = top in {"numpy", "numba", "math"} or name.endswith("_kernels")
         assert ok, f"{path.name} imports {name}"
+
+
+def _compiled_functions():
+    """``{(path, name): (function node, parallel?)}`` of the package's ``@njit`` and
+    ``@parallel_kernel`` functions (the latter have a threaded build)."""
+    found = {}
+    for path in _modules():
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for deco in node.decorator_list:
+                call = deco if isinstance(deco, ast.Call) else None
+                name = getattr(call.func if call else deco, "id", None)
+                if name not in ("njit", "parallel_kernel"):
+                    continue
+                kw = {k.arg: k.value for k in call.keywords} if call else {}
+                parallel = name == "parallel_kernel" or (
+                    getattr(kw.get("parallel"), "value", False) is True
+                )
+                found[(path, node.name)] = (node, parallel)
+    return found
+
+
+def test_no_compiled_function_calls_a_parallel_one():
+    """numba 0.60 (the oldest supported) crashes running, from its cache, a compiled function
+    that calls a ``parallel=True`` one (numba issue 8578): parallel kernels are called from
+    Python. Matched by name, so a compiled function may not share a parallel one's name."""
+    functions = _compiled_functions()
+    parallel = {name for (_, name), (_, is_parallel) in functions.items() if is_parallel}
+    assert parallel, "no parallel kernel found: the scan is broken"
+    calls = []
+    for (path, name), (node, _) in functions.items():
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call):
+                callee = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+                if callee in parallel:
+                    calls.append(f"{path.name}: {name} calls {callee}")
+    assert not calls, calls
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))

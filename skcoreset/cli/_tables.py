@@ -179,8 +179,12 @@ class CsvTable(DataTable):
         super().__init__(path, label, [c for c in columns if c != label])
 
     def _reader(self, rows, usecols=None):
+        # pandas before 3.1 parses decimals by default to within an ulp, not exactly (3.1
+        # parses exactly and deprecates the option): the file's values, bit for bit
+        version = tuple(int(p) for p in self._pd.__version__.split(".")[:2])
+        exact = {"float_precision": "round_trip"} if version < (3, 1) else {}
         try:
-            yield from self._pd.read_csv(self.path, chunksize=rows, usecols=usecols)
+            yield from self._pd.read_csv(self.path, chunksize=rows, usecols=usecols, **exact)
         except (ValueError, OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"cannot read {self.name} as csv: {_first_line(exc)}") from None
 

@@ -298,6 +298,9 @@ def weighted_hessian(theta, X, w):
     it, a row of Q at a time (contiguous, vectorised); the upper blocks are mirrored at the
     end. The diagonal blocks' ``p (1 - p)`` keeps its relative accuracy when p is near 1
     (:func:`_one_minus_p`).
+
+    A Python function: numba 0.60 crashes running, from its cache, a compiled function that
+    calls a parallel one (numba issue 8578), so the parallel kernel is called from here.
     """
     N = X.shape[0]
     P = theta.shape[0]
