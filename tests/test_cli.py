@@ -205,7 +205,9 @@ def parse_table(stdout):
 def test_demo_quick(tmp_path):
     """The reduced demo: a row per algorithm and size, OMP far closer than uniform, a plot."""
     plot = tmp_path / "demo.png"
-    result = run("demo", "--quick", "--sizes", 30, 8, "--plot", plot, cwd=tmp_path)
+    result = run(
+        "demo", "--quick", "--sizes", 30, 8, "--rows", 10_000, "--plot", plot, cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert "warning" not in result.stderr  # what the fits find is in the table
@@ -240,6 +242,40 @@ def test_demo_quick(tmp_path):
         assert any(line.startswith(f"{name}: ") for line in result.stdout.splitlines())
     assert f"plot: {plot.resolve()}" in result.stdout
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the large part: the default pipeline's posterior within a few Monte Carlo errors of the
+    # full data's, far closer than a uniform subsample's, its speed-up the printed ratio
+    large = parse_large(result.stdout)
+    assert set(large) == {"MALA on all rows", "OMP + MALA (default)", "uniform + MALA"}
+    full, omp, uniform = (large[k] for k in sorted(large))
+    assert full["size"] == 10_000 and omp["size"] == uniform["size"] < 1000
+    floor = float(re.search(r"about ([\d.]+) sd", result.stdout).group(1))
+    assert omp["shift"] < 5 * floor < uniform["shift"]
+    assert 0.8 < omp["sd_lo"] <= omp["sd_hi"] < 1.2
+    for r in (omp, uniform):
+        assert abs(r["speedup"] - full["seconds"] / r["seconds"]) <= 0.05 + r["speedup"] * 0.1
+    assert "projected from two short runs on all rows" in result.stdout
+
+
+def parse_large(stdout):
+    """The large part's table: method -> its printed values."""
+    table = {}
+    pattern = re.compile(
+        r"^(.+?) +(\d+) +~?([\d.]+) +([\d.]+)x +(\S+) +(\S+) +(\S+)( \*)?$", re.MULTILINE
+    )
+    for m in pattern.finditer(stdout):
+        name, size, seconds, speedup, shift, ratio, kl, _ = m.groups()
+        if name.strip() not in ("MALA on all rows", "OMP + MALA (default)", "uniform + MALA"):
+            continue
+        lo, hi = ratio.split("-") if ratio != "-" else ("nan", "nan")
+        table[name.strip()] = {
+            "size": int(size),
+            "seconds": float(seconds),
+            "speedup": float(speedup),
+            "shift": float(shift) if shift != "-" else float("nan"),
+            "sd_lo": float(lo),
+            "sd_hi": float(hi),
+        }
+    return table
 
 
 # -- the command line itself ----------------------------------------------------------------
@@ -330,6 +366,7 @@ def build_args(data, *extra, model="logistic", algorithm="omp", n_points=10, out
             "--n-projections does not apply",
         ),
         (lambda f, t: ["demo", "--sizes", 0], 2, "--sizes: expected a positive integer"),
+        (lambda f, t: ["demo", "--rows", 500], 2, "--rows: expected 0 or at least 10000"),
         (lambda f, t: ["demo", "--sizes", 20000], 1, "--sizes must be below"),
         (lambda f, t: ["demo", "--plot", t / "plot.xyz"], 1, "unknown image format"),
         (lambda f, t: ["sample"], 2, "invalid choice: 'sample'"),

@@ -5,7 +5,8 @@ a test split. Every algorithm builds coresets of the training rows at a few size
 (:class:`~skcoreset.linear_model.BayesianLogisticRegression`, MALA, with the coreset weights
 as ``sample_weight``) runs on each coreset and on all training rows, and each coreset
 posterior is compared with the full one. Steps are reported on standard error, the table,
-its notes and a sentence on standard output, and a plot is saved.
+its notes and a sentence on standard output, and a plot is saved. Then one size where
+coresets matter (:mod:`._demo_large`): a synthetic problem of a million rows.
 """
 
 import sys
@@ -24,7 +25,8 @@ from ..linear_model import BayesianLogisticRegression
 from ..metrics import gaussian_kl, moment_fit
 from ..models import SeparationWarning
 from ._algorithms import make_coreset
-from ._demo_settings import COLUMNS, FULL, QUICK, RHAT_LIMIT, Settings
+from ._demo_large import run_large
+from ._demo_settings import COLUMNS, FULL, QUICK, RHAT_LIMIT, Settings, speed_phrase
 from ._errors import CommandError, optional_import
 
 
@@ -108,6 +110,11 @@ def run_demo(args):
     if plot is not None:
         save_plot(rows, noise_kl, plot)
         print(f"plot: {plot.resolve()}")
+    large_rows = settings.large_rows if args.rows is None else args.rows
+    if large_rows:
+        print()
+        for line in run_large(large_rows, seed, _step):
+            print(line, flush=True)
     total = time.perf_counter() - clock
     print(f"total {total:.0f} s, of which {compile_seconds:.0f} s preparing numba kernels")
     return 0
@@ -153,7 +160,9 @@ def _compile_kernels(X, y, settings, seed):
         warnings.simplefilter("ignore")
         for algorithm in ALGORITHMS:
             _coreset(algorithm, 5, seed).fit(X, y)
-        few = Settings(None, (), n_samples=10, n_warmup=10, n_chains=settings.n_chains)
+        few = Settings(
+            None, (), n_samples=10, n_warmup=10, n_chains=settings.n_chains, large_rows=0
+        )
         _posterior(X, y, None, few, seed)
 
 
@@ -282,12 +291,6 @@ def _notes(noise_kl, noise_shift, n_test, n_params):
     return lines
 
 
-def _speed(ratio):
-    if 0.95 <= ratio < 1.05:
-        return "about as fast as"
-    return f"{ratio:.1f}x faster than" if ratio >= 1 else f"{1 / ratio:.1f}x slower than"
-
-
 def summary(full, rows, noise_kl):
     """One sentence on what the table shows, computed from its numbers."""
     largest = max(r.requested for r in rows)
@@ -298,7 +301,7 @@ def summary(full, rows, noise_kl):
         f"At {largest} points {best.algorithm} comes closest to the full posterior "
         f"(KL {best.kl:.3g} nats{noise}, posterior means {best.mean_shift:.2f} sd off, test "
         f"log-likelihood {best.test_lpd:.4f} against {full.test_lpd:.4f} with all "
-        f"{full.size} rows) and is {_speed(full.seconds / best.seconds)} MCMC on all rows"
+        f"{full.size} rows) and is {speed_phrase(full.seconds / best.seconds)} MCMC on all rows"
     )
     uniform = next((r for r in at if r.algorithm == _UNIFORM), None)
     if uniform is not None and uniform is not best:

@@ -56,6 +56,17 @@ def _positive_int(text):
     return value
 
 
+def _large_rows(text):
+    """0 (no large part), or enough rows for a default coreset well below them."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 0 or at least 10000, got {text!r}") from None
+    if value != 0 and value < 10_000:
+        raise argparse.ArgumentTypeError(f"expected 0 or at least 10000, got {text!r}")
+    return value
+
+
 def _projections(text):
     value = _positive_int(text)
     if value < 2:
@@ -99,7 +110,8 @@ def _demo_parser(commands):
             "papers) with every algorithm at a few sizes, run MCMC (MALA) on each and on all "
             "rows, and print how close each coreset posterior is to the full one, how well it "
             "predicts the test split, and how long it took. A plot of the fidelity against "
-            "the size is saved."
+            "the size is saved. Then the default pipeline on a synthetic logistic problem of a "
+            "million rows, against MALA on all of them: the size where coresets matter."
         ),
         epilog="columns of the table:\n" + columns_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -110,6 +122,14 @@ def _demo_parser(commands):
         nargs="+",
         metavar="M",
         help=f"coreset sizes (default: {sizes}; with --quick: {' '.join(map(str, QUICK.sizes))})",
+    )
+    demo.add_argument(
+        "--rows",
+        type=_large_rows,
+        metavar="N",
+        help=f"rows of the synthetic logistic problem that follows the Phishing table: the "
+        f"default pipeline against MALA on all rows (default: {FULL.large_rows:,}; with --quick: "
+        f"{QUICK.large_rows:,}); 0 skips it",
     )
     demo.add_argument(
         "--random-state",
