@@ -3,15 +3,23 @@ form of the conjugate Gaussian model (tests/oracles/gaussian_kl_oracle.py), the 
 that model with exact draws, and the estimators (MALA draws) on Gaussian linear regression,
 whose coreset posteriors are Gaussian so that the Laplace KL is exact."""
 
+import re
 import warnings
 
 import numpy as np
 import pytest
 
-from skcoreset.coreset import CoresetMCMC, QuasiNewtonCoreset, SparseVICoreset, _kl
+from skcoreset.coreset import (
+    CoresetMCMC,
+    CoresetQualityWarning,
+    QuasiNewtonCoreset,
+    SparseVICoreset,
+    _kl,
+)
 from skcoreset.metrics import coreset_laplace_kl
 
 from .oracles import gaussian_kl_oracle as G
+from .oracles.laplace_oracle import logistic_laplace
 from .test_coreset_estimators import _rare_feature_data
 
 
@@ -972,3 +980,40 @@ def test_kl_methods_report_their_laplace_kl(regression, Est):
     assert np.isfinite(cs.laplace_kl_) and np.isfinite(cs.start_laplace_kl_)
     assert cs.laplace_kl_ <= cs.start_laplace_kl_ + 0.1
     assert cs.laplace_kl_ == pytest.approx(_kept_kl(cs, X, y), rel=1e-9, abs=1e-12)
+
+
+def _width_ratio(est, X, y):
+    """The test's own largest sd ratio, over directions, of the coreset's Laplace fit to the
+    data's (NumPy Newton fits, the top eigenvalue of the whitened covariance)."""
+    Xd = np.column_stack([X, np.ones(len(y))])
+    prior_sd = np.broadcast_to(est.prior_scale_, (Xd.shape[1],))
+    _, full_cov = logistic_laplace(Xd, y, np.ones(len(y)), prior_sd)
+    idx = est.sample_indices_
+    _, core_cov = logistic_laplace(Xd[idx], y[idx], est.sample_weight_, prior_sd)
+    L = np.linalg.cholesky(full_cov)
+    whitened = np.linalg.solve(L, np.linalg.solve(L, core_cov).T)
+    return float(np.sqrt(np.linalg.eigvalsh(whitened)[-1]))
+
+
+@pytest.mark.parametrize("cls", [QuasiNewtonCoreset, CoresetMCMC])
+def test_a_direction_left_to_the_prior_warns(cls):
+    """A support that misses every row of a rare feature leaves its coefficient to the prior:
+    the KL methods say so, with the width the test measures itself. A support that holds
+    such rows does not warn."""
+    X, y = _rare_feature_data(20_000, 100)  # the data pin the rare feature's coefficient
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = cls(12, init="uniform", random_state=0).fit(X, y)
+    assert not X[est.sample_indices_, -1].any()  # the premise: no rare row in the support
+    ratio = _width_ratio(est, X, y)
+    messages = [str(w.message) for w in caught if issubclass(w.category, CoresetQualityWarning)]
+    wide = [m for m in messages if "as wide (in sd)" in m]
+    assert ratio > 10 and len(wide) == 1, (ratio, messages)
+    printed = float(re.search(r"is ([\d.e+]+)x as wide", wide[0]).group(1))
+    np.testing.assert_allclose(printed, ratio, rtol=5e-3)  # printed to 3 significant digits
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = cls(60, random_state=0).fit(X, y)
+    assert X[est.sample_indices_, -1].any() and _width_ratio(est, X, y) < 10
+    assert not [w for w in caught if "as wide (in sd)" in str(w.message)]

@@ -15,23 +15,9 @@ import numpy as np
 import pytest
 
 from skcoreset.coreset import CoresetMCMC, OMPCoreset, QuasiNewtonCoreset, SparseVICoreset
+from tests.oracles.laplace_oracle import logistic_laplace
 
 DATA = pathlib.Path(__file__).parent / "data" / "ijcnn1.npz"
-
-
-def _laplace(Xd, y, w, prior_sd):
-    """Mean and covariance of the Laplace fit of a weighted logistic posterior (Newton)."""
-    theta = np.zeros(Xd.shape[1])
-    for _ in range(100):
-        eta = Xd @ theta
-        p = 1.0 / (1.0 + np.exp(-eta))
-        grad = Xd.T @ (w * (y - p)) - theta / prior_sd**2
-        H = Xd.T @ ((w * p * (1 - p))[:, None] * Xd) + np.diag(1.0 / prior_sd**2)
-        step = np.linalg.solve(H, grad)
-        theta += step
-        if np.max(np.abs(step)) < 1e-10:
-            break
-    return theta, np.linalg.inv(H)
 
 
 def _gaussian_kl(m0, S0, m1, S1):
@@ -53,9 +39,9 @@ def ijcnn1():
 
 def _kl(est, X, y, Xd):
     prior_sd = np.broadcast_to(est.prior_scale_, (Xd.shape[1],))
-    full = _laplace(Xd, y, np.ones(len(y)), prior_sd)
+    full = logistic_laplace(Xd, y, np.ones(len(y)), prior_sd)
     idx = est.sample_indices_
-    core = _laplace(Xd[idx], y[idx], est.sample_weight_, prior_sd)
+    core = logistic_laplace(Xd[idx], y[idx], est.sample_weight_, prior_sd)
     return _gaussian_kl(*core, *full)
 
 

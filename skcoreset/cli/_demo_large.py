@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..coreset import CoresetSizeWarning, OMPCoreset, UniformCoreset
+from ..coreset import OMPCoreset, UniformCoreset
 from ..datasets import make_logistic_regression
 from ..linear_model import BayesianLogisticRegression
 from ..metrics import gaussian_kl, moment_fit
@@ -87,11 +87,9 @@ def run_large(rows, seed, step):
 
 
 def _pipeline(coreset, seed, **options):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoresetSizeWarning)
-        return make_pipeline(
-            coreset(random_state=seed, **options), BayesianLogisticRegression(random_state=seed)
-        )
+    return make_pipeline(
+        coreset(random_state=seed, **options), BayesianLogisticRegression(random_state=seed)
+    )
 
 
 def _fit(pipeline, X, y):

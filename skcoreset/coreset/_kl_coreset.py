@@ -14,6 +14,7 @@ chains make the *problem* the algorithms work on (:mod:`._kl_problem`).
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
 from .._logging import phase
@@ -49,6 +50,10 @@ _FULL_BATCH = 1000
 # fit, may trade for a closer posterior (Coreset MCMC: 0.01 against OMP's 1e-12 on 8000
 # Gaussian rows). The failures it guards against are 10^4 - 10^5 nats.
 _WORSE_NATS = 0.1
+# The kept coreset's Laplace fit this many times wider (in standard deviations) than the
+# data's in some direction warns: its points leave that direction to the prior (a separable
+# or unidentified support). One such direction alone is about ratio^2 / 2 = 50 nats of KL.
+_WIDER = 10.0
 
 
 # Independent projections the OMP start is chosen among (by the Laplace KL of its coreset).
@@ -198,6 +203,7 @@ class _KLCoreset(BaseCoreset):
             if start is None:  # SparseVI's own start is no coreset: the others' start instead
                 start = self._initial_support(problem, node, random_state)
             idx, w, kls = self._keep_better(problem, (idx, w), start)
+            self._warn_if_wide(problem, idx, w)
         keep = w > 0
         idx, w = idx[keep], w[keep]
         info.update(kls, problem=problem)
@@ -235,6 +241,35 @@ class _KLCoreset(BaseCoreset):
             CoresetQualityWarning,
         )
         return *start, {"laplace_kl": kl_start, "start_laplace_kl": kl_start}
+
+    def _warn_if_wide(self, problem, idx, w):
+        """A :class:`CoresetQualityWarning` when the coreset ``(idx, w)``'s Laplace fit has
+        no proper mode, or is ``_WIDER`` times the data's in some direction: the largest
+        ratio of standard deviations over all directions, the square root of the top
+        eigenvalue of the coreset's covariance whitened by the data's."""
+        keep = w > 0
+        full = problem.start
+        try:
+            core = coreset_fit(full.model, problem.Xd[idx[keep]], problem.y[idx[keep]], w[keep])
+        except (ValueError, np.linalg.LinAlgError):
+            ratio = np.inf
+        else:
+            half = solve_triangular(full.chol, core.cov, lower=True)
+            whitened = solve_triangular(full.chol, half.T, lower=True)
+            ratio = float(np.sqrt(max(np.linalg.eigvalsh(whitened)[-1], 0.0)))
+        if ratio > _WIDER:
+            what = (
+                "has no proper mode"
+                if np.isinf(ratio)
+                else f"is {ratio:.3g}x as wide (in sd) as the data's in some direction"
+            )
+            warn(
+                f"{type(self).__name__}: the coreset posterior's Laplace fit {what}: its "
+                f"{int(np.count_nonzero(keep))} points leave that direction to the prior "
+                "(separable, or too few points to identify every parameter). More points, or "
+                "OMPCoreset, may do better.",
+                CoresetQualityWarning,
+            )
 
     def _laplace_kl(self, problem, idx, w):
         """KL of the Laplace fit of the coreset ``(idx, w)`` of the pool to the data's."""
