@@ -3,6 +3,7 @@ form of the conjugate Gaussian model (tests/oracles/gaussian_kl_oracle.py), the 
 that model with exact draws, and the estimators (MALA draws) on Gaussian linear regression,
 whose coreset posteriors are Gaussian so that the Laplace KL is exact."""
 
+import pathlib
 import re
 import warnings
 
@@ -15,11 +16,12 @@ from skcoreset.coreset import (
     QuasiNewtonCoreset,
     SparseVICoreset,
     _kl,
+    _kl_coreset,
 )
 from skcoreset.metrics import coreset_laplace_kl
 
 from .oracles import gaussian_kl_oracle as G
-from .oracles.laplace_oracle import logistic_laplace
+from .oracles.laplace_oracle import gaussian_kl, glm_laplace, logistic_laplace
 from .test_coreset_estimators import _rare_feature_data
 
 
@@ -1017,3 +1019,33 @@ def test_a_direction_left_to_the_prior_warns(cls):
         est = cls(60, random_state=0).fit(X, y)
     assert X[est.sample_indices_, -1].any() and _width_ratio(est, X, y) < 10
     assert not [w for w in caught if "as wide (in sd)" in str(w.message)]
+
+
+def test_the_start_gives_a_row_to_a_direction_it_left_to_the_prior(monkeypatch):
+    """AirportDelays at 21 points: one feature is non-zero on 30 of its 7 580 rows, and every
+    start missed them, leaving that coefficient to the prior (the test's own Laplace KL
+    5.4e6). The start now swaps in a row for such a direction: a row of that feature, and a
+    KL (the test's own, as the estimator reports it) thousands of times lower."""
+    data = np.load(pathlib.Path(__file__).parent / "data" / "airportdelays.npz")
+    X, y = data["X"], data["y"]
+    Xd = np.column_stack([X, np.ones(len(y))])
+    rare = X[:, 8] != 0
+    assert rare.sum() == 30
+
+    def fit_and_kl():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = QuasiNewtonCoreset(21, model="poisson", random_state=0).fit(X, y)
+        prior_sd = np.broadcast_to(est.prior_scale_, (Xd.shape[1],))
+        full = glm_laplace("poisson", Xd, y, np.ones(len(y)), prior_sd)
+        idx = est.sample_indices_
+        core = glm_laplace("poisson", Xd[idx], y[idx], est.sample_weight_, prior_sd)
+        return est, gaussian_kl(*core, *full)
+
+    monkeypatch.setattr(_kl_coreset, "_IDENTIFY", 0)  # the start as it was
+    before, kl_before = fit_and_kl()
+    monkeypatch.undo()
+    after, kl_after = fit_and_kl()
+    assert not rare[before.sample_indices_].any() and kl_before > 1e6
+    assert rare[after.sample_indices_].any() and kl_after < kl_before / 1000
+    np.testing.assert_allclose(after.laplace_kl_, kl_after, rtol=1e-6)

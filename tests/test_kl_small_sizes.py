@@ -15,19 +15,9 @@ import numpy as np
 import pytest
 
 from skcoreset.coreset import CoresetMCMC, OMPCoreset, QuasiNewtonCoreset, SparseVICoreset
-from tests.oracles.laplace_oracle import logistic_laplace
+from tests.oracles.laplace_oracle import gaussian_kl, logistic_laplace
 
 DATA = pathlib.Path(__file__).parent / "data" / "ijcnn1.npz"
-
-
-def _gaussian_kl(m0, S0, m1, S1):
-    """KL(N(m0, S0) || N(m1, S1))."""
-    P = m0.shape[0]
-    S1_inv = np.linalg.inv(S1)
-    d = m1 - m0
-    _, logdet0 = np.linalg.slogdet(S0)
-    _, logdet1 = np.linalg.slogdet(S1)
-    return 0.5 * (np.trace(S1_inv @ S0) + d @ S1_inv @ d - P + logdet1 - logdet0)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +32,7 @@ def _kl(est, X, y, Xd):
     full = logistic_laplace(Xd, y, np.ones(len(y)), prior_sd)
     idx = est.sample_indices_
     core = logistic_laplace(Xd[idx], y[idx], est.sample_weight_, prior_sd)
-    return _gaussian_kl(*core, *full)
+    return gaussian_kl(*core, *full)
 
 
 @pytest.fixture(scope="module")

@@ -26,18 +26,19 @@ class CoresetQualityWarning(UserWarning):
     """A coreset whose posterior may be off in a way its construction cannot see.
 
     Issued by the KL methods (:class:`QuasiNewtonCoreset`, :class:`SparseVICoreset`,
-    :class:`CoresetMCMC`) when their optimised weights end further from the data's Laplace fit
-    than their start (the start is then kept); when the kept coreset's Laplace fit is at least
-    10 times as wide (in standard deviations) as the data's in some direction, or has no
-    proper mode (its points leave a direction to the prior: separable, or too few points to
-    identify every parameter); and on a model whose extra parameter is estimated (the
+    :class:`CoresetMCMC`) when their optimised weights end further from the data's Laplace
+    fit than their start (the start is then kept); when the kept coreset's Laplace fit is at
+    least 10 times as wide (in standard deviations) as the data's in some direction, or has
+    no proper mode (its points leave a direction to the prior: separable, or too few points
+    to identify every parameter); and on a model whose extra parameter is estimated (the
     Gaussian noise scale, the negative binomial dispersion, the gamma shape) when they
-    estimate the full data's log-likelihood from a pool of its rows: the control variate that
-    corrects that estimate is a Taylor expansion in the coefficients, and the coreset
-    posterior of the extra parameter is the pool's. Measured on 20 000 rows (pools of 10 000) at 100 points: 1-2
-    posterior sds from the full one, the coefficients within 0.12. With every row in the pool
-    (``n_candidates`` at least the number of rows) the sums are exact; the Hilbert methods
-    (:class:`OMPCoreset`, the default) draw it in their projections and keep its posterior.
+    estimate the full data's log-likelihood from a pool of its rows: the control variate
+    that corrects that estimate is a Taylor expansion in the coefficients, and the coreset
+    posterior of the extra parameter is the pool's. Measured on 20 000 rows (pools of
+    10 000) at 100 points: 1-2 posterior sds from the full one, the coefficients within 0.12.
+    With every row in the pool (``n_candidates`` at least the number of rows) the sums are
+    exact; the Hilbert methods (:class:`OMPCoreset`, the default) draw it in their
+    projections and keep its posterior.
 
     Examples
     --------
