@@ -50,8 +50,9 @@ for name, (draws, seconds) in fits.items():
 coords = [0, 1, 2, 10]
 fig, axes = plt.subplots(1, len(coords), figsize=(12, 3))
 for ax, k in zip(axes, coords):
-    for name, (draws, _) in fits.items():
-        ax.hist(draws[:, k], bins=40, density=True, histtype="step", lw=1.5, label=name)
+    for name, (draws, seconds) in fits.items():
+        label = f"{name}: MALA {seconds:.2f} s"
+        ax.hist(draws[:, k], bins=40, density=True, histtype="step", lw=1.5, label=label)
     ax.set_title("intercept" if k == X.shape[1] else f"coefficient {k}")
 axes[0].legend(fontsize=8, loc="upper left")
 fig.suptitle("Phishing: MALA posterior marginals")
