@@ -1,4 +1,4 @@
-"""
+r"""
 ==========================================================
 Coreset error against size: GIGA, OMP, IHT and the others
 ==========================================================
@@ -6,7 +6,7 @@ Coreset error against size: GIGA, OMP, IHT and the others
 Build coresets of the bundled Phishing data (logistic regression) with every Hilbert method
 and plot the relative error of the weighted log-likelihood in the projection space against
 the coreset size. The optimising methods (GIGA, OMP, A-IHT II) fall far below uniform and
-importance sampling, whose error shrinks only like 1 / sqrt(M).
+importance sampling, whose error shrinks only like :math:`1 / \sqrt{M}`.
 """
 
 import os

@@ -1,14 +1,14 @@
-"""
+r"""
 ===========================================================
 The coreset in a NumPyro model: counts and their dispersion
 ===========================================================
 
 Overdispersed counts call for the negative binomial likelihood (mean
-``exp(x . coef + intercept)``, variance ``mu + alpha mu^2``). An OMP coreset of 100 of 3000
-simulated rows goes into NumPyro with ``coreset.to_numpyro()``: a model function whose
-sample sites are ``coef``, ``intercept`` and the dispersion ``alpha``, with the coreset's
-full-data prior, and whose observed site's log-likelihoods are scaled by the coreset weights
-(``numpyro.handlers.scale``). We compare three posteriors:
+:math:`\mu = \exp(x \cdot \beta + \beta_0)`, variance :math:`\mu + \alpha \mu^2`). An OMP
+coreset of 100 of 3000 simulated rows goes into NumPyro with ``coreset.to_numpyro()``: a model
+function whose sample sites are ``coef``, ``intercept`` and the dispersion ``alpha``, with the
+coreset's full-data prior, and whose observed site's log-likelihoods are scaled by the coreset
+weights (``numpyro.handlers.scale``). We compare three posteriors:
 
 * NumPyro's NUTS on the exported coreset model;
 * the library's own MALA on the same coreset (``CoresetRegressor``, which hands the
