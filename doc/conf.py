@@ -4,8 +4,8 @@ The build needs no network: ``sphinx-build -W -b html doc doc/_build/html`` work
 runs the gallery, so that every example page shows its output and figures, at the reduced
 scale ``SKCORESET_EXAMPLE_SCALE=0.1`` (each example maps it onto its own sizes, chains and
 seeds; the scale a user runs an example at directly is 1, unless the variable says
-otherwise). Set ``SKCORESET_DOC_PLOT_GALLERY=0`` to skip the examples (a build in seconds,
-placeholder figures) and ``SKCORESET_DOC_INTERSPHINX=1`` to link scikit-learn, NumPy and
+otherwise). Set ``SKCORESET_DOC_PLOT_GALLERY=0`` to skip the examples (their pages then have
+no output or figures, the index no figure) and ``SKCORESET_DOC_INTERSPHINX=1`` to link scikit-learn, NumPy and
 Python names to their online documentation (this fetches their inventories).
 """
 
@@ -44,9 +44,6 @@ sphinx_gallery_conf = {
 }
 # sphinx-gallery's own option (``-D plot_gallery=0`` on the command line overrides it).
 plot_gallery = str(_env_flag("SKCORESET_DOC_PLOT_GALLERY", default="1"))
-if plot_gallery == "False":
-    # The index shows an example's figure, which only a run of the gallery makes.
-    suppress_warnings = ["image.not_readable"]
 # The examples' scale in the build: each runs in seconds and still shows its finding.
 EXAMPLE_SCALE = "0.1"
 
@@ -78,8 +75,15 @@ def _skip_member(app, what, name, obj, skip, options):
     return True if documented_elsewhere(name, obj) else None
 
 
+def _allow_missing_figures(app, config):
+    # The index shows an example's figure, which only a run of the gallery makes.
+    if str(config.plot_gallery).lower() in ("0", "false", "no"):
+        config.suppress_warnings = [*config.suppress_warnings, "image.not_readable"]
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_member)
+    app.connect("config-inited", _allow_missing_figures)
     # The examples run in this process and read the variable; set here, not at import, so
     # that tests/test_docs.py, which reads this file, leaves the environment alone.
     os.environ.setdefault("SKCORESET_EXAMPLE_SCALE", EXAMPLE_SCALE)
