@@ -1,12 +1,12 @@
 """Sphinx configuration: numpydoc API pages, sphinx-gallery examples, MyST notes, pydata theme.
 
 The build needs no network: ``sphinx-build -W -b html doc doc/_build/html`` works offline. It
-runs the gallery, so that every example page shows its output and figures, at the reduced
-scale ``SKCORESET_EXAMPLE_SCALE=0.1`` (each example maps it onto its own sizes, chains and
-seeds; the scale a user runs an example at directly is 1, unless the variable says
-otherwise). Set ``SKCORESET_DOC_PLOT_GALLERY=0`` to skip the examples (their pages then have
-no output or figures, the index no figure) and ``SKCORESET_DOC_INTERSPHINX=1`` to link scikit-learn, NumPy and
-Python names to their online documentation (this fetches their inventories).
+runs the gallery, so that every example page shows its output and figures, at the reduced scale
+``SKCORESET_EXAMPLE_SCALE=0.1`` (each example maps it onto its own sizes, chains and seeds; the
+scale a user runs an example at directly is 1, unless the variable says otherwise). Set
+``SKCORESET_DOC_PLOT_GALLERY=0`` to skip the examples (their pages then have no output or
+figures, the index no figure) and ``SKCORESET_DOC_INTERSPHINX=1`` to link scikit-learn, NumPy
+and Python names to their online documentation (this fetches their inventories).
 """
 
 import os
