@@ -1,4 +1,4 @@
-"""
+r"""
 ==========================================================
 Coreset error against size: GIGA, OMP, IHT and the others
 ==========================================================
@@ -6,10 +6,13 @@ Coreset error against size: GIGA, OMP, IHT and the others
 Build coresets of the bundled Phishing data (logistic regression) with every Hilbert method
 and plot the relative error of the weighted log-likelihood in the projection space against
 the coreset size. The optimising methods (GIGA, OMP, A-IHT II) fall far below uniform and
-importance sampling, whose error shrinks only like 1 / sqrt(M).
+importance sampling, whose error shrinks only like :math:`1 / \sqrt{M}`.
 """
 
+import os
+
 import matplotlib.pyplot as plt
+import numpy as np
 
 from skcoreset import hilbert
 from skcoreset.datasets import load_phishing
@@ -17,6 +20,11 @@ from skcoreset.models import get_model, laplace_approximation
 from skcoreset.projection import project
 
 X, y = load_phishing(return_X_y=True)
+# ``SKCORESET_EXAMPLE_SCALE`` below 1 keeps a random part of the rows (the sizes stay).
+SCALE = float(os.environ.get("SKCORESET_EXAMPLE_SCALE", "1.0"))
+if SCALE < 1:
+    rows = np.random.default_rng(0).choice(len(y), max(2000, int(SCALE * len(y))), replace=False)
+    X, y = X[rows], y[rows]
 model = get_model("logistic")
 Xd = model.design(X)
 laplace = laplace_approximation(model, Xd, y, design=True)
@@ -42,7 +50,7 @@ ax.set_xscale("log")
 ax.set_yscale("log")
 ax.set_xlabel("coreset size M")
 ax.set_ylabel("relative error ||Phi w - y|| / ||y||")
-ax.set_title("Phishing, logistic likelihood, J = 500")
+ax.set_title(f"Phishing ({len(y)} rows), logistic likelihood, J = 500")
 ax.legend()
 fig.tight_layout()
 

@@ -1,4 +1,4 @@
-"""
+r"""
 ============================================================
 A model of your own: Weibull survival times with censoring
 ============================================================
@@ -8,16 +8,16 @@ data set: each row has a follow-up time and whether it ended in death or was cen
 built-in model fits it, so we write one: a Weibull proportional-hazards likelihood with right
 censoring,
 
-    l(eta, t, d) = d (log k + (k - 1) log t + eta) - t^k e^eta,
+.. math:: \ell(\eta, t, d) = d \, (\log k + (k - 1) \log t + \eta) - t^k e^\eta,
 
-where ``d`` is 1 for a death and 0 for a censored time, ``k`` the Weibull shape and
-``eta = x . beta`` the log hazard ratio. It depends on the coefficients through ``eta`` only,
-so four numba functions in a :class:`~skcoreset.models.SingleIndexFamily` describe it, and a
-small :class:`~skcoreset.models.GLM` subclass says how targets are coded (the time signed by
-the event: ``+t`` for a death, ``-t`` for a censored time) and how the shape is estimated.
-The model object then goes wherever a built-in name goes: ``OMPCoreset(model=Weibull())``
-builds a coreset on it, ``BayesianGLM(model=Weibull())`` samples its posterior, shape
-included.
+where :math:`d` is 1 for a death and 0 for a censored time, :math:`k` the Weibull shape and
+:math:`\eta = x \cdot \beta` the log hazard ratio. It depends on the coefficients through
+:math:`\eta` only, so four numba functions in a :class:`~skcoreset.models.SingleIndexFamily`
+describe it, and a small :class:`~skcoreset.models.GLM` subclass says how targets are coded (the
+time signed by the event: ``+t`` for a death, ``-t`` for a censored time) and how the shape is
+estimated. The model object then goes wherever a built-in name goes:
+``OMPCoreset(model=Weibull())`` builds a coreset on it, ``BayesianGLM(model=Weibull())`` samples
+its posterior, shape included.
 
 MALA on 300 weighted points gives the posterior of MALA on all 12 588 rows; a uniform
 subsample of 300 points does not.

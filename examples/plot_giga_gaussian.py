@@ -1,19 +1,20 @@
-"""
+r"""
 ==================================================================
 GIGA paper (1/3): Frank-Wolfe shrinks the posterior, GIGA does not
 ==================================================================
 
 Campbell & Broderick (2018), "Bayesian coreset construction via greedy iterative geodesic
 ascent" (ICML), argue that Frank-Wolfe Hilbert coresets scale the coreset log-likelihood
-suboptimally: the weights are tied to the polytope ``sum_n ||v_n|| w_n = sum_n ||v_n||``, which
-makes the total weight too large and the coreset posterior too narrow. GIGA works on the unit
-sphere and rescales at the end, optimally.
+suboptimally: the weights are tied to the polytope :math:`\sum_n \|v_n\| w_n = \sum_n \|v_n\|`,
+which makes the total weight too large and the coreset posterior too narrow. GIGA works on the
+unit sphere and rescales at the end, optimally.
 
 The cleanest place to see this is Gaussian inference with a known covariance, where every
-coreset posterior is Gaussian and available in closed form: data ``x_n ~ N(theta, Sigma)``,
-prior ``theta ~ N(0, I)``, and a coreset with weights ``w`` has posterior precision
-``I + (sum_n w_n) Sigma^-1``. The posterior covariance depends on the weights only through
-their total, so it measures exactly the scaling the paper is about.
+coreset posterior is Gaussian and available in closed form: data
+:math:`x_n \sim N(\theta, \Sigma)`, prior :math:`\theta \sim N(0, I)`, and a coreset with
+weights :math:`w` has posterior precision :math:`I + (\sum_n w_n) \Sigma^{-1}`. The posterior
+covariance depends on the weights only through their total, so it measures exactly the scaling
+the paper is about.
 """
 
 # %%
@@ -122,11 +123,12 @@ print("paper (Campbell & Broderick 2018): median posterior variance error ~48 % 
 # %%
 # Why GIGA is exact here
 # ----------------------
-# The log-likelihood of a Gaussian with known covariance is ``x_n . Sigma^-1 theta`` plus a
-# term common to all points plus a constant: every ``l_n`` lies in a (D + 1)-dimensional
-# space, so once GIGA holds D + 1 well-spread points it can represent the full log-likelihood
-# exactly and its optimal scaling recovers the full posterior. Frank-Wolfe's weights stay on
-# its polytope whatever the size, hence the bias that shrinks only slowly with M.
+# The log-likelihood of a Gaussian with known covariance is :math:`x_n^\top \Sigma^{-1} \theta`
+# plus a term common to all points plus a constant: every :math:`\ell_n` lies in a
+# :math:`(D + 1)`-dimensional space, so once GIGA holds :math:`D + 1` well-spread points it can
+# represent the full log-likelihood exactly and its optimal scaling recovers the full posterior.
+# Frank-Wolfe's weights stay on its polytope whatever the size, hence the bias that shrinks only
+# slowly with M.
 #
 # Left: the 2-sigma ellipses of the posteriors of one trial at M = 10 (points of the FW and
 # GIGA coresets marked). Right: covariance error against the coreset size.

@@ -1,16 +1,16 @@
-"""
+r"""
 ========================================================================
 GIGA paper (2/3): approximating a sum of vectors, iteration by iteration
 ========================================================================
 
 The synthetic experiment of Campbell & Broderick (2018): with no model at all, approximate the
-sum ``y = sum_n x_n`` of N random vectors by a sparse non-negative combination ``sum_n w_n x_n``.
-This is exactly the problem every Hilbert coreset solves once the data are projected, so it
-isolates the algorithms: uniform subsampling (M draws, weights N / M per draw), Frank-Wolfe on
-the scaled simplex, and GIGA. The paper runs N = 10^6 Gaussian vectors in D = 50 dimensions
-and plots the error ``||Phi w - y||`` and the support size against the number of
-iterations: uniform's error falls like ``1 / sqrt(M)``, GIGA's geometrically (its theory),
-Frank-Wolfe's in between.
+sum :math:`y = \sum_n x_n` of :math:`N` random vectors by a sparse non-negative combination
+:math:`\sum_n w_n x_n`. This is exactly the problem every Hilbert coreset solves once the data
+are projected, so it isolates the algorithms: uniform subsampling (M draws, weights N / M per
+draw), Frank-Wolfe on the scaled simplex, and GIGA. The paper runs :math:`N = 10^6` Gaussian
+vectors in :math:`D = 50` dimensions and plots the error :math:`\|\Phi w - y\|` and the support
+size against the number of iterations: uniform's error falls like :math:`1 / \sqrt{M}`, GIGA's
+geometrically (its theory), Frank-Wolfe's in between.
 
 Everything here uses the array API :mod:`skcoreset.hilbert` directly on the (N, D) matrix.
 """
@@ -41,7 +41,7 @@ ITERATIONS = np.unique(np.logspace(0, np.log10(300), 16).astype(int))
 # One "iteration" is one draw for uniform subsampling and one greedy step for Frank-Wolfe
 # and GIGA (``n_points=N`` so that only ``max_iter`` stops them; a point can be picked again,
 # so the support can be smaller than the number of iterations). ``info['error']`` is the
-# relative error ``||Phi w - y|| / ||y||``.
+# relative error :math:`\|\Phi w - y\| / \|y\|`.
 def run(method, V, t, seed):
     if method == "uniform":
         return hilbert.uniform(V, t, replace=True, random_state=seed, return_info=True)

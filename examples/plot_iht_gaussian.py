@@ -1,16 +1,16 @@
-"""
+r"""
 =====================================================================
 IHT paper (1/2): Gaussian posteriors, GIGA against A-IHT and A-IHT II
 =====================================================================
 
 Zhang, Khanna, Kyrillidis & Koyejo (2021), "Bayesian coresets: revisiting the nonconvex
 optimization perspective" (AISTATS), pose coreset construction as sparse non-negative least
-squares, ``min ||y - Phi w||`` over ``w >= 0`` with at most M nonzeros, and solve it with
-accelerated iterative hard thresholding (A-IHT; A-IHT II adds a de-biasing step on the
-support). Their first experiment is the synthetic Gaussian model of the coreset papers:
-``x_n ~ N(theta, I)`` in d = 200 dimensions, N = 600 points, prior ``theta ~ N(0, I)``,
-coreset sizes up to 300, where every coreset posterior is Gaussian and the KL divergence to
-the full posterior is exact.
+squares, :math:`\min \|y - \Phi w\|` over :math:`w \ge 0` with at most :math:`M` nonzeros, and
+solve it with accelerated iterative hard thresholding (A-IHT; A-IHT II adds a de-biasing step on
+the support). Their first experiment is the synthetic Gaussian model of the coreset papers:
+:math:`x_n \sim N(\theta, I)` in :math:`d = 200` dimensions, :math:`N = 600` points, prior
+:math:`\theta \sim N(0, I)`, coreset sizes up to 300, where every coreset posterior is Gaussian
+and the KL divergence to the full posterior is exact.
 
 Unlike the greedy GIGA, which adds points one at a time and never revisits a weight, IHT
 re-optimises all M weights (and the support) jointly, so once M is large enough to
@@ -20,14 +20,20 @@ represent the full log-likelihood exactly it finds an (almost) exact coreset.
 # %%
 # The model, its exact posteriors and its exact projection
 # --------------------------------------------------------
-# A coreset with weights w has the posterior ``N(mu_w, s_w^2 I)`` with
-# ``s_w^2 = 1 / (1 + sum w)`` and ``mu_w = s_w^2 sum_n w_n x_n``, and the KL divergence between
-# two such isotropic Gaussians is ``(d (r - 1 - log r) + ||mu_0 - mu_1||^2 / s_1^2) / 2`` with
-# ``r = s_0^2 / s_1^2``. The projection is the exact one (the experiment's
-# "optimal" projection): under ``theta ~ N(mu, s^2 I)`` the centred log-likelihood of point n
-# is ``(x_n - mu) . (theta - mu) - (||theta - mu||^2 - d s^2) / 2``, so the L2 inner product
-# of two of them is ``s^2 (x_n - mu) . (x_m - mu) + d s^4 / 2``: the vectors
-# ``v_n = (s (x_n - mu), s^2 sqrt(d / 2))`` in d + 1 dimensions reproduce it exactly.
+# A coreset with weights :math:`w` has the posterior :math:`N(\mu_w, s_w^2 I)` with
+# :math:`s_w^2 = 1 / (1 + \sum_n w_n)` and :math:`\mu_w = s_w^2 \sum_n w_n x_n`, and the KL
+# divergence between two such isotropic Gaussians is
+#
+# .. math:: \tfrac12 \big( d (r - 1 - \log r) + \|\mu_0 - \mu_1\|^2 / s_1^2 \big),
+#    \qquad r = s_0^2 / s_1^2.
+#
+# The projection is the exact one (the experiment's "optimal" projection): under
+# :math:`\theta \sim N(\mu, s^2 I)` the centred log-likelihood of point :math:`n` is
+# :math:`(x_n - \mu) \cdot (\theta - \mu) - (\|\theta - \mu\|^2 - d s^2) / 2`, so the
+# :math:`L^2` inner product of two of them is
+# :math:`s^2 (x_n - \mu) \cdot (x_m - \mu) + d s^4 / 2`: the vectors
+# :math:`v_n = (s (x_n - \mu), s^2 \sqrt{d / 2})` in :math:`d + 1` dimensions reproduce it
+# exactly.
 import os
 import sys
 
@@ -65,8 +71,8 @@ def exact_projection(x, mean, var):
 # ----------------------
 # GIGA (:func:`skcoreset.hilbert.giga`), A-IHT and A-IHT II (:func:`skcoreset.hilbert.iht`
 # with ``debias=False`` / ``True``) and uniform subsampling, each size built from scratch.
-# Both KL directions, as in the paper: reverse ``KL(pi_w || pi)`` and forward
-# ``KL(pi || pi_w)``.
+# Both KL directions, as in the paper: reverse :math:`\mathrm{KL}(\pi_w \,\|\, \pi)` and
+# forward :math:`\mathrm{KL}(\pi \,\|\, \pi_w)`.
 methods = {
     "uniform": lambda V, M, seed: hilbert.uniform(V, M, random_state=seed),
     "GIGA": lambda V, M, seed: hilbert.giga(V, M),

@@ -19,8 +19,8 @@ row; the coreset keeps M weighted rows; MALA samples the posterior from those M 
 # %%
 # A radial-basis transformer
 # --------------------------
-# Gaussian bumps ``exp(-||x - c||^2 / (2 s^2))`` at k-means centres c of (latitude,
-# longitude), one set of bumps per length scale s (in degrees). The paper used 50 random
+# Gaussian bumps :math:`\exp(-\|x - c\|^2 / (2 s^2))` at k-means centres :math:`c` of (latitude,
+# longitude), one set of bumps per length scale :math:`s` (in degrees). The paper used 50 random
 # centres at each of six scales from 0.2 to 2 degrees plus a near-constant bump; 20 k-means
 # centres at four scales (80 features) keep MALA fast here.
 import os
@@ -167,9 +167,9 @@ full_rmse = float(np.sqrt(np.mean((full_pipe.predict(X_test) - y_test) ** 2)))
 # %%
 # Results beside the paper
 # ------------------------
-# KL(full posterior || coreset posterior) and test RMSE (standardised log price) of the
-# pipeline's posterior mean. The paper shows its results as figures only, with no numbers in
-# the text.
+# :math:`\mathrm{KL}(\pi \,\|\, \pi_w)` (full posterior first) and test RMSE (standardised log
+# price) of the pipeline's posterior mean. The paper shows its results as figures only, with no
+# numbers in the text.
 print(f"N = {N_TRAIN} training, {N_TEST} test blocks; full-data test RMSE {full_rmse:.3f}")
 print("      M |    KL uniform      GIGA  A-IHT II |  RMSE uniform   GIGA  A-IHT II")
 for k, M in enumerate(SIZES):

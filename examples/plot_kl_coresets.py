@@ -1,13 +1,13 @@
-"""
+r"""
 =====================================================
 Coresets optimised against KL: QNC and Coreset MCMC
 =====================================================
 
 The Hilbert coresets (GIGA, OMP) match a random projection of the log-likelihood, drawn from a
-Laplace approximation of the posterior. ``QuasiNewtonCoreset`` (Naik, Rousseau & Campbell
-2022) and ``CoresetMCMC`` (Chen & Campbell 2024) optimise the weights against
-KL(pi_w || pi) itself, with MALA draws from the coreset posterior pi_w. Both start from OMP's
-coreset and refine its weights.
+Laplace approximation of the posterior. ``QuasiNewtonCoreset`` (Naik, Rousseau & Campbell 2022)
+and ``CoresetMCMC`` (Chen & Campbell 2024) optimise the weights against
+:math:`\mathrm{KL}(\pi_w \,\|\, \pi)` itself, with MALA draws from the coreset posterior
+:math:`\pi_w`. Both start from OMP's coreset and refine its weights.
 
 On BikeTrips (Poisson regression of hourly rental counts on 8 standardised features), at 10,
 20 and 50 points, each coreset posterior is compared with the full one. The measure is the KL
@@ -72,7 +72,8 @@ full = posterior_fit(X, y)
 # %%
 # The coresets
 # ------------
-# Reverse KL(pi_w || pi), the objective of the KL methods, and the construction seconds.
+# Reverse :math:`\mathrm{KL}(\pi_w \,\|\, \pi)`, the objective of the KL methods, and the
+# construction seconds.
 METHODS = {
     "GIGA": GIGACoreset,
     "OMP": OMPCoreset,

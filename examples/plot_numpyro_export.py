@@ -1,14 +1,14 @@
-"""
+r"""
 ===========================================================
 The coreset in a NumPyro model: counts and their dispersion
 ===========================================================
 
 Overdispersed counts call for the negative binomial likelihood (mean
-``exp(x . coef + intercept)``, variance ``mu + alpha mu^2``). An OMP coreset of 100 of 3000
-simulated rows goes into NumPyro with ``coreset.to_numpyro()``: a model function whose
-sample sites are ``coef``, ``intercept`` and the dispersion ``alpha``, with the coreset's
-full-data prior, and whose observed site's log-likelihoods are scaled by the coreset weights
-(``numpyro.handlers.scale``). We compare three posteriors:
+:math:`\mu = \exp(x \cdot \beta + \beta_0)`, variance :math:`\mu + \alpha \mu^2`). An OMP
+coreset of 100 of 3000 simulated rows goes into NumPyro with ``coreset.to_numpyro()``: a model
+function whose sample sites are ``coef``, ``intercept`` and the dispersion ``alpha``, with the
+coreset's full-data prior, and whose observed site's log-likelihoods are scaled by the coreset
+weights (``numpyro.handlers.scale``). We compare three posteriors:
 
 * NumPyro's NUTS on the exported coreset model;
 * the library's own MALA on the same coreset (``CoresetRegressor``, which hands the
@@ -64,7 +64,7 @@ def nuts(model):
         num_warmup=max(200, int(500 * SCALE)),
         num_samples=DRAWS,
         num_chains=2,
-        chain_method="sequential",
+        chain_method="vectorized",  # one compilation for both chains
         progress_bar=False,
     )
     mcmc.run(jax.random.PRNGKey(0))

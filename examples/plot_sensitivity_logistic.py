@@ -1,4 +1,4 @@
-"""
+r"""
 =================================================================
 Sensitivity sampling (Huggins et al. 2016): when it beats uniform
 =================================================================
@@ -6,9 +6,9 @@ Sensitivity sampling (Huggins et al. 2016): when it beats uniform
 Huggins, Campbell & Broderick (2016), "Coresets for scalable Bayesian logistic regression"
 (NeurIPS), sample data points with probabilities proportional to an upper bound on their
 *sensitivity* (their largest share of the log-likelihood over a ball of parameters), computed
-from a k-means clustering of the vectors ``Z_n = y_n x_n``. They compare coresets with uniform
-subsamples of the same size by the polynomial-kernel MMD between posterior draws and by the
-test log-likelihood, on data sets including ChemReact (= DS1 here).
+from a k-means clustering of the vectors :math:`Z_n = y_n x_n`. They compare coresets with
+uniform subsamples of the same size by the polynomial-kernel MMD between posterior draws and by
+the test log-likelihood, on data sets including ChemReact (= DS1 here).
 
 The bound is large for points that are far from the clusters of the other points. On an
 imbalanced data set such as DS1 (3 % positives) the rare class sits apart, gets large bounds,
@@ -131,12 +131,12 @@ for dname, filename in DATASETS.items():
 # %%
 # Results beside the paper
 # ------------------------
-# MMD^2 (polynomial kernel (0.2 + <a, b>)^3, unbiased) to the full posterior's draws: lower is
-# better; "sens/unif" below 1 means sensitivity sampling wins. On DS1 it wins by orders of
-# magnitude at M = 100 and predicts better at every size, the MMD gain fading by M = 1000; on
-# Phishing neither wins (MMD ratios near 1, test log-likelihoods within 0.01). The paper
-# shows these measures as figures only, with no numbers in the text; Phishing is not among
-# its data sets.
+# :math:`\mathrm{MMD}^2` (polynomial kernel :math:`(0.2 + \langle a, b \rangle)^3`, unbiased) to
+# the full posterior's draws: lower is better; "sens/unif" below 1 means sensitivity sampling
+# wins. On DS1 it wins by orders of magnitude at M = 100 and predicts better at every size, the
+# MMD gain fading by M = 1000; on Phishing neither wins (MMD ratios near 1, test log-likelihoods
+# within 0.01). The paper shows these measures as figures only, with no numbers in the text;
+# Phishing is not among its data sets.
 print(f"Laplace posteriors, {N_DRAWS} draws, prior N(0, {PRIOR_SCALE:g}^2 I), {N_SEEDS} seeds")
 for dname, rows in results.items():
     print(
