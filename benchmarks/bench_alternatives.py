@@ -551,7 +551,10 @@ def spawn(method, N, cfg, budget, workdir):
             res["status"] = "ok"
             res["process_seconds"] = time.perf_counter() - t
             return res
-    raise RuntimeError(f"{method} N={N} failed:\n{out.stderr[-3000:]}")
+    # recorded, not raised: a run at a large size keeps the other methods' rows
+    lines = out.stderr.strip().splitlines() or ["no output"]
+    print(out.stderr[-3000:], file=sys.stderr)
+    return {"method": method, "N": N, "status": f"failed: {lines[-1][:120]}"}
 
 
 def main(argv=None):
@@ -632,8 +635,16 @@ def main(argv=None):
                     res["accuracy"] = accuracy(draws, ref)
                     res["reaches"] = reaches(res["accuracy"], floors[N]["halves"])
                 print("  " + json.dumps(res), flush=True)
+                save(rows, args, cfg, load_start)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    text = save(rows, args, cfg, load_start)
+    print(text)
+
+
+def save(rows, args, cfg, load_start):
+    """The table of the rows so far; written with the JSON if ``--out`` (after every method,
+    so that a run stopped at a large size keeps what it measured)."""
     meta = {
         "machine": platform.platform(),
         "python": platform.python_version(),
@@ -644,12 +655,12 @@ def main(argv=None):
         "settings": cfg,
     }
     text = table(rows, meta)
-    print(text)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
         with open(args.out.removesuffix(".json") + ".txt", "w") as f:
             f.write(text + "\n")
+    return text
 
 
 def _s(x):
@@ -659,7 +670,7 @@ def _s(x):
 def table(rows, meta):
     lines = [
         f"{'N':>9} {'method':<20} {'cold s':>8} {'warm s':>8} {'mean|z|':>8} "
-        f"{'sd ratio med [min, max]':>24} {'KL fwd':>9} {'peak MB':>8}  reaches"
+        f"{'sd ratio med [min, max]':>24} {'KL fwd':>9} {'peak MB':>8} {'load':>5}  reaches"
     ]
     for r in rows:
         head = f"{r['N']:>9} {LABELS[r['method']]:<20} "
@@ -673,7 +684,7 @@ def table(rows, meta):
                 head + times + f"{format(f['halves'], '.3f'):>8} "
                 f"{'(MCSE ' + format(f['mcse'], '.3f') + ')':>24} "
                 f"{format(f['kl_halves'], '.3g'):>9} "
-                f"{r['peak_mb']:>8.0f}  reference"
+                f"{r['peak_mb']:>8.0f} {r['load_start']:>5.1f}  reference"
             )
             continue
         a = r.get("accuracy")
@@ -684,7 +695,8 @@ def table(rows, meta):
         lines.append(
             head + times + f"{a['mean_abs_z']:>8.3f} "
             f"{f'{np.median(sd):.2f} [{min(sd):.2f}, {max(sd):.2f}]':>24} "
-            f"{a['kl_forward']:>9.3g} {r['peak_mb']:>8.0f}  {'yes' if r['reaches'] else 'no'}"
+            f"{a['kl_forward']:>9.3g} {r['peak_mb']:>8.0f} {r['load_start']:>5.1f}  "
+            f"{'yes' if r['reaches'] else 'no'}"
         )
     lines.append("")
     for N in sorted({r["N"] for r in rows}):
@@ -707,7 +719,8 @@ def table(rows, meta):
     lines.append(
         "reference rows: mean |z| and KL between its two halves (the floor), the pooled draws' "
         "own expected |z| (sqrt(2/pi) MCSE/sd) in brackets; reaches: mean |z| <= 2 x the floor "
-        "and every sd ratio in [0.85, 1.15]"
+        "and every sd ratio in [0.85, 1.15]; load: the 1-minute load average when the method's "
+        "process started"
     )
     lines.append(
         f"settings: {json.dumps(meta['settings'])}; budget {meta['budget_minutes']:.0f} min; "
