@@ -337,11 +337,11 @@ def _pathfinder(X, y, prior, options):
     def plain(x):
         return -info.potential_fn(unravel(x))
 
-    # Pathfinder evaluates the ELBO of every iterate at once (vmap over maxiter x num_samples
-    # points): as one (N, points) product that is 48 GB at N = 10^6 and the defaults. The
-    # points are taken in batches of about 3 x 10^7 / N instead; the gradient (L-BFGS) is
-    # the plain one.
-    batch = max(1, 30_000_000 // len(y))
+    # Pathfinder evaluates the ELBO of every iterate at once (a vmap over the maxiter + 1
+    # iterates of a vmap over num_samples points): as one product with X that is 48 GB at
+    # N = 10^6 and the defaults. The inner points are taken in batches instead, so that the
+    # product holds about 3 x 10^7 numbers; the gradient (L-BFGS) is the plain one.
+    batch = max(1, 30_000_000 // (len(y) * (options.get("maxiter", 30) + 1)))
 
     @custom_vmap
     def batched(x):
