@@ -240,8 +240,14 @@ def run_nuts(X, y, prior, cfg):
             num_samples=cfg["draws"],
             progress_bar=False,
         )
-        _, seconds = _timed(lambda mcmc=mcmc, seed=seed: mcmc.run(jax.random.PRNGKey(seed)))
-        chains.append(_stack(mcmc.get_samples()))
+
+        def run(mcmc=mcmc, seed=seed):
+            mcmc.run(jax.random.PRNGKey(seed))
+            # NumPyro returns before the draws are computed: they are waited for here
+            return _stack(mcmc.get_samples())
+
+        draws, seconds = _timed(run)
+        chains.append(draws)
         times.append(seconds)
     settings = {"warmup": cfg["warmup"], "draws": cfg["draws"], "chains": 2}
     return np.stack(chains), times, settings
