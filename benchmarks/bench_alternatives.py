@@ -1,0 +1,743 @@
+"""Against the alternatives: the default pipeline beside full-data NUTS, HMCECS, Pathfinder,
+SVI and ADVI on synthetic logistic regression.
+
+The data are ``bench_scale``'s (D = 20 features, an intercept, chunks generated from per-chunk
+seeds; float32 X for the library, the same values in float64 for the others). Every method gets
+the same prior: the one the library computes for the full data (``prior_from_moments`` of the
+data's moments, which ``OMPCoreset().fit(X, y).prior_scale_`` is; checked in the library's
+runs), written for NumPyro and PyMC by ``skcoreset.export``. The methods:
+
+* ``nuts``: full-data NUTS (NumPyro), two chains each run in turn, the reference; at a size
+  where its projected time exceeds the budget the reference is ``mala``, the library's MALA on
+  all rows (``BayesianLogisticRegression``, 4 chains);
+* ``hmcecs``: ``numpyro.infer.HMCECS`` around NUTS with the second-order Taylor proxy at the
+  MAP (BFGS from 0, timed with it), two chains;
+* ``pathfinder``, ``pathfinder_tuned``: BlackJAX's single-path ``blackjax.vi.pathfinder`` at
+  its defaults and at the tightened L-BFGS settings of ``PATHFINDER_TUNED``;
+* ``svi_normal``, ``svi_mvn``: NumPyro SVI with ``AutoNormal`` and
+  ``AutoMultivariateNormal``, Adam with an exponentially decaying step;
+* ``advi``: PyMC's mean-field ADVI (``pm.fit`` at its defaults);
+* ``uniform``: a uniform subsample of the default coreset's size, MALA on its weighted rows;
+* ``omp``, ``qnc``: ``make_pipeline(OMPCoreset(), BayesianLogisticRegression())`` (the default
+  pipeline) and the same with ``QuasiNewtonCoreset``.
+
+Each runs in its own process, under a wall-clock budget. Times: ``cold`` is the first run in
+that process, with its compilation (the library's on an empty numba cache), ``warm`` a second
+run in the same process (SVI: the compiled optimisation loop alone, compiled ahead of time;
+ADVI: ``pm.fit`` after a one-step fit). A method whose process took, at the previous size,
+a time that scaled linearly in N exceeds the budget is not run, and this projection is
+printed instead.
+
+Accuracy against the reference (:func:`accuracy`): the mean over the parameters of |z|, the
+error of the posterior mean in reference sds; the ratios of the posterior sds to the
+reference's (median, min, max); the KL divergences between Gaussian moment fits. The
+reference's Monte Carlo floor (:func:`mc_floor`): the mean |z| that the reference's own
+Monte Carlo error gives an exact method. A method reaches the reference's accuracy when its
+mean |z| is within twice the floor and every sd ratio within 0.85-1.15.
+
+Usage (from the repository root; ``pip install -e ".[bench]"``)::
+
+    python -m benchmarks.bench_alternatives --out benchmarks/results/bench_alternatives.json
+    python -m benchmarks.bench_alternatives --quick
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from benchmarks.bench_scale import D, chunk_sizes, make_chunk, make_data
+from skcoreset.metrics import gaussian_kl, moment_fit
+
+P = D + 1  # coefficients, then the intercept (the library's layout)
+GOAL_Z = 2.0  # mean |z| within this many times the reference's floor
+GOAL_SD = (0.85, 1.15)  # every sd ratio within these
+SVI_STEPS = 10_000
+PATHFINDER_TUNED = {"maxiter": 60, "ftol": 1e-10, "gtol": 1e-10}
+HMCECS_SUBSAMPLE = 1000
+HMCECS_BLOCKS = 100
+APPROX_DRAWS = 200_000  # draws of the approximations (their Monte Carlo error is negligible)
+
+LABELS = {
+    "nuts": "full-data NUTS",
+    "mala": "full-data MALA",
+    "hmcecs": "HMCECS",
+    "pathfinder": "Pathfinder",
+    "pathfinder_tuned": "Pathfinder (tuned)",
+    "svi_normal": "SVI AutoNormal",
+    "svi_mvn": "SVI AutoMVN",
+    "advi": "PyMC ADVI",
+    "uniform": "uniform + MALA",
+    "omp": "OMP pipeline",
+    "qnc": "QNC pipeline",
+}
+REFERENCES = ("nuts", "mala")
+ALTERNATIVES = (
+    "hmcecs",
+    "pathfinder",
+    "pathfinder_tuned",
+    "svi_normal",
+    "svi_mvn",
+    "advi",
+    "uniform",
+)
+LIBRARY = ("omp", "qnc")
+
+
+# -- accuracy --------------------------------------------------------------------------------
+
+
+def accuracy(draws, reference):
+    """How close the draws' posterior is to the reference's.
+
+    Parameters
+    ----------
+    draws, reference : ndarray of shape (n_draws, P) or (n_chains, n_draws, P)
+        Posterior draws of the method and of the reference.
+
+    Returns
+    -------
+    out : dict
+        ``mean_abs_z`` (the mean over parameters of |mean - reference mean| / reference sd),
+        ``sd_ratio`` (the P ratios of the sds to the reference's), ``kl_forward``
+        (KL(reference || method)) and ``kl_reverse`` of the Gaussian moment fits.
+    """
+    mean, cov = moment_fit(draws)
+    mean0, cov0 = moment_fit(reference)
+    sd0 = np.sqrt(np.diag(cov0))
+    return {
+        "mean_abs_z": float(np.mean(np.abs(mean - mean0) / sd0)),
+        "sd_ratio": (np.sqrt(np.diag(cov)) / sd0).tolist(),
+        "kl_forward": gaussian_kl(mean0, cov0, mean, cov),
+        "kl_reverse": gaussian_kl(mean, cov, mean0, cov0),
+    }
+
+
+def mc_floor(chains):
+    """The reference's Monte Carlo floor of the mean |z|.
+
+    Parameters
+    ----------
+    chains : ndarray of shape (n_chains, n_draws, P)
+        The reference's draws, at least two chains.
+
+    Returns
+    -------
+    halves : float
+        The mean over parameters of |z| between the two halves of the chains (the first half
+        of the chains against the second, in the pooled sd): how far two runs of the
+        reference, each half as long, disagree. The floor of the goal.
+    mcse : float
+        sqrt(2 / pi) times the mean over parameters of MCSE / sd = 1 / sqrt(ESS) (bulk ESS):
+        the expected |z| of the pooled draws' own error against the exact posterior (about
+        half of ``halves``: each half's error is sqrt(2) times the pool's).
+    """
+    from skcoreset.sampler import ess_bulk
+
+    chains = np.asarray(chains, dtype=np.float64)
+    if chains.ndim != 3 or chains.shape[0] < 2:
+        raise ValueError(f"mc_floor needs (n_chains >= 2, n_draws, P) draws; got {chains.shape}.")
+    sd = chains.reshape(-1, chains.shape[-1]).std(axis=0, ddof=1)
+    half = chains.shape[0] // 2
+    diff = chains[:half].mean(axis=(0, 1)) - chains[half:].mean(axis=(0, 1))
+    mcse = np.sqrt(2 / np.pi) * np.mean(1.0 / np.sqrt(ess_bulk(chains)))
+    return float(np.mean(np.abs(diff) / sd)), float(mcse)
+
+
+def reaches(acc, floor):
+    """Whether an accuracy (:func:`accuracy`) reaches the reference's: mean |z| within
+    ``GOAL_Z`` times the floor and every sd ratio within ``GOAL_SD``."""
+    lo, hi = GOAL_SD
+    return (
+        acc["mean_abs_z"] <= GOAL_Z * floor
+        and lo <= min(acc["sd_ratio"]) <= max(acc["sd_ratio"]) <= hi
+    )
+
+
+# -- data and prior --------------------------------------------------------------------------
+
+
+def data64(N):
+    """The data with X in float64 (the same values as ``make_data``'s float32 X)."""
+    X = np.empty((N, D))
+    y = np.empty(N)
+    a = 0
+    for i, n in enumerate(chunk_sizes(N)):
+        X[a : a + n], y[a : a + n] = make_chunk(i, n)
+        a += n
+    return X, y
+
+
+def library_prior(N):
+    """The library's prior for the full data (one sd per coefficient, the intercept last),
+    from the moments of the regenerated chunks."""
+    from skcoreset.models import get_model
+    from skcoreset.models._prior import Moments, prior_from_moments
+
+    moments = Moments(D)
+    for i, n in enumerate(chunk_sizes(N)):
+        X, y = make_chunk(i, n)
+        moments.add(X, y.astype(np.float64))
+    return prior_from_moments(get_model("logistic"), moments)
+
+
+def export_model(X, y, prior):
+    """The full-data posterior as ``skcoreset.export`` writes it: (spec, NumPyro model)."""
+    from dataclasses import replace
+
+    from skcoreset.export import export_spec
+    from skcoreset.export._numpyro import build
+    from skcoreset.models import get_model
+
+    # the spec of one row, then all rows without a copy (export_spec copies X)
+    spec = export_spec(get_model("logistic", prior_scale=prior), X[:1], y[:1], np.ones(1))
+    spec = replace(spec, X=X, y=y, weight=np.ones(len(y)))
+    return spec, build(spec)
+
+
+# -- the methods (each in its own process) -------------------------------------------------
+
+
+def _jax():
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_platforms", "cpu")
+    return jax
+
+
+def _stack(samples):
+    """(..., P) draws from NumPyro's {'coef': (..., D), 'intercept': (...)}."""
+    return np.concatenate(
+        [np.asarray(samples["coef"]), np.asarray(samples["intercept"])[..., None]], axis=-1
+    )
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def run_nuts(X, y, prior, cfg):
+    jax = _jax()
+    from numpyro.infer import MCMC, NUTS
+
+    _, model = export_model(X, y, prior)
+    chains, times = [], []
+    for seed in (0, 1):
+        mcmc = MCMC(
+            NUTS(model),
+            num_warmup=cfg["warmup"],
+            num_samples=cfg["draws"],
+            progress_bar=False,
+        )
+
+        def run(mcmc=mcmc, seed=seed):
+            mcmc.run(jax.random.PRNGKey(seed))
+            # NumPyro returns before the draws are computed: they are waited for here
+            return _stack(mcmc.get_samples())
+
+        draws, seconds = _timed(run)
+        chains.append(draws)
+        times.append(seconds)
+    settings = {"warmup": cfg["warmup"], "draws": cfg["draws"], "chains": 2}
+    return np.stack(chains), times, settings
+
+
+def run_mala(X, y, prior, cfg):
+    from skcoreset import BayesianLogisticRegression
+
+    est = BayesianLogisticRegression(prior_scale=prior, random_state=0)
+    _, seconds = _timed(lambda: est.fit(X, y))
+    draws = np.concatenate([est.coef_samples_, est.intercept_samples_[..., None]], axis=-1)
+    settings = {"warmup": est.n_warmup, "draws": est.n_samples, "chains": est.n_chains}
+    return draws, [seconds], settings
+
+
+def _map_point(jax, model):
+    """The MAP of a NumPyro model (BFGS from 0 on its potential): {'coef', 'intercept'}."""
+    from jax.flatten_util import ravel_pytree
+    from jax.scipy.optimize import minimize
+    from numpyro.infer.util import initialize_model
+
+    info = initialize_model(jax.random.PRNGKey(0), model)
+    x0, unravel = ravel_pytree(info.param_info.z)
+    res = minimize(lambda x: info.potential_fn(unravel(x)), 0.0 * x0, method="BFGS")
+    return unravel(res.x)
+
+
+def run_hmcecs(X, y, prior, cfg):
+    jax = _jax()
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.infer import HMCECS, MCMC, NUTS
+
+    from skcoreset.export._numpyro import _likelihood
+
+    spec, full_model = export_model(X, y, prior)
+    Xj, yj, N = jnp.asarray(spec.X), jnp.asarray(spec.y), len(y)
+    coef_sd = jnp.asarray(spec.coef_sd)
+
+    def model():
+        # the export's model with the rows subsampled (the plate rescales the likelihood)
+        coef = numpyro.sample("coef", dist.Normal(0.0, coef_sd).to_event(1))
+        intercept = numpyro.sample("intercept", dist.Normal(0.0, spec.intercept_sd))
+        with numpyro.plate("rows", N, subsample_size=min(HMCECS_SUBSAMPLE, N)):
+            xb = numpyro.subsample(Xj, event_dim=1)
+            yb = numpyro.subsample(yj, event_dim=0)
+            numpyro.sample(
+                "y", _likelihood(dist, jnp, spec.likelihood, xb @ coef + intercept, []), obs=yb
+            )
+
+    chains, times = [], []
+    for seed in (0, 1):
+
+        def run(seed=seed):
+            ref = _map_point(jax, full_model)
+            kernel = HMCECS(
+                NUTS(model),
+                num_blocks=HMCECS_BLOCKS,
+                proxy=HMCECS.taylor_proxy(ref, degree=2),
+            )
+            mcmc = MCMC(
+                kernel, num_warmup=cfg["warmup"], num_samples=cfg["draws"], progress_bar=False
+            )
+            mcmc.run(jax.random.PRNGKey(seed))
+            return _stack(mcmc.get_samples())
+
+        draws, seconds = _timed(run)
+        chains.append(draws)
+        times.append(seconds)
+    settings = {
+        "subsample_size": min(HMCECS_SUBSAMPLE, N),
+        "num_blocks": HMCECS_BLOCKS,
+        "proxy": "taylor, degree 2, at the MAP (BFGS from 0)",
+        "warmup": cfg["warmup"],
+        "draws": cfg["draws"],
+        "chains": 2,
+    }
+    return np.stack(chains), times, settings
+
+
+def _pathfinder(X, y, prior, options):
+    jax = _jax()
+    import blackjax
+    from jax.custom_batching import custom_vmap
+    from jax.flatten_util import ravel_pytree
+    from numpyro.infer.util import initialize_model
+
+    _, model = export_model(X, y, prior)
+    info = initialize_model(jax.random.PRNGKey(0), model)
+    x0, unravel = ravel_pytree(info.param_info.z)
+
+    def plain(x):
+        return -info.potential_fn(unravel(x))
+
+    # Pathfinder evaluates the ELBO of every iterate at once (a vmap over the maxiter + 1
+    # iterates of a vmap over num_samples points): as one product with X that is 48 GB at
+    # N = 10^6 and the defaults. The inner points are taken in batches instead, so that the
+    # product holds about 3 x 10^7 numbers; the gradient (L-BFGS) is the plain one.
+    batch = max(1, 30_000_000 // (len(y) * (options.get("maxiter", 30) + 1)))
+
+    @custom_vmap
+    def batched(x):
+        return plain(x)
+
+    @batched.def_vmap
+    def _(axis_size, in_batched, points):
+        return jax.lax.map(plain, points, batch_size=batch), True
+
+    @jax.custom_vjp
+    def logdensity(x):
+        return batched(x)
+
+    def forward(x):
+        return jax.value_and_grad(plain)(x)
+
+    logdensity.defvjp(forward, lambda grad, ct: (ct * grad,))
+
+    @jax.jit
+    def fit(key):
+        state, _ = blackjax.vi.pathfinder.approximate(key, logdensity, 0.0 * x0, **options)
+        return state
+
+    # timed: the fit; its draws (and their log q) are drawn after, as the SVI guides' are
+    runs = [
+        _timed(lambda s=seed: jax.block_until_ready(fit(jax.random.PRNGKey(s)))) for seed in (0, 1)
+    ]
+    draws, _ = blackjax.vi.pathfinder.sample(jax.random.PRNGKey(2), runs[0][0], APPROX_DRAWS)
+    return np.asarray(draws), [t for _, t in runs], {"implementation": "blackjax", **options}
+
+
+def run_pathfinder(X, y, prior, cfg):
+    return _pathfinder(X, y, prior, {})
+
+
+def run_pathfinder_tuned(X, y, prior, cfg):
+    return _pathfinder(X, y, prior, dict(PATHFINDER_TUNED))
+
+
+def _svi(X, y, prior, cfg, guide_class):
+    jax = _jax()
+    import optax
+    from numpyro import optim
+    from numpyro.infer import SVI, Trace_ELBO
+
+    _, model = export_model(X, y, prior)
+    steps = cfg["svi_steps"]
+    guide = guide_class(model)
+    schedule = optax.exponential_decay(1e-2, steps, 1e-2)  # 1e-2 down to 1e-4
+    svi = SVI(model, guide, optim.Adam(schedule), Trace_ELBO())
+
+    def loop(state):
+        return jax.lax.scan(lambda s, _: svi.update(s), state, None, length=steps)
+
+    def init_and_compile(seed):
+        state = svi.init(jax.random.PRNGKey(seed))
+        return state, jax.jit(loop).lower(state).compile()
+
+    # one run: compiled ahead of time, so that the loop's own time is known without a second
+    (state, compiled), t_compile = _timed(lambda: init_and_compile(0))
+    (state, losses), t_run = _timed(lambda: jax.block_until_ready(compiled(state)))
+    params = svi.get_params(state)
+    draws = guide.sample_posterior(jax.random.PRNGKey(2), params, sample_shape=(APPROX_DRAWS,))
+    settings = {
+        "steps": steps,
+        "optimizer": "Adam, step 1e-2 decaying exponentially to 1e-4",
+        "elbo": "Trace_ELBO, 1 particle",
+        "final_loss": float(losses[-1]),
+    }
+    # cold: init, compilation and the loop; warm: the loop alone
+    return _stack(draws), [t_compile + t_run, t_run], settings
+
+
+def run_svi_normal(X, y, prior, cfg):
+    from numpyro.infer.autoguide import AutoNormal
+
+    return _svi(X, y, prior, cfg, AutoNormal)
+
+
+def run_svi_mvn(X, y, prior, cfg):
+    from numpyro.infer.autoguide import AutoMultivariateNormal
+
+    return _svi(X, y, prior, cfg, AutoMultivariateNormal)
+
+
+def run_advi(X, y, prior, cfg):
+    import pymc as pm
+    import pytensor
+
+    from skcoreset.export._pymc import build
+
+    spec, _ = export_model(X[:1], y[:1], prior)  # only the numpyro model is thrown away
+    from dataclasses import replace
+
+    with build(replace(spec, X=X, y=y, weight=np.ones(len(y)))):
+        _, t_first = _timed(lambda: pm.fit(n=1, method="advi", random_seed=0, progressbar=False))
+        # SVI's schedule: Adam's step from 1e-2 down to 1e-4, set before each step
+        n = cfg["advi_steps"]
+        step = pytensor.shared(1e-2)
+
+        def decay(approx, losses, i):
+            step.set_value(1e-2 * 1e-2 ** (i / n))
+
+        approx, t_run = _timed(
+            lambda: pm.fit(
+                n=n,
+                method="advi",
+                obj_optimizer=pm.adam(learning_rate=step),
+                callbacks=[decay],
+                random_seed=1,
+                progressbar=False,
+            )
+        )
+        post = approx.sample(APPROX_DRAWS, random_seed=2).posterior
+    draws = _stack({k: post[k].values[0] for k in ("coef", "intercept")})
+    settings = {
+        "n": cfg["advi_steps"],
+        "optimizer": "pm.adam, step 1e-2 decaying exponentially to 1e-4 (a callback)",
+    }
+    return draws, [t_first + t_run, t_run], settings
+
+
+def _library(X, y, prior, make_coreset):
+    from skcoreset import BayesianLogisticRegression
+    from skcoreset.pipeline import make_pipeline
+
+    runs = []
+    for seed in (0, 1):
+        pipe = make_pipeline(make_coreset(seed), BayesianLogisticRegression(random_state=seed))
+        _, seconds = _timed(lambda p=pipe: p.fit(X, y))
+        est = pipe[-1]
+        draws = np.concatenate([est.coef_samples_, est.intercept_samples_[..., None]], axis=-1)
+        runs.append((draws, seconds, pipe[0]))
+    core = runs[0][2]
+    settings = {
+        "coreset": type(core).__name__,
+        "size": int(core.n_points_),
+        "prior_max_rel_diff": float(np.max(np.abs(core.prior_scale_ / prior - 1))),
+        "chains": 4,
+    }
+    # the first fit's draws: a user's posterior is that of one coreset
+    return runs[0][0], [r[1] for r in runs], settings
+
+
+def run_omp(X, y, prior, cfg):
+    from skcoreset import OMPCoreset
+
+    return _library(X, y, prior, lambda seed: OMPCoreset(random_state=seed))
+
+
+def run_qnc(X, y, prior, cfg):
+    from skcoreset import QuasiNewtonCoreset
+
+    return _library(X, y, prior, lambda seed: QuasiNewtonCoreset(random_state=seed))
+
+
+def run_uniform(X, y, prior, cfg):
+    from skcoreset import UniformCoreset
+
+    M = cfg["n_points"]
+    return _library(X, y, prior, lambda seed: UniformCoreset(M, projection=None, random_state=seed))
+
+
+NUMPY_METHODS = ("mala", "omp", "qnc", "uniform")  # the library's: float32 X
+
+
+def child(args):
+    """Run one method and print its JSON (the parent collects it); the draws go to a file."""
+    cfg = json.loads(args.cfg)
+    prior = np.load(cfg["prior"])
+    load = os.getloadavg()[0]
+    if args.child in NUMPY_METHODS:
+        X, y = make_data(args.N)
+    else:
+        X, y = data64(args.N)
+    draws, times, settings = globals()[f"run_{args.child}"](X, y, prior, cfg)
+    np.save(cfg["draws_file"], draws)
+    out = {
+        "method": args.child,
+        "N": args.N,
+        "seconds_cold": times[0],
+        "seconds_warm": times[-1] if len(times) > 1 else None,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "x_mb": X.nbytes / 2**20,
+        "load_start": load,
+        "load_end": os.getloadavg()[0],
+        "settings": settings,
+    }
+    print("RESULT " + json.dumps(out))
+
+
+def spawn(method, N, cfg, budget, workdir):
+    cmd = [sys.executable, "-m", "benchmarks.bench_alternatives", "--child", method]
+    cmd += ["--N", str(N), "--cfg", json.dumps(cfg)]
+    env = dict(os.environ)
+    if method in NUMPY_METHODS:
+        # the library's first fit compiles its kernels, as a fresh install's does
+        env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="numba-", dir=workdir)
+    t = time.perf_counter()
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=budget, env=env)
+    except subprocess.TimeoutExpired:
+        return {"method": method, "N": N, "status": f"did not finish in {budget / 60:.0f} min"}
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            res = json.loads(line[len("RESULT ") :])
+            res["status"] = "ok"
+            res["process_seconds"] = time.perf_counter() - t
+            return res
+    # recorded, not raised: a run at a large size keeps the other methods' rows
+    lines = out.stderr.strip().splitlines() or ["no output"]
+    print(out.stderr[-3000:], file=sys.stderr)
+    return {"method": method, "N": N, "status": f"failed: {lines[-1][:120]}"}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000])
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        default=list(ALTERNATIVES + LIBRARY),
+        choices=list(ALTERNATIVES + LIBRARY),
+        help="the methods besides the reference (default: all)",
+    )
+    p.add_argument("--budget", type=float, default=30.0, help="minutes per method and size")
+    p.add_argument("--quick", action="store_true", help="N = 10^4, shorter runs")
+    p.add_argument("--out", help="write the results as JSON here (and a .txt table beside)")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--N", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--cfg", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        return child(args)
+    if args.quick:
+        args.sizes = [10_000]
+    cfg = {"warmup": 500, "draws": 1000, "svi_steps": SVI_STEPS, "advi_steps": 10_000}
+    if args.quick:
+        cfg.update(warmup=250, draws=500, svi_steps=2000, advi_steps=2000)
+    budget = 60 * args.budget
+    workdir = tempfile.mkdtemp(prefix="bench_alternatives-")
+    rows, floors, last = [], {}, {}  # last: method -> (N, seconds) of its latest run
+    load_start = os.getloadavg()
+    try:
+        for N in sorted(args.sizes):
+            np.save(f"{workdir}/prior.npy", library_prior(N))
+            ref = None
+            # full-data MALA: the reference where NUTS does not run, else a row that shows
+            # what the library's sampler at its default length gets on all rows
+            plan = list(REFERENCES) + [m for m in LIBRARY if m in args.methods]
+            plan += [m for m in ALTERNATIVES if m in args.methods]
+            for method in plan:
+                if method == "uniform":
+                    omp = [r for r in rows if r["N"] == N and r["method"] == "omp"]
+                    if not omp or omp[0]["status"] != "ok":
+                        continue
+                    cfg["n_points"] = omp[0]["settings"]["size"]
+                if method in last:
+                    n0, s0 = last[method]
+                    projected = s0 * N / n0
+                    if projected > budget:
+                        rows.append(
+                            {
+                                "method": method,
+                                "N": N,
+                                "status": f"not run: projected {projected / 60:.0f} min "
+                                f"(its process at N={n0}, x {N // n0})",
+                            }
+                        )
+                        print(f"{method} N={N}: {rows[-1]['status']}", flush=True)
+                        continue
+                print(f"running {method} N={N} ...", flush=True)
+                draws_file = f"{workdir}/{method}_{N}.npy"
+                run_cfg = cfg | {"prior": f"{workdir}/prior.npy", "draws_file": draws_file}
+                res = spawn(method, N, run_cfg, budget, workdir)
+                rows.append(res)
+                if res["status"] != "ok":
+                    print(f"  {res['status']}", flush=True)
+                    continue
+                last[method] = (N, res["process_seconds"])
+                draws = np.load(draws_file)
+                if ref is None and method in REFERENCES:
+                    ref = draws
+                    floors[N] = dict(zip(("halves", "mcse"), mc_floor(ref)))
+                    half = len(ref) // 2  # the KL of two halves, for scale
+                    floors[N]["kl_halves"] = gaussian_kl(
+                        *moment_fit(ref[:half]), *moment_fit(ref[half:])
+                    )
+                    res["floor"] = floors[N]
+                elif ref is not None:
+                    res["accuracy"] = accuracy(draws, ref)
+                    res["reaches"] = reaches(res["accuracy"], floors[N]["halves"])
+                print("  " + json.dumps(res), flush=True)
+                save(rows, args, cfg, load_start)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    text = save(rows, args, cfg, load_start)
+    print(text)
+
+
+def save(rows, args, cfg, load_start):
+    """The table of the rows so far; written with the JSON if ``--out`` (after every method,
+    so that a run stopped at a large size keeps what it measured)."""
+    meta = {
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average_at_start": load_start,
+        "load_average_at_end": os.getloadavg(),
+        "budget_minutes": args.budget,
+        "settings": cfg,
+    }
+    text = table(rows, meta)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+        with open(args.out.removesuffix(".json") + ".txt", "w") as f:
+            f.write(text + "\n")
+    return text
+
+
+def _s(x):
+    return "-" if x is None else f"{x:.1f}"
+
+
+def table(rows, meta):
+    lines = [
+        f"{'N':>9} {'method':<20} {'cold s':>8} {'warm s':>8} {'mean|z|':>8} "
+        f"{'sd ratio med [min, max]':>24} {'KL fwd':>9} {'peak MB':>8} {'load':>5}  reaches"
+    ]
+    for r in rows:
+        head = f"{r['N']:>9} {LABELS[r['method']]:<20} "
+        if r["status"] != "ok":
+            lines.append(head + r["status"])
+            continue
+        times = f"{_s(r['seconds_cold']):>8} {_s(r['seconds_warm']):>8} "
+        if "floor" in r:
+            f = r["floor"]
+            lines.append(
+                head + times + f"{format(f['halves'], '.3f'):>8} "
+                f"{'(MCSE ' + format(f['mcse'], '.3f') + ')':>24} "
+                f"{format(f['kl_halves'], '.3g'):>9} "
+                f"{r['peak_mb']:>8.0f} {r['load_start']:>5.1f}  reference"
+            )
+            continue
+        a = r.get("accuracy")
+        if a is None:
+            lines.append(head + times + "no reference")
+            continue
+        sd = a["sd_ratio"]
+        lines.append(
+            head + times + f"{a['mean_abs_z']:>8.3f} "
+            f"{f'{np.median(sd):.2f} [{min(sd):.2f}, {max(sd):.2f}]':>24} "
+            f"{a['kl_forward']:>9.3g} {r['peak_mb']:>8.0f} {r['load_start']:>5.1f}  "
+            f"{'yes' if r['reaches'] else 'no'}"
+        )
+    lines.append("")
+    for N in sorted({r["N"] for r in rows}):
+        at = [r for r in rows if r["N"] == N and r["status"] == "ok" and r.get("accuracy")]
+        mine = next((r for r in at if r["method"] == "omp"), None)
+        others = [r for r in at if r["method"] in ALTERNATIVES and r["reaches"]]
+        if mine is None:
+            continue
+        if not others:
+            lines.append(f"N={N}: no alternative reached the reference's accuracy")
+            continue
+        for key in ("seconds_warm", "seconds_cold"):
+            best = min(others, key=lambda r: r[key])
+            lines.append(
+                f"N={N}, {key.split('_')[1]}: the fastest alternative that reaches the "
+                f"reference's accuracy, {LABELS[best['method']]}, takes {best[key]:.1f} s, "
+                f"{best[key] / mine[key]:.1f}x the default pipeline's {mine[key]:.1f} s "
+                f"(which {'reaches' if mine['reaches'] else 'misses'} it)"
+            )
+    lines.append(
+        "reference rows: mean |z| and KL between its two halves (the floor), the pooled draws' "
+        "own expected |z| (sqrt(2/pi) MCSE/sd) in brackets; reaches: mean |z| <= 2 x the floor "
+        "and every sd ratio in [0.85, 1.15]; load: the 1-minute load average when the method's "
+        "process started"
+    )
+    lines.append(
+        f"settings: {json.dumps(meta['settings'])}; budget {meta['budget_minutes']:.0f} min; "
+        f"load average {meta['load_average_at_start'][0]:.2f} at the start, "
+        f"{meta['load_average_at_end'][0]:.2f} at the end"
+    )
+    for r in rows:
+        if r["status"] == "ok":
+            lines.append(f"  {r['N']} {r['method']}: {json.dumps(r['settings'])}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
