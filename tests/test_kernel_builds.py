@@ -101,12 +101,26 @@ def _both(kernel, *args):
     return results
 
 
-def _same(runs):
+def _same(runs, ulps=0):
+    """The two builds' results and outputs equal: bit for bit, or within ``ulps`` units in
+    the last place."""
     (ret0, args0), (ret1, args1) = runs
     ret0, ret1 = (r if isinstance(r, tuple) else (r,) for r in (ret0, ret1))
     for a, b in zip(ret0 + tuple(args0), ret1 + tuple(args1)):
-        if isinstance(a, np.ndarray) or np.isscalar(a):
+        if not (isinstance(a, np.ndarray) or np.isscalar(a)):
+            continue
+        if ulps:
+            np.testing.assert_array_max_ulp(a, b, maxulp=ulps)
+        else:
             assert np.array_equal(a, b)
+
+
+# numba 0.60 (the oldest supported) may compile the row-norm loop of the two Hilbert builds
+# differently (with and without a fused multiply-add): one of two CI runs at the floors saw
+# the row norms differ by one unit in the last place (8.9e-16), depending on what the
+# process had compiled before. The newest numba gives the same bits, which is what is
+# checked there.
+_HILBERT_ULPS = 0 if tuple(map(int, numba.__version__.split(".")[:2])) > (0, 60) else 2
 
 
 @pytest.mark.parametrize("fisher, per_draw", [(False, False), (True, True)])
@@ -145,7 +159,7 @@ def test_hilbert_passes_same_results_either_build(dtype):
     nch = HK.n_chunks(N)
     x, d, lw = rng.standard_normal((3, J))
     scale = rng.uniform(0.0, 1.0, N)
-    _same(_both(HK.norms_and_sum, V, nch))
-    _same(_both(HK.argmax_scaled_dot, V, scale, x, nch))
-    _same(_both(HK.giga_select, V, scale, d, lw, 1.3, nch))
-    _same(_both(HK.matvec, V, x, np.empty(N)))
+    _same(_both(HK.norms_and_sum, V, nch), _HILBERT_ULPS)
+    _same(_both(HK.argmax_scaled_dot, V, scale, x, nch), _HILBERT_ULPS)
+    _same(_both(HK.giga_select, V, scale, d, lw, 1.3, nch), _HILBERT_ULPS)
+    _same(_both(HK.matvec, V, x, np.empty(N)), _HILBERT_ULPS)
