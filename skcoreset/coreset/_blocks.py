@@ -52,14 +52,7 @@ def read_block(X, start, stop, *, label=None, estimator=None):
 
     ``label`` (e.g. "block 3 (rows 300000 to 399999)") prefixes error messages.
     """
-    if hasattr(X, "tocsr"):
-        part = X  # let check_array refuse the sparse matrix itself
-    elif _is_file_memmap(X):
-        part = _read_memmap_rows(X, start, stop)
-    elif hasattr(X, "iloc"):
-        part = X.iloc[start:stop]
-    else:
-        part = X[start:stop]
+    part = X if hasattr(X, "tocsr") else rows_as_read(X, start, stop)  # check_array refuses
     try:
         return check_array(
             part,
@@ -73,6 +66,16 @@ def read_block(X, start, stop, *, label=None, estimator=None):
         if label is None:
             raise
         raise ValueError(f"In {label} of X: {exc}") from None
+
+
+def rows_as_read(X, start, stop):
+    """Rows ``start:stop`` of ``X`` as they are stored (any dtype), not validated: for passes
+    over rows a first pass has validated."""
+    if _is_file_memmap(X):
+        return _read_memmap_rows(X, start, stop)
+    if hasattr(X, "iloc"):
+        return X.iloc[start:stop]
+    return X[start:stop]
 
 
 def read_rows(X, indices, *, estimator=None):
@@ -245,17 +248,24 @@ class InMemoryData:
         LaplaceApproximation, if given)."""
         from ..models import laplace_from_blocks
 
+        checked = False  # Newton reads the blocks several times: the first pass validates
+
         def blocks():
+            nonlocal checked
             bounds = block_bounds(n_rows(self.X), self.block_rows)
             for index, (start, stop) in enumerate(bounds):
-                keep = self.sample_weight[start:stop] > 0
-                where = describe_block(index, start, stop)
-                X = read_block(self.X, start, stop, label=where, estimator=self.estimator)
-                yield (
-                    model.design(X[keep]),
-                    self.y[start:stop][keep],
-                    self.sample_weight[start:stop][keep],
-                )
+                if checked:
+                    X = rows_as_read(self.X, start, stop)
+                else:
+                    where = describe_block(index, start, stop)
+                    X = read_block(self.X, start, stop, label=where, estimator=self.estimator)
+                y, w = self.y[start:stop], self.sample_weight[start:stop]
+                keep = w > 0
+                if not keep.all():
+                    X, y, w = X[keep], y[keep], w[keep]
+                # one copy of the block a pass: its float64 design (from float32 X too)
+                yield model.design(X), y, w
+            checked = True
 
         theta0 = None if start is None else start.mean
         return laplace_from_blocks(model, blocks, theta0=theta0)

@@ -76,21 +76,7 @@ class _ActiveSet:
     def remove(self, k):
         """Delete position k; restore the triangular factor with Givens rotations (O(p^2))."""
         p = self.p
-        L = self.L
-        # Rows k+1.. of L lose their row k: shift them up; the block becomes lower-Hessenberg.
-        L[k : p - 1, :p] = L[k + 1 : p, :p]
-        for i in range(k, p - 1):
-            a, c = L[i, i], L[i, i + 1]
-            r = np.hypot(a, c)
-            if r == 0.0:
-                continue
-            cs, sn = a / r, c / r
-            col_i = L[i : p - 1, i].copy()
-            col_j = L[i : p - 1, i + 1]
-            L[i : p - 1, i] = cs * col_i + sn * col_j
-            L[i : p - 1, i + 1] = -sn * col_i + cs * col_j
-        L[:p, p - 1] = 0.0
-        L[p - 1, :p] = 0.0
+        _kernels.delete_factor_row(self.L, k, p)
         for arr in (self.rows, self.b, self.w):
             arr[k : p - 1] = arr[k + 1 : p]
         del self.idx[k]
@@ -205,6 +191,11 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
         return np.zeros(N), 0, "zero_target"
     nch = _kernels.n_chunks(N)
     argmax_scaled_dot = _kernels.argmax_scaled_dot.for_size(V.size)
+    # The search streams every row each iteration and is memory-bound: a float32 copy halves
+    # the bytes it reads and so its time (measured 1.8 -> 0.9 ms a pass, 12 650 x 500). It
+    # only ranks the rows: the chosen row's correlation (the stop rule) and the weights come
+    # from the rows as given.
+    search = V if V.dtype == np.float32 else V.astype(np.float32)
     act = _ActiveSet(y, min(M, J) + 2)
     # The scale vector doubles as the "not yet selected" mask (0 = skip in the kernel).
     scale = inv_sigma.copy()
@@ -223,8 +214,8 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
             break
         if n_iter >= max_iter:
             break
-        f, corr = argmax_scaled_dot(V, scale, r, nch)
-        if f < 0 or not corr > tol * rnorm:
+        f, _ = argmax_scaled_dot(search, scale, r, nch)
+        if f < 0 or not (V[f].astype(np.float64) @ r) * inv_sigma[f] > tol * rnorm:
             reason = "converged"
             break
         n_iter += 1

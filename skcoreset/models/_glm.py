@@ -177,13 +177,13 @@ class GLM:
             ``X`` with a trailing column of ones when ``fit_intercept`` (P = D + 1), else
             ``X`` (P = D).
         """
-        X = np.asarray(X, dtype=np.float64)
         if self.fit_intercept:
+            X = np.asarray(X)  # converted by the one copy below (float32 X: no second copy)
             Xd = np.empty((X.shape[0], X.shape[1] + 1))
             Xd[:, :-1] = X
             Xd[:, -1] = 1.0
             return Xd
-        return np.ascontiguousarray(X)
+        return np.ascontiguousarray(X, dtype=np.float64)
 
     @property
     def noise(self):
