@@ -367,7 +367,7 @@ class DaskData:
 
     def laplace(self, model, start=None):
         from ..models import with_noise
-        from ..models._laplace import fit_posterior, with_extra_information
+        from ..models._laplace import LAST_STEP, fit_posterior, with_extra_information
 
         # The noise scale from a large uniform sample (fixed seed: not the fit's random
         # stream); the Newton passes then run over every chunk, from the start the in-memory
@@ -390,7 +390,7 @@ class DaskData:
             n_params = model.n_params(self.X.shape[1] + model.fit_intercept)
             theta0 = model.mean_start(np.zeros(n_params), mean)
         posterior = _DaskPosterior(self, model)
-        laplace = fit_posterior(model, posterior, theta0)
+        laplace = fit_posterior(model, posterior, theta0, last_step=LAST_STEP)
         if estimated:  # the projections draw the extra parameter too (LaplaceApproximation)
             laplace = with_extra_information(laplace, posterior.extra_information(laplace.mean))
         return laplace

@@ -125,6 +125,32 @@ def argmax_scaled_dot(V, scale, x, nchunks):
 
 
 @njit(cache=True)
+def forward_solve(L, b, p):
+    """z with ``L[:p, :p] z = b[:p]`` (L lower triangular). The active set solves thousands of
+    small systems a fit: here, without a library call's overhead each time."""
+    z = np.empty(p)
+    for i in range(p):
+        acc = b[i]
+        for k in range(i):
+            acc -= L[i, k] * z[k]
+        z[i] = acc / L[i, i]
+    return z
+
+
+@njit(cache=True)
+def cholesky_solve(L, b, p):
+    """x with ``L L^T x = b[:p]``, L the lower factor in ``L[:p, :p]``."""
+    z = forward_solve(L, b, p)
+    x = np.empty(p)
+    for i in range(p - 1, -1, -1):
+        acc = z[i]
+        for k in range(i + 1, p):
+            acc -= L[k, i] * x[k]
+        x[i] = acc / L[i, i]
+    return x
+
+
+@njit(cache=True)
 def delete_factor_row(L, k, p):
     """In place: from the lower Cholesky factor ``L[:p, :p]`` of a Gram matrix G to the factor
     of G without row and column k (in ``L[:p-1, :p-1]``; row and column p-1 zeroed).

@@ -9,7 +9,6 @@ Givens rotations when a point leaves.
 """
 
 import numpy as np
-from scipy.linalg import solve_triangular
 
 from .._progress import ProgressBar
 from . import _kernels
@@ -58,7 +57,7 @@ class _ActiveSet:
         p = self.p
         g = self.rows[:p] @ row  # the new Gram row: one product per added point
         gnn = row @ row
-        ell = solve_triangular(self.L[:p, :p], g, lower=True, check_finite=False) if p else g
+        ell = _kernels.forward_solve(self.L, g, p)
         piv2 = gnn - ell @ ell
         if not piv2 > _RANK_TOL * gnn:
             return False
@@ -83,10 +82,7 @@ class _ActiveSet:
         self.p = p - 1
 
     def solve(self):
-        p = self.p
-        L = self.L[:p, :p]
-        z = solve_triangular(L, self.b[:p], lower=True, check_finite=False)
-        return solve_triangular(L.T, z, lower=False, check_finite=False)
+        return _kernels.cholesky_solve(self.L, self.b, self.p)
 
     def residual(self):
         p = self.p

@@ -90,7 +90,7 @@ class Moments:
         dx, dy = X - self.shift[0], y - self.shift[1]
         self.w += w.sum()
         self.x += w @ dx
-        self.xx += w @ (dx * dx)
+        self.xx += w @ np.multiply(dx, dx, out=dx)  # in place: one block-sized temporary
         self.y += w @ dy
         self.yy += w @ (dy * dy)
         return self
