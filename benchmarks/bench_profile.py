@@ -175,7 +175,8 @@ def main(argv=None):
     for N in args.sizes:
         for algorithm in args.algorithms:
             records.append(run_one(N, algorithm))
-            print(f"{algorithm} at N={N}: {records[-1]['repeat fit']:.2f} s", flush=True)
+            phases = ", ".join(f"{k} {v:.2f}" for k, v in records[-1]["phases"].items())
+            print(f"{algorithm} at N={N}: {records[-1]['repeat fit']:.2f} s ({phases})", flush=True)
     text = table(records)
     print(text)
     if args.out:

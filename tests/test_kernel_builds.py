@@ -166,3 +166,18 @@ def test_hilbert_passes_same_results_either_build(dtype):
     _same(_both(HK.argmax_scaled_dot, V, scale, x, nch), _HILBERT_ULPS)
     _same(_both(HK.giga_select, V, scale, d, lw, 1.3, nch), _HILBERT_ULPS)
     _same(_both(HK.matvec, V, x, np.empty(N)), _HILBERT_ULPS)
+
+
+def test_glm_hessian_same_bits_either_build():
+    rng = np.random.default_rng(5)
+    model = get_model("poisson")
+    N, P = 5000, 4
+    X = np.ascontiguousarray(np.column_stack([rng.standard_normal((N, P - 1)), np.ones(N)]))
+    y = rng.poisson(2.0, N).astype(float)
+    theta, w = 0.3 * rng.standard_normal(P), rng.uniform(0.5, 2.0, N)
+    parts = np.zeros((2, P, P))
+    _same(_both(GK._hessian_tasks, model.family, theta, X, y, w, 1.0, N // 2, parts))
+    # and the whole, its partial sums added in order, is the Hessian (NumPy)
+    H = GK.weighted_hessian(model.family, theta, X, y, w, 1.0)
+    expected = (X * (w * np.exp(X @ theta))[:, None]).T @ X
+    np.testing.assert_allclose(H, expected, rtol=1e-12)
