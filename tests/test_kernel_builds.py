@@ -14,6 +14,7 @@ import sys
 import numba
 import numpy as np
 import pytest
+from scipy.special import gammaln
 
 from skcoreset._parallel_kernels import PARALLEL_MIN_ENTRIES, ParallelKernel
 from skcoreset.hilbert import _kernels as HK
@@ -181,3 +182,11 @@ def test_glm_hessian_same_bits_either_build():
     H = GK.weighted_hessian(model.family, theta, X, y, w, 1.0)
     expected = (X * (w * np.exp(X @ theta))[:, None]).T @ X
     np.testing.assert_allclose(H, expected, rtol=1e-12)
+    # the log-likelihood and gradient pass, likewise
+    parts = np.zeros((2, P + 1))
+    _same(_both(GK._loglik_grad_tasks, model.family, theta, X, y, w, 1.0, N // 2, parts))
+    grad = np.empty(P)
+    ll = GK.weighted_loglik_grad(model.family, theta, X, y, w, 1.0, grad)
+    mu = np.exp(X @ theta)
+    np.testing.assert_allclose(grad, X.T @ (w * (y - mu)), rtol=1e-12)
+    assert ll == pytest.approx(np.sum(w * (y * (X @ theta) - mu)) - np.sum(w * gammaln(y + 1)))

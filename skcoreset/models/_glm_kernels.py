@@ -58,6 +58,28 @@ _ROW_CHUNK = 256
 # below ~2e7 entries (40 000 rows at J = 500) the threads save less than 30 ms a pass.
 FEATURES_MIN_ENTRIES = 20_000_000
 
+# Rows from which the Newton passes' sums (gradient, Hessian) run on numba's threads (a
+# Hessian over 250 000 rows of 21 columns: 18 ms serial); their row chunks hold at least
+# _TASK_ROWS rows, at most _MAX_TASKS of them, each with a partial sum.
+_THREADED_ROWS = 100_000
+_TASK_ROWS = 2048
+_MAX_TASKS = 16
+
+
+def _row_tasks(n, shape):
+    """``(rows per task, zeroed partial sums (tasks, *shape))`` for ``n`` rows: the chunks
+    are fixed by the row count, not by the threads."""
+    n_tasks = max(1, min(n // _TASK_ROWS, _MAX_TASKS))
+    return (n + n_tasks - 1) // n_tasks, np.zeros((n_tasks, *shape))
+
+
+def _sum_in_order(parts):
+    """The sum of the partial sums, added in order: the same bits for any number of threads."""
+    total = parts[0].copy()
+    for c in range(1, parts.shape[0]):
+        total += parts[c]
+    return total
+
 
 @parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
@@ -273,30 +295,42 @@ def dloglik_curv_vector(family, eta, y, extra):
     return d, c
 
 
-@njit(cache=True, fastmath=_CONTRACT)
 def weighted_loglik_grad(family, theta, X, y, w, extra, grad):
     """Weighted log-likelihood ``sum_n w_n l_n(theta)``; its gradient is written to ``grad``.
 
-    One pass over ``X`` and no allocation: the inner loop of Newton's method, O(n D). (MALA
-    evaluates several chains at once with :func:`weighted_loglik_grad_chains`.)
+    One pass over ``X``: the inner loop of Newton's method, O(n D), in row chunks as
+    :func:`weighted_hessian` (threaded from ``_THREADED_ROWS`` rows, the same bits for any
+    number of threads). (MALA evaluates several chains at once with
+    :func:`weighted_loglik_grad_chains`.)
     """
     n, d = X.shape
-    for k in range(d):
-        grad[k] = 0.0
+    size, parts = _row_tasks(n, (d + 1,))
+    _loglik_grad_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts)
+    total = _sum_in_order(parts)
+    grad[:] = total[:d]
+    return total[d]
+
+
+@parallel_kernel(_THREADED_ROWS, fastmath=_CONTRACT)
+def _loglik_grad_tasks(family, theta, X, y, w, extra, size, parts):
+    """parts[c] += (gradient, log-likelihood) of rows c size .. (c + 1) size - 1."""
+    n, d = X.shape
     param = family.prepare(extra)
-    total = 0.0
-    for i in range(n):
-        eta = 0.0
-        for k in range(d):
-            eta += X[i, k] * theta[k]
-        wi = w[i]
-        yi = y[i]
-        lv, dv = family.terms(eta, yi, param)
-        total += wi * (lv + loglik_offset(family, yi, extra, param))
-        g = wi * dv
-        for k in range(d):
-            grad[k] += g * X[i, k]
-    return total
+    for c in prange(parts.shape[0]):
+        part = parts[c]
+        total = 0.0
+        for i in range(c * size, min(n, (c + 1) * size)):
+            eta = 0.0
+            for k in range(d):
+                eta += X[i, k] * theta[k]
+            wi = w[i]
+            yi = y[i]
+            lv, dv = family.terms(eta, yi, param)
+            total += wi * (lv + loglik_offset(family, yi, extra, param))
+            g = wi * dv
+            for k in range(d):
+                part[k] += g * X[i, k]
+        part[d] = total
 
 
 # Rows per block of :func:`weighted_loglik_grad_chains`: its (2, C, block) scratch and the block
@@ -518,37 +552,26 @@ def weighted_offset(family, y, w, extra):
     return _weighted_offset(family, y, w, family.prepare(extra))
 
 
-# Rows from which the Hessian's row chunks run on numba's threads (a pass over 250 000 rows
-# of 21 columns: 18 ms serial), and its row chunks: each task holds a (P, P) partial sum.
-_HESSIAN_MIN_ROWS = 100_000
-_HESSIAN_ROWS = 2048
-_HESSIAN_TASKS = 16
-
-
 def weighted_hessian(family, theta, X, y, w, extra):
     """``sum_n w_n curv_n x_n x_n^T``: the Hessian of the negative weighted log-likelihood.
 
     The rows go in a number of contiguous chunks fixed by their count (not by the threads),
     each summed by one task, and the partial sums are added in order: the same bits for any
-    number of threads. Threaded from ``_HESSIAN_MIN_ROWS`` rows (the Newton passes over large
+    number of threads. Threaded from ``_THREADED_ROWS`` rows (the Newton passes over large
     data); a small fit never compiles that build. A Python function, as the multinomial
     model's: numba 0.60 crashes running, from its cache, a compiled function that calls a
     parallel one (numba issue 8578).
     """
     n, d = X.shape
-    n_tasks = max(1, min(n // _HESSIAN_ROWS, _HESSIAN_TASKS))
-    size = (n + n_tasks - 1) // n_tasks
-    parts = np.zeros((n_tasks, d, d))
+    size, parts = _row_tasks(n, (d, d))
     _hessian_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts)
-    H = parts[0]
-    for c in range(1, n_tasks):
-        H += parts[c]
+    H = _sum_in_order(parts)
     upper = np.triu_indices(d, 1)
     H[upper] = H.T[upper]
     return H
 
 
-@parallel_kernel(_HESSIAN_MIN_ROWS)
+@parallel_kernel(_THREADED_ROWS)
 def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
     """parts[c] += the lower triangle of rows c size .. (c + 1) size - 1's terms, a task each."""
     n, d = X.shape
