@@ -144,3 +144,12 @@ def test_uniform_and_importance_formulas():
     counts = np.random.RandomState(4).multinomial(M, sigma / sigma.sum())
     draws = np.repeat(np.arange(N), counts)
     np.testing.assert_allclose(w, O.importance_weights(sigma, M, draws), rtol=1e-12)
+
+
+def test_omp_beyond_float32_range_matches_the_oracle():
+    # the search runs on a float32 copy of the vectors unless they exceed its range
+    rng = np.random.default_rng(11)
+    V = rng.standard_normal((300, 20)) * 1e39
+    w = hilbert.omp(V, 10)
+    wo = O.omp(V, 10)
+    np.testing.assert_allclose(w, wo, rtol=1e-9, atol=1e-9 * np.abs(wo).max())

@@ -192,6 +192,8 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
     # only ranks the rows: the chosen row's correlation (the stop rule) and the weights come
     # from the rows as given.
     search = V if V.dtype == np.float32 else V.astype(np.float32)
+    if search is not V and not np.isfinite(search).all():
+        search = V  # beyond float32's range: search the rows as given
     act = _ActiveSet(y, min(M, J) + 2)
     # The scale vector doubles as the "not yet selected" mask (0 = skip in the kernel).
     scale = inv_sigma.copy()
