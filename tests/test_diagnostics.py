@@ -98,22 +98,3 @@ def test_rank_normalize_with_ties_is_scipys_and_diagnostics_agree():
     rhat, ess = diagnostics(draws)
     np.testing.assert_array_equal(rhat, split_rhat(draws))
     np.testing.assert_array_equal(ess, ess_bulk(draws))
-
-
-@pytest.mark.parametrize("phi", [-0.6, 0.0, 0.5, 0.95])
-@pytest.mark.parametrize("n_draws", [4, 5, 9, 40, 301])
-def test_vectorised_ess_is_arviz_loops(phi, n_draws):
-    """The Geyer sequences of all parameters at once equal ArviZ's loops, one parameter at a
-    time (tests/oracles/diagnostics_oracle.py), for antithetic, independent and slowly
-    mixing chains, and chains so short that the sequences stop at once."""
-    from skcoreset.sampler._diagnostics import _ess, _split_chains
-
-    from .oracles.diagnostics_oracle import _ess_one
-
-    rng = np.random.default_rng(n_draws)
-    draws = _ar1(rng, 4, n_draws, phi, n_params=6)
-    draws[0, :, 1] += 3.0  # one chain apart
-    z = rank_normalize(_split_chains(draws))
-    const = np.zeros(6, dtype=bool)
-    expected = [_ess_one(z[:, :, p]) for p in range(6)]
-    np.testing.assert_allclose(_ess(z, const), expected, rtol=1e-12)

@@ -177,8 +177,7 @@ def _constant(draws):
 
 
 def _autocov(x):
-    """Autocovariances (biased, divided by S) of each chain along axis 1, by FFT; x is
-    (chains, draws, params): all parameters in one transform."""
+    """Autocovariances (biased, divided by S) of each chain along axis 1, by FFT."""
     S = x.shape[1]
     x = x - x.mean(axis=1, keepdims=True)
     m = scipy.fft.next_fast_len(2 * S)
@@ -186,36 +185,43 @@ def _autocov(x):
     return np.fft.irfft(f * np.conjugate(f), n=m, axis=1)[:, :S] / S
 
 
-def _geyer_tau(rho_hat):
-    """The integrated autocorrelation time of each column of ``rho_hat`` (S, P), the
-    multi-chain autocorrelation estimates, by Geyer's initial positive and initial monotone
-    sequences, as ArviZ's loops compute them, for all parameters at once.
-
-    The pairs are ``(rho_0 = 1, rho_1)``, ``(rho_2, rho_3)``, ...; their sums ``Q_j``. The
-    positive sequence keeps the pairs up to ``j_l``, the first after the first pair whose sum
-    is not positive (or the last whose loop index ``2 j - 1 < S - 3``); the monotone sequence
-    replaces each kept pair's sum by the least of the sums before it (a running minimum);
-    ``tau = -1 + 2 sum_{j < j_l} min_{i <= j} Q_i + rho_{2 j_l}``, the last term counted when
-    positive or when its pair's sum is not negative.
-    """
-    S, P = rho_hat.shape
-    n_pairs = max(1, (S - 1) // 2)  # pair 0 and the pairs j >= 1 with 2 j - 1 < S - 3
-    j = np.arange(n_pairs)
-    even = rho_hat[np.minimum(2 * j, S - 1)]
-    even[0] = 1.0
-    odd = rho_hat[np.minimum(2 * j + 1, S - 1)]
-    Q = even + odd  # (n_pairs, P)
-    # j_l: the first pair j >= 1 whose sum is not positive, else the last pair; 0 when the
-    # first pair's sum is not positive
-    stop = np.vstack([np.zeros((1, P), dtype=bool), Q[1:] <= 0])
-    j_l = np.where(stop.any(axis=0), stop.argmax(axis=0), n_pairs - 1)
-    j_l = np.where(Q[0] > 0, j_l, 0)
-    kept = np.arange(n_pairs)[:, None] < j_l
-    total = np.where(kept, np.minimum.accumulate(Q, axis=0), 0.0).sum(axis=0)
-    cols = np.arange(P)
-    last = even[j_l, cols]
-    last = np.where((last > 0) | (Q[j_l, cols] >= 0), last, 0.0)
-    return -1.0 + 2.0 * total + last
+def _ess_one(x):
+    """Multi-chain ESS of one parameter, x of shape (chains, draws) (Geyer's sequences)."""
+    C, S = x.shape
+    acov = _autocov(x)
+    mean_var = acov[:, 0].mean() * S / (S - 1.0)
+    var_plus = mean_var * (S - 1.0) / S
+    if C > 1:
+        var_plus += x.mean(axis=1).var(ddof=1)
+    rho = np.zeros(S)
+    acov_mean = acov.mean(axis=0)
+    rho_even = 1.0
+    rho[0] = rho_even
+    rho_odd = 1.0 - (mean_var - acov_mean[1]) / var_plus
+    rho[1] = rho_odd
+    # Geyer's initial positive sequence: sum pairs while they stay positive.
+    t = 1
+    while t < S - 3 and rho_even + rho_odd > 0.0:
+        rho_even = 1.0 - (mean_var - acov_mean[t + 1]) / var_plus
+        rho_odd = 1.0 - (mean_var - acov_mean[t + 2]) / var_plus
+        if rho_even + rho_odd >= 0:
+            rho[t + 1] = rho_even
+            rho[t + 2] = rho_odd
+        t += 2
+    max_t = t - 2
+    if rho_even > 0:
+        rho[max_t + 1] = rho_even
+    # Geyer's initial monotone sequence: the pair sums must not increase.
+    t = 1
+    while t <= max_t - 2:
+        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
+            rho[t + 1] = (rho[t - 1] + rho[t]) / 2.0
+            rho[t + 2] = rho[t + 1]
+        t += 2
+    n = C * S
+    tau = -1.0 + 2.0 * rho[: max_t + 1].sum() + rho[max_t + 1 : max_t + 2].sum()
+    tau = max(tau, 1.0 / np.log10(n))
+    return np.nan if np.isnan(rho).any() else n / tau
 
 
 def ess_bulk(draws):
@@ -250,16 +256,8 @@ def ess_bulk(draws):
 
 
 def _ess(z, const):
-    """Bulk ESS of each parameter from the split chains' normal scores ``z`` (C, S, P)."""
-    C, S, P = z.shape
-    acov = _autocov(z)  # (C, S, P)
-    mean_var = acov[:, 0].mean(axis=0) * S / (S - 1.0)
-    var_plus = mean_var * (S - 1.0) / S
-    if C > 1:
-        var_plus = var_plus + z.mean(axis=1).var(axis=0, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rho_hat = 1.0 - (mean_var - acov.mean(axis=0)) / var_plus
-    n = C * S
-    tau = np.maximum(_geyer_tau(rho_hat), 1.0 / np.log10(n))
-    ess = np.where(np.isnan(rho_hat).any(axis=0), np.nan, n / tau)
-    return np.where(const, float(n), ess)
+    """Bulk ESS of each parameter from the split chains' normal scores ``z``."""
+    out = np.empty(z.shape[2])
+    for p in range(z.shape[2]):
+        out[p] = z.shape[0] * z.shape[1] if const[p] else _ess_one(z[:, :, p])
+    return out
