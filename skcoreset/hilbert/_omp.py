@@ -213,11 +213,12 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
         if n_iter >= max_iter:
             break
         f, _ = argmax_scaled_dot(search, scale, r, nch)
-        if f < 0 or not (V[f].astype(np.float64) @ r) * inv_sigma[f] > tol * rnorm:
+        row = V[f].astype(np.float64) if f >= 0 else None
+        if f < 0 or not (row @ r) * inv_sigma[f] > tol * rnorm:
             reason = "converged"
             break
         n_iter += 1
-        if not act.try_add(f, V[f].astype(np.float64)):
+        if not act.try_add(f, row):
             reason = "numerical_limit"
             break
         scale[f] = 0.0

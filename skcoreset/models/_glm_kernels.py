@@ -81,6 +81,15 @@ def _sum_in_order(parts):
     return total
 
 
+def _symmetric_sum(lower_parts):
+    """The symmetric matrix whose lower triangle is the in-order sum of ``lower_parts``
+    (tasks, P, P): the Hessians' partial sums, each task filling its lower triangle."""
+    H = _sum_in_order(lower_parts)
+    upper = np.triu_indices(H.shape[0], 1)
+    H[upper] = H.T[upper]
+    return H
+
+
 @parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
 def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
@@ -565,10 +574,7 @@ def weighted_hessian(family, theta, X, y, w, extra):
     n, d = X.shape
     size, parts = _row_tasks(n, (d, d))
     _hessian_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts)
-    H = _sum_in_order(parts)
-    upper = np.triu_indices(d, 1)
-    H[upper] = H.T[upper]
-    return H
+    return _symmetric_sum(parts)
 
 
 @parallel_kernel(_THREADED_ROWS)

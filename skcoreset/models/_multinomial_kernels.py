@@ -30,7 +30,9 @@ from ._glm_kernels import (
     _CONTRACT,
     _ROW_CHUNK,
     FEATURES_MIN_ENTRIES,
+    _row_tasks,
     _set_linear_predictors,
+    _symmetric_sum,
     dot2_reassoc,
     dot4_reassoc,
     dot_reassoc,
@@ -281,12 +283,6 @@ def weighted_loglik_grad_chains(thetas, X, y, w, ll, grad):
                     g[q] += dot_reassoc(xt[q, :nb], e)
 
 
-# Rows per task of :func:`weighted_hessian` (at least), and its most tasks: each holds a
-# (P, P) partial sum.
-_HESSIAN_ROWS = 2048
-_HESSIAN_TASKS = 16
-
-
 def weighted_hessian(theta, X, w):
     """``sum_n w_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` over the K - 1 non-reference
     classes: the Hessian of the negative weighted log-likelihood at ``theta`` (P,), (P, P).
@@ -304,16 +300,9 @@ def weighted_hessian(theta, X, w):
     """
     N = X.shape[0]
     P = theta.shape[0]
-    n_tasks = max(1, min(N // _HESSIAN_ROWS, _HESSIAN_TASKS))
-    size = (N + n_tasks - 1) // n_tasks
-    parts = np.zeros((n_tasks, P, P))
+    size, parts = _row_tasks(N, (P, P))
     _hessian_tasks.for_size(N * P * P)(theta, X, w, size, parts)
-    H = parts[0]
-    for c in range(1, n_tasks):
-        H += parts[c]
-    upper = np.triu_indices(P, 1)
-    H[upper] = H.T[upper]
-    return H.copy()
+    return _symmetric_sum(parts)
 
 
 @parallel_kernel(fastmath=_CONTRACT)
