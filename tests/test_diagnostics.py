@@ -98,3 +98,53 @@ def test_rank_normalize_with_ties_is_scipys_and_diagnostics_agree():
     rhat, ess = diagnostics(draws)
     np.testing.assert_array_equal(rhat, split_rhat(draws))
     np.testing.assert_array_equal(ess, ess_bulk(draws))
+
+
+def _oracle_split_scores(draws):
+    """scipy's average ranks through ndtri, of the split chains and of |x - median|."""
+    half = draws.shape[1] // 2
+    split = np.concatenate([draws[:, :half], draws[:, draws.shape[1] - half :]], axis=0)
+    flat = split.reshape(-1, split.shape[2])
+    folded = np.abs(flat - np.median(flat, axis=0))
+
+    def scores(a):
+        ranks = scipy.stats.rankdata(a, method="average", axis=0)
+        return scipy.special.ndtri((ranks - 3.0 / 8.0) / (a.shape[0] + 0.25))
+
+    return scores(flat), scores(folded)
+
+
+@pytest.mark.parametrize("n_draws", [200, 201])
+def test_folded_scores_merge_equals_a_sort(n_draws):
+    """The folded draws' ranks, merged from the draws' one sort, equal scipy's ranks of
+    |x - median|: with repeated (rejected) draws, with draws rounded so that values on both
+    sides of the median fold onto each other, and with draws equal to the median."""
+    from skcoreset.sampler._diagnostics import _split_scores
+
+    rng = np.random.default_rng(11)
+    draws = rng.standard_normal((3, n_draws, 4))
+    draws[:, 1::2] = draws[:, :-1:2]
+    draws[..., 1] = np.round(draws[..., 1], 1)  # ties across the median: -0.3 and 0.3 around 0
+    draws[..., 2] = np.round(draws[..., 2])  # a few values, many draws at the median
+    draws[..., 3] = np.exp(draws[..., 3])
+    bulk, folded = _split_scores(draws)
+    ref_bulk, ref_folded = _oracle_split_scores(draws)
+    # (P, 2C, S // 2) against (2C * S // 2, P), the half chains in the same order
+    np.testing.assert_array_equal(bulk.reshape(4, -1).T, ref_bulk)
+    np.testing.assert_array_equal(folded.reshape(4, -1).T, ref_folded)
+
+
+def test_matches_arviz_on_tied_draws():
+    """Rejected MALA steps repeat draws; R-hat and ESS stay ArviZ's to 1e-10."""
+    az = pytest.importorskip("arviz")
+    rng = np.random.default_rng(12)
+    draws = _ar1(rng, 4, 400, 0.6, n_params=2)
+    reject = rng.random(draws.shape[:2]) < 0.4
+    for t in range(1, draws.shape[1]):
+        draws[reject[:, t], t] = draws[reject[:, t], t - 1]
+    draws[..., 1] = np.round(draws[..., 1], 1)
+    rhat, ess = diagnostics(draws)
+    for p in range(2):
+        ds = az.convert_to_dataset(draws[:, :, p])
+        assert rhat[p] == pytest.approx(float(az.rhat(ds, method="rank")["x"]), rel=1e-10)
+        assert ess[p] == pytest.approx(float(az.ess(ds, method="bulk")["x"]), rel=1e-10)

@@ -20,6 +20,8 @@ import numpy as np
 import scipy.fft
 import scipy.special
 
+from . import _diagnostics_kernels as kernels
+
 __all__ = ["diagnostics", "ess_bulk", "rank_normalize", "split_rhat"]
 
 
@@ -36,10 +38,17 @@ def _as_draws(draws):
     return draws
 
 
-def _split_chains(draws):
-    """Split each chain into two halves: (2C, S // 2, P). An odd middle draw is dropped."""
-    half = draws.shape[1] // 2
-    return np.concatenate([draws[:, :half], draws[:, draws.shape[1] - half :]], axis=0)
+def _split_columns(draws):
+    """Each chain split into two halves, each parameter's contiguous: (P, 2C, S // 2).
+
+    An odd middle draw is dropped. The first halves come first, then the second ones.
+    """
+    C, S, P = draws.shape
+    half = S // 2
+    split = np.empty((P, 2 * C, half))
+    split[:, :C] = draws[:, :half].transpose(2, 0, 1)
+    split[:, C:] = draws[:, S - half :].transpose(2, 0, 1)
+    return split
 
 
 def rank_normalize(draws):
@@ -65,47 +74,50 @@ def rank_normalize(draws):
     array([ 1.049, -1.049,  0.299, -0.299])
     """
     C, S, P = draws.shape
-    return _normal_scores(draws.reshape(C * S, P)).reshape(C, S, P)
+    columns = np.ascontiguousarray(draws.reshape(C * S, P).T)
+    return _normal_scores(columns).T.reshape(C, S, P)
 
 
-def _normal_scores(flat):
-    """Normal scores of each column's average ranks, (n, P): one sort per column.
+def _normal_scores(columns):
+    """The normal scores of the ranks of each row of ``columns`` (P, n), one sort per row."""
+    scores = np.empty_like(columns)
+    order = np.argsort(columns, axis=1)
+    kernels.normal_scores(columns, order, _score_table(columns.shape[1]), scores)
+    return scores
 
-    Ties (a MALA chain repeats its state at every rejection, some 40% of the draws) share
-    the mean of their ranks, as ``scipy.stats.rankdata(method='average')``. Average ranks
-    are multiples of 1/2, so the scores come from a table of the 2n possible values rather
-    than one ``ndtri`` per draw.
+
+def _score_table(n):
+    """The normal scores ``Phi^-1((r - 3/8) / (n + 1/4))`` of the ranks ``r = i / 2``.
+
+    Average ranks (ties share the mean of their ranks, as ``scipy.stats.rankdata(method=
+    'average')``) are multiples of 1/2, so the kernels look their scores up here rather than
+    call ``ndtri`` once per draw.
     """
-    n, P = flat.shape
-    columns = np.ascontiguousarray(flat.T)  # (P, n): each parameter's draws contiguous
-    order = np.argsort(columns, axis=1)  # any order among ties: they share their rank
-    ordered = np.take_along_axis(columns, order, axis=1)
-    starts = np.ones((P, n), dtype=bool)
-    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    first = np.flatnonzero(starts)  # where each run of equal draws begins, column by column
-    length = np.diff(np.append(first, P * n))
-    begin = first % n
-    # twice the average rank of a run of positions begin .. begin + length - 1 (0-based)
-    twice_rank = np.repeat(2 * begin + length + 1, length)
-    table = scipy.special.ndtri((np.arange(2 * n + 1) / 2.0 - 3.0 / 8.0) / (n + 0.25))
-    scores = np.empty(P * n)
-    scores[(order + (n * np.arange(P))[:, None]).ravel()] = table[twice_rank]
-    return scores.reshape(P, n).T
+    return scipy.special.ndtri((np.arange(2 * n + 1) / 2.0 - 3.0 / 8.0) / (n + 0.25))
 
 
 def _split_scores(draws):
-    """The normal scores of the split chains and of their folded draws, (2C, S // 2, P)."""
-    split = _split_chains(draws)
-    folded = np.abs(split - np.median(split.reshape(-1, split.shape[2]), axis=0))
-    return rank_normalize(split), rank_normalize(folded)
+    """The normal scores of the split chains and of their folded draws, each (P, 2C, S // 2)."""
+    split = _split_columns(draws)
+    columns = split.reshape(split.shape[0], -1)
+    bulk, folded = np.empty_like(split), np.empty_like(split)
+    order = np.argsort(columns, axis=1)
+    kernels.split_scores(
+        columns,
+        order,
+        _score_table(columns.shape[1]),
+        bulk.reshape(columns.shape),
+        folded.reshape(columns.shape),
+    )
+    return bulk, folded
 
 
-def _gelman_rubin(draws):
-    """Classic (non-split) potential scale reduction on (chains, draws, params)."""
-    S = draws.shape[1]
-    chain_mean = draws.mean(axis=1)
-    within = draws.var(axis=1, ddof=1).mean(axis=0)
-    between = S * chain_mean.var(axis=0, ddof=1)
+def _gelman_rubin(z):
+    """Classic (non-split) potential scale reduction on (params, chains, draws)."""
+    S = z.shape[2]
+    chain_mean = z.mean(axis=2)
+    within = z.var(axis=2, ddof=1).mean(axis=1)
+    between = S * chain_mean.var(axis=1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.sqrt((between / within + S - 1) / S)
 
@@ -138,8 +150,8 @@ def split_rhat(draws):
 def diagnostics(draws):
     """Rank-normalised split R-hat and bulk ESS of each parameter, sharing their ranks.
 
-    The same values as :func:`split_rhat` and :func:`ess_bulk`, for the cost of two sorts of
-    each parameter's draws (the split chains', the folded ones') instead of three.
+    The same values as :func:`split_rhat` and :func:`ess_bulk`, for the cost of one sort of
+    each parameter's draws: the folded draws' order is merged from it.
 
     Parameters
     ----------
@@ -176,52 +188,24 @@ def _constant(draws):
     return (flat.max(axis=0) - flat.min(axis=0)) < np.finfo(np.float64).resolution
 
 
-def _autocov(x):
-    """Autocovariances (biased, divided by S) of each chain along axis 1, by FFT."""
-    S = x.shape[1]
-    x = x - x.mean(axis=1, keepdims=True)
+def _mean_autocov(z):
+    """The autocovariances (biased, divided by S) along the last axis, averaged over the
+    chains (axis 1), by FFT: (P, S).
+
+    The average is taken of the power spectra, so one inverse transform per parameter serves
+    all its chains; the parameters go through in groups whose spectra take about a megabyte
+    (measured 3x faster at 50 parameters x 8 half chains x 500 draws than all at once).
+    """
+    P, C, S = z.shape
     m = scipy.fft.next_fast_len(2 * S)
-    f = np.fft.rfft(x, n=m, axis=1)
-    return np.fft.irfft(f * np.conjugate(f), n=m, axis=1)[:, :S] / S
-
-
-def _ess_one(x):
-    """Multi-chain ESS of one parameter, x of shape (chains, draws) (Geyer's sequences)."""
-    C, S = x.shape
-    acov = _autocov(x)
-    mean_var = acov[:, 0].mean() * S / (S - 1.0)
-    var_plus = mean_var * (S - 1.0) / S
-    if C > 1:
-        var_plus += x.mean(axis=1).var(ddof=1)
-    rho = np.zeros(S)
-    acov_mean = acov.mean(axis=0)
-    rho_even = 1.0
-    rho[0] = rho_even
-    rho_odd = 1.0 - (mean_var - acov_mean[1]) / var_plus
-    rho[1] = rho_odd
-    # Geyer's initial positive sequence: sum pairs while they stay positive.
-    t = 1
-    while t < S - 3 and rho_even + rho_odd > 0.0:
-        rho_even = 1.0 - (mean_var - acov_mean[t + 1]) / var_plus
-        rho_odd = 1.0 - (mean_var - acov_mean[t + 2]) / var_plus
-        if rho_even + rho_odd >= 0:
-            rho[t + 1] = rho_even
-            rho[t + 2] = rho_odd
-        t += 2
-    max_t = t - 2
-    if rho_even > 0:
-        rho[max_t + 1] = rho_even
-    # Geyer's initial monotone sequence: the pair sums must not increase.
-    t = 1
-    while t <= max_t - 2:
-        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
-            rho[t + 1] = (rho[t - 1] + rho[t]) / 2.0
-            rho[t + 2] = rho[t + 1]
-        t += 2
-    n = C * S
-    tau = -1.0 + 2.0 * rho[: max_t + 1].sum() + rho[max_t + 1 : max_t + 2].sum()
-    tau = max(tau, 1.0 / np.log10(n))
-    return np.nan if np.isnan(rho).any() else n / tau
+    out = np.empty((P, S))
+    group = max(1, 2**20 // (16 * C * (m // 2 + 1)))
+    for start in range(0, P, group):
+        part = z[start : start + group]
+        f = np.fft.rfft(part - part.mean(axis=-1, keepdims=True), n=m, axis=-1)
+        power = (f.real**2 + f.imag**2).mean(axis=1)
+        out[start : start + group] = np.fft.irfft(power, n=m, axis=-1)[:, :S] / S
+    return out
 
 
 def ess_bulk(draws):
@@ -252,12 +236,23 @@ def ess_bulk(draws):
     draws = _as_draws(draws)
     if draws.shape[1] < 4:
         raise ValueError(f"ESS needs at least 4 draws per chain, got {draws.shape[1]}.")
-    return _ess(rank_normalize(_split_chains(draws)), _constant(draws))
+    split = _split_columns(draws)
+    return _ess(
+        _normal_scores(split.reshape(split.shape[0], -1)).reshape(split.shape), _constant(draws)
+    )
 
 
 def _ess(z, const):
-    """Bulk ESS of each parameter from the split chains' normal scores ``z``."""
-    out = np.empty(z.shape[2])
-    for p in range(z.shape[2]):
-        out[p] = z.shape[0] * z.shape[1] if const[p] else _ess_one(z[:, :, p])
-    return out
+    """Bulk ESS of each parameter from the split chains' normal scores ``z`` (P, chains, S).
+
+    The multi-chain autocorrelations of Vehtari et al. (2021): each chain's autocovariances,
+    averaged over the chains and scaled by the pooled variance ``var_plus``.
+    """
+    C, S = z.shape[1:]
+    mean_var = z.var(axis=2, ddof=1).mean(axis=1)
+    var_plus = mean_var * (S - 1.0) / S
+    if C > 1:
+        var_plus += z.mean(axis=2).var(axis=1, ddof=1)
+    ess = kernels.geyer_ess(_mean_autocov(z), mean_var, var_plus, C * S)
+    ess[const] = C * S
+    return ess
