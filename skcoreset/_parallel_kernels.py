@@ -12,12 +12,36 @@ scikit-learn.
 """
 
 import numba
+import numpy as np
 from numba import njit
 
 #: Entries of the input (e.g. rows x columns) from which a kernel runs on numba's threads.
 #: Measured on 2 busy cores: a 300 x 20 pass took 7.6 ms threaded against 29 us on one thread
 #: (the barrier), and below a few million entries a pass takes about a millisecond.
 PARALLEL_MIN_ENTRIES = 4_000_000
+
+# Rows from which the passes summing over rows (Newton's gradient and Hessian, the data's
+# moments) run on numba's threads (a Hessian over 250 000 rows of 21 columns: 18 ms serial);
+# their row chunks hold at least TASK_ROWS rows, at most MAX_TASKS of them, each with a
+# partial sum.
+THREADED_ROWS = 100_000
+TASK_ROWS = 2048
+MAX_TASKS = 16
+
+
+def row_tasks(n, shape):
+    """``(rows per task, zeroed partial sums (tasks, *shape))`` for ``n`` rows: the chunks
+    are fixed by the row count, not by the threads."""
+    n_tasks = max(1, min(n // TASK_ROWS, MAX_TASKS))
+    return (n + n_tasks - 1) // n_tasks, np.zeros((n_tasks, *shape))
+
+
+def sum_in_order(parts):
+    """The sum of the partial sums, added in order: the same bits for any number of threads."""
+    total = parts[0].copy()
+    for c in range(1, parts.shape[0]):
+        total += parts[c]
+    return total
 
 
 class ParallelKernel:

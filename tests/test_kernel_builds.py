@@ -190,3 +190,34 @@ def test_glm_hessian_same_bits_either_build():
     mu = np.exp(X @ theta)
     np.testing.assert_allclose(grad, X.T @ (w * (y - mu)), rtol=1e-12)
     assert ll == pytest.approx(np.sum(w * (y * (X @ theta) - mu)) - np.sum(w * gammaln(y + 1)))
+
+
+def test_moments_same_bits_either_build_and_numpys_values():
+    """The data's moments: each build gives the same partial sums, and the means and sds
+    are NumPy's weighted ones, also for float32 X, large offsets and a zero weight (float32
+    data without the offset: at 1e6 its resolution, 1/16, exceeds that column's sd)."""
+    from skcoreset.models._prior import Moments
+    from skcoreset.models._prior_kernels import moment_tasks
+
+    rng = np.random.default_rng(6)
+    N, D = 5000, 3
+    X = rng.standard_normal((N, D)) * [1.0, 1e-3, 10.0] + [0.0, 1e6, -5.0]
+    y, w = rng.poisson(3.0, N).astype(float), rng.uniform(0.5, 2.0, N)
+    w[7] = 0.0
+    parts = np.zeros((2, 2 * D + 3))
+    _same(_both(moment_tasks, X, y, w, X[0].copy(), y[0], N // 2, parts))
+    for Xs in (X, (X - [0.0, 1e6, 0.0]).astype(np.float32)):
+        Xv = Xs.astype(float)
+        mean, sd = np.average(Xv, axis=0, weights=w), None
+        sd = np.sqrt(np.average((Xv - mean) ** 2, axis=0, weights=w))
+        y_mean = np.average(y, weights=w)
+        y_sd = np.sqrt(np.average((y - y_mean) ** 2, weights=w))
+        # in two blocks (the sums moved to the first block's shift) and in one
+        two = Moments(D).add(Xs[:1234], y[:1234], w[:1234])
+        two += Moments.of(Xs[1234:], y[1234:], w[1234:])
+        for moments in (Moments.of(Xs, y, w), two):
+            got = moments.mean_and_sd()
+            np.testing.assert_allclose(got[0], mean, rtol=1e-13, atol=1e-12 * sd.max())
+            np.testing.assert_allclose(got[1], sd, rtol=1e-9)  # 1e-3 sd about 1e6: cancellation
+            assert got[2] == pytest.approx(y_mean, rel=1e-13)
+            assert got[3] == pytest.approx(y_sd, rel=1e-12)

@@ -24,13 +24,12 @@ scikit-learn.
 import numpy as np
 from numba import njit, prange
 
-from .._parallel_kernels import parallel_kernel
+from .._parallel_kernels import parallel_kernel, row_tasks
 from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm_kernels import (
     _CONTRACT,
     _ROW_CHUNK,
     FEATURES_MIN_ENTRIES,
-    _row_tasks,
     _set_linear_predictors,
     _symmetric_sum,
     dot2_reassoc,
@@ -300,7 +299,7 @@ def weighted_hessian(theta, X, w):
     """
     N = X.shape[0]
     P = theta.shape[0]
-    size, parts = _row_tasks(N, (P, P))
+    size, parts = row_tasks(N, (P, P))
     _hessian_tasks.for_size(N * P * P)(theta, X, w, size, parts)
     return _symmetric_sum(parts)
 

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._parallel_kernels import row_tasks, sum_in_order
+from ._prior_kernels import moment_tasks
+
 #: Prior standard deviation of a coefficient, in units of s_y / sd(x_k).
 COEF_SCALE = 2.5
 #: Prior standard deviation of the intercept, in units of s_y (before the level terms).
@@ -80,19 +83,25 @@ class Moments:
 
     def add(self, X, y, sample_weight=None):
         """Add the rows of a block (returns self)."""
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
         if y.shape[0] == 0:
             return self
-        w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+        if sample_weight is None:
+            w = np.ones(y.shape[0])
+        else:
+            w = np.ascontiguousarray(sample_weight, dtype=np.float64)
         if self.shift is None:
             self.shift = (X[0].copy(), float(y[0]))
-        dx, dy = X - self.shift[0], y - self.shift[1]
-        self.w += w.sum()
-        self.x += w @ dx
-        self.xx += w @ np.multiply(dx, dx, out=dx)  # in place: one block-sized temporary
-        self.y += w @ dy
-        self.yy += w @ (dy * dy)
+        n, D = X.shape
+        size, parts = row_tasks(n, (2 * D + 3,))
+        moment_tasks.for_size(n)(X, y, w, self.shift[0], self.shift[1], size, parts)
+        total = sum_in_order(parts)
+        self.x += total[:D]
+        self.xx += total[D : 2 * D]
+        self.y += total[2 * D]
+        self.yy += total[2 * D + 1]
+        self.w += total[2 * D + 2]
         return self
 
     def __iadd__(self, other):
