@@ -10,8 +10,9 @@ preallocated buffers), with the same target, preconditioner, dual averaging and 
 and kept steps. "ratio" = NumPy seconds / numba seconds (best of ``--repeat`` runs each).
 Both consume the same random numbers, so their chains coincide up to rounding; the maximum
 difference of the draws is reported as a check. "fit ratio" = NumPy seconds / seconds of the
-Bayesian estimator's ``fit`` (what users call) with as many chains and steps. A Poisson row
-is added at M = 1000, D = 10.
+Bayesian estimator's ``fit`` (what users call) with as many chains and steps; "diag" = the
+share of that fit taken by its R-hat and ESS (``skcoreset.sampler.diagnostics`` timed again
+on the fit's draws). A Poisson row is added at M = 1000, D = 10.
 "bound" is the roofline of the comparison: every MALA step needs ``X theta'`` and ``X^T d``,
 2 M D multiply-adds per chain, so no sampler can beat the NumPy one by more than its seconds
 over those flops at the core's matrix-product peak (measured here, same thread count).
@@ -49,7 +50,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from skcoreset.linear_model import BayesianLogisticRegression, BayesianPoissonRegression
 from skcoreset.models import get_model, laplace_approximation
-from skcoreset.sampler import sample_mala
+from skcoreset.sampler import diagnostics, sample_mala
 from tests.oracles.mala_oracle import mala_chains
 
 ESTIMATORS = {"logistic": BayesianLogisticRegression, "poisson": BayesianPoissonRegression}
@@ -89,7 +90,7 @@ def bench_sampler(name, M, D, n_samples, n_warmup, n_chains, repeat):
         warnings.simplefilter("ignore")  # a convergence warning says nothing about speed
         estimator.set_params(n_samples=4, n_warmup=4).fit(X, y)  # compile (or load)
         estimator.set_params(n_samples=n_samples, n_warmup=n_warmup)
-    sec, np_sec, fit_sec = np.inf, np.inf, np.inf
+    sec, np_sec, fit_sec, diag_sec = np.inf, np.inf, np.inf, np.inf
     for _ in range(repeat):
         t = time.perf_counter()
         res = sample_mala(model, Xd, y, w, init, random_state=0, **kw)
@@ -102,6 +103,10 @@ def bench_sampler(name, M, D, n_samples, n_warmup, n_chains, repeat):
             warnings.simplefilter("ignore")
             estimator.fit(X, y)
         fit_sec = min(fit_sec, time.perf_counter() - t)
+        # the fit's R-hat and ESS, again on its draws: their share of the fit
+        t = time.perf_counter()
+        diagnostics(estimator._theta_samples)
+        diag_sec = min(diag_sec, time.perf_counter() - t)
     kept = n_chains * n_samples
     return {
         "model": name,
@@ -117,6 +122,8 @@ def bench_sampler(name, M, D, n_samples, n_warmup, n_chains, repeat):
         "ratio": np_sec / sec,
         "fit_seconds": fit_sec,
         "fit_ratio": np_sec / fit_sec,
+        "diagnostics_seconds": diag_sec,
+        "diagnostics_share": diag_sec / fit_sec,
         "accept": float(res.acceptance_rate.mean()),
         "max_draw_difference": float(np.max(np.abs(res.draws - ref[0]))),
     }
@@ -326,7 +333,7 @@ def main(argv=None):
     results["peak_gflops"] = peak
     emit(
         f"{'model':>8} {'M':>6} {'D':>3} {'numba draws/s':>13} {'NumPy draws/s':>13} "
-        f"{'ratio':>7} {'fit ratio':>9} {'bound':>7} {'numba GF/s':>10} {'acc':>5} "
+        f"{'ratio':>7} {'fit ratio':>9} {'diag':>5} {'bound':>7} {'numba GF/s':>10} {'acc':>5} "
         f"{'max |diff|':>10}"
     )
     cases = [("logistic", M, D) for D in sizes_d for M in sizes_m] + [("poisson", 1000, 10)]
@@ -337,6 +344,7 @@ def main(argv=None):
         emit(
             f"{name:>8} {M:>6} {D:>3} {r['numba_draws_per_s']:>13.0f} "
             f"{r['numpy_draws_per_s']:>13.0f} {r['ratio']:>6.1f}x {r['fit_ratio']:>8.1f}x "
+            f"{r['diagnostics_share']:>5.0%} "
             f"{r['bound']:>6.1f}x "
             f"{r['numba_gflops']:>10.1f} {r['accept']:>5.2f} {r['max_draw_difference']:>10.1e}"
         )
@@ -347,7 +355,9 @@ def main(argv=None):
         f"matrix-product peak ({peak:.1f} GFLOP/s, float64) and all else were free; "
         f"numba GF/s: the rate of those products in the numba sampler\n"
         f"fit ratio: NumPy MALA seconds / seconds of the Bayesian estimator's fit with as many "
-        f"chains and steps (what users call: its Laplace start, checks and diagnostics included)"
+        f"chains and steps (what users call: its Laplace start, checks and diagnostics included)\n"
+        f"diag: the fit's R-hat and ESS (skcoreset.sampler.diagnostics on its draws, best of "
+        f"{repeat}) as a share of the fit"
     )
     emit(header)
 

@@ -176,12 +176,21 @@ def test_glm_hessian_same_bits_either_build():
     X = np.ascontiguousarray(np.column_stack([rng.standard_normal((N, P - 1)), np.ones(N)]))
     y = rng.poisson(2.0, N).astype(float)
     theta, w = 0.3 * rng.standard_normal(P), rng.uniform(0.5, 2.0, N)
-    parts = np.zeros((2, P, P))
-    _same(_both(GK._hessian_tasks, model.family, theta, X, y, w, 1.0, N // 2, parts))
+    parts, sums = np.zeros((2, P, P)), np.zeros((2, P + 1))
+    _same(_both(GK._hessian_tasks, model.family, theta, X, y, w, 1.0, N // 2, parts, sums))
     # and the whole, its partial sums added in order, is the Hessian (NumPy)
     H = GK.weighted_hessian(model.family, theta, X, y, w, 1.0)
     expected = (X * (w * np.exp(X @ theta))[:, None]).T @ X
     np.testing.assert_allclose(H, expected, rtol=1e-12)
+    # the fused pass: the same Hessian, bit for bit, and the log-likelihood pass's values
+    grad, fused_grad = np.empty(P), np.empty(P)
+    ll = GK.weighted_loglik_grad(model.family, theta, X, y, w, 1.0, grad)
+    fused_ll, fused_H = GK.weighted_loglik_grad_hessian(
+        model.family, theta, X, y, w, 1.0, fused_grad
+    )
+    np.testing.assert_array_equal(fused_H, H)
+    np.testing.assert_allclose(fused_grad, grad, rtol=1e-12, atol=1e-12 * np.abs(grad).max())
+    assert fused_ll == pytest.approx(ll, rel=1e-13)
     # the log-likelihood and gradient pass, likewise
     parts = np.zeros((2, P + 1))
     _same(_both(GK._loglik_grad_tasks, model.family, theta, X, y, w, 1.0, N // 2, parts))

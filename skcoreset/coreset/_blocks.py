@@ -10,6 +10,9 @@ import mmap
 import numpy as np
 from sklearn.utils import check_array
 
+# The dtypes a pass that builds its own float64 design reads as stored (no float64 copy).
+_FLOATS = (np.float64, np.float32)
+
 
 def as_source(X):
     """``X`` as something whose rows can be sliced without copying the whole of it.
@@ -47,16 +50,18 @@ def block_bounds(n, block_size, start=0):
     return [(start + a, start + min(a + block_size, n)) for a in range(0, n, block_size)]
 
 
-def read_block(X, start, stop, *, label=None, estimator=None):
+def read_block(X, start, stop, *, label=None, estimator=None, dtype=np.float64):
     """Rows ``start:stop`` of ``X`` as a validated C-contiguous float64 array.
 
-    ``label`` (e.g. "block 3 (rows 300000 to 399999)") prefixes error messages.
+    ``label`` (e.g. "block 3 (rows 300000 to 399999)") prefixes error messages. ``dtype``
+    as for ``check_array``: ``(np.float64, np.float32)`` keeps float32 rows as they are, for
+    a caller that converts them itself.
     """
     part = X if hasattr(X, "tocsr") else rows_as_read(X, start, stop)  # check_array refuses
     try:
         return check_array(
             part,
-            dtype=np.float64,
+            dtype=dtype,
             order="C",
             input_name="X",
             estimator=estimator,
@@ -252,19 +257,24 @@ class InMemoryData:
 
         def blocks():
             nonlocal checked
+            design = None  # one array a pass, each block's design built in it
             bounds = block_bounds(n_rows(self.X), self.block_rows)
             for index, (start, stop) in enumerate(bounds):
                 if checked:
                     X = rows_as_read(self.X, start, stop)
                 else:
                     where = describe_block(index, start, stop)
-                    X = read_block(self.X, start, stop, label=where, estimator=self.estimator)
+                    X = read_block(
+                        self.X, start, stop, label=where, estimator=self.estimator, dtype=_FLOATS
+                    )
                 y, w = self.y[start:stop], self.sample_weight[start:stop]
                 keep = w > 0
                 if not keep.all():
                     X, y, w = X[keep], y[keep], w[keep]
-                # one copy of the block a pass: its float64 design (from float32 X too)
-                yield model.design(X), y, w
+                # one copy of the block a pass: its float64 design (from float32 X too), in
+                # the pass's array (each block is summed before the next is read)
+                design = model.design(X, out=design)
+                yield design, y, w
             checked = True
 
         theta0 = None if start is None else start.mean

@@ -230,17 +230,19 @@ def _chunk_moments(coding, X, y, s, label):
     return Moments.of(_features(Xd, coding.model), y, w)
 
 
-def _chunk_loglik(coding, X, y, s, theta, hessian, label):
-    """The log-likelihood parts of a chunk's blocks (its gradients, or Hessians), in order:
-    summed like the blocks of an in-memory fit, they give the same bits."""
+def _chunk_loglik(coding, X, y, s, theta, value, label):
+    """The log-likelihood parts of a chunk's blocks, in order: ``(ll, gradient, Hessian)``
+    of each (``value``), or its Hessian alone. Summed like the blocks of an in-memory fit,
+    they give the same bits."""
     Xd, y, w = _coded_chunk(coding, X, y, s, label)
     model = coding.model
     parts = []
     for start, stop in block_bounds(len(w), coding.block_rows):
         args = theta, Xd[start:stop], y[start:stop], w[start:stop]
-        parts.append(
-            model.weighted_loglik_hessian(*args) if hessian else model.weighted_loglik(*args)
-        )
+        if value:
+            parts.append(model.weighted_loglik_grad_hessian(*args))
+        else:
+            parts.append(model.weighted_loglik_hessian(*args))
     return parts
 
 
@@ -257,6 +259,7 @@ class _DaskPosterior:
     def __init__(self, data, model):
         self.data, self.model = data, model
         self.coding = replace(data.coding(), model=model)
+        self._hessian = (None, None)  # (theta, Hessian summed by the last evaluation)
 
     def _map(self, task, *args):
         import dask
@@ -272,20 +275,25 @@ class _DaskPosterior:
         )
 
     # The parts are added in chunk order, as the in-memory posterior adds its blocks: a fit
-    # of the same blocks gives the same bits.
+    # of the same blocks gives the same bits. As the in-memory posterior's, each evaluation
+    # also sums the Hessian at its point (Newton asks for it next unless the step is
+    # rejected): an accepted step is one pass of tasks over the chunks, not two.
     def value_and_grad(self, theta):
-        ll, grad = 0.0, 0.0
-        for parts in self._map(_chunk_loglik, theta, False):
-            for part, g in parts:
-                ll, grad = ll + part, grad + g
+        ll, grad, H = 0.0, 0.0, 0.0
+        for parts in self._map(_chunk_loglik, theta, True):
+            for part, g, h in parts:
+                ll, grad, H = ll + part, grad + g, H + h
+        self._hessian = (np.array(theta, dtype=np.float64), H)
         return self.model.add_log_prior(theta, ll, grad)
 
     def neg_hessian(self, theta):
-        H = 0.0
-        for parts in self._map(_chunk_loglik, theta, True):
-            for part in parts:
-                H = H + part
-        return self.model.add_prior_hessian(H)
+        at, H = self._hessian
+        if at is None or not np.array_equal(at, theta):
+            H = 0.0
+            for parts in self._map(_chunk_loglik, theta, False):
+                for part in parts:
+                    H = H + part
+        return self.model.add_prior_hessian(np.array(H, dtype=np.float64))
 
     def extra_information(self, theta):
         """The information on the log extra parameter at ``theta``, a pass of tasks."""

@@ -284,13 +284,20 @@ class GLMProblem:
         return self.chains.theta.copy()
 
 
+# Rows of a chunk of data_summary: its temporaries (the design, the weighted design, the
+# projected rows; some 5 MB at 20 columns) stay in cache and are reused from the heap, where
+# a node's whole rows (266 000 of them in a 10^7-row fit) made 45 MB arrays that the system
+# maps afresh, page by page, for each (measured 2.7 s of 13 s at 10^7 rows).
+_SUMMARY_ROWS = 32_768
+
+
 def data_summary(laplace, node):
     """``(summary, spread)`` of a node's rows.
 
     ``summary = [W, n, G, H.ravel()]``: the total weight, the row count, and the weighted sums
     of the log-likelihood's gradient and curvature at the Laplace mean (:class:`Taylor`);
     sums, so that the summaries of blocks add up to that of their union. ``spread``: each
-    row's :func:`row_spread`, from the same derivatives.
+    row's :func:`row_spread`, from the same derivatives. Computed in chunks of rows.
     """
     model = laplace.model
     if model.family is None:  # a model of draws: its own sums, each row's gradient's spread
@@ -299,11 +306,19 @@ def data_summary(laplace, node):
         H = model.weighted_loglik_hessian(laplace.mean, Xd, node.y, node.weights)
         summary = np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
         return summary, row_spread(laplace, node.X, node.y)
-    Xd, d, c = _taylor_terms(laplace, node.X, node.y)
-    G = Xd.T @ (node.weights * d)
-    H = Xd.T @ (Xd * (node.weights * c)[:, None])
+    P = laplace.mean.shape[0]
+    G, H, spread = np.zeros(P), np.zeros((P, P)), np.empty(len(node))
+    design = None
+    for a in range(0, len(node), _SUMMARY_ROWS):
+        rows = slice(a, a + _SUMMARY_ROWS)
+        design = Xd = model.design(node.X[rows], out=design)
+        d, c = model.loglik_derivatives(Xd @ laplace.mean, node.y[rows])
+        w = node.weights[rows]
+        G += Xd.T @ (w * d)
+        H += Xd.T @ (Xd * (w * c)[:, None])
+        spread[rows] = _spread(laplace, Xd, d, c)
     summary = np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
-    return summary, _spread(laplace, Xd, d, c)
+    return summary, spread
 
 
 def row_spread(laplace, X, y):

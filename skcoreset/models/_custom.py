@@ -138,7 +138,8 @@ class CustomModel(GeneralModel):
     def n_params(self, n_columns):
         return int(self.n_parameters)
 
-    def design(self, X):
+    def design(self, X, out=None):
+        # the rows as they are: no copy of float64 rows to save (``out`` is for GLMs' designs)
         return np.ascontiguousarray(X, dtype=np.float64)
 
     def encode_targets(self, y):

@@ -154,6 +154,11 @@ class GeneralModel(GLM):
         ll, grad = self.weighted_loglik_chains(theta, Xd, y, w)
         return float(ll[0]), grad[0]
 
+    def weighted_loglik_grad_hessian(self, theta, Xd, y, w):
+        # no single pass gives both here: the two, each as this model computes it
+        ll, grad = self.weighted_loglik(theta, Xd, y, w)
+        return ll, grad, self.weighted_loglik_hessian(theta, Xd, y, w)
+
     def weighted_loglik_hessian(self, theta, Xd, y, w):
         # central differences of the weighted gradient (all 2P points in one call of
         # grad_draws), symmetrised

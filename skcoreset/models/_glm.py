@@ -163,27 +163,35 @@ class GLM:
         """
         raise NotImplementedError
 
-    def design(self, X):
+    def design(self, X, out=None):
         """Build the C-contiguous float64 design matrix (a trailing column of ones if needed).
 
         Parameters
         ----------
         X : array-like of shape (N, D)
             Features.
+        out : ndarray of shape (N', P), default=None
+            Where to build it when it fits (N' >= N, float64, C-contiguous): a pass over
+            blocks reuses one array, rather than mapping fresh memory for each block (arrays
+            above 32 MB come from the system each time, page by page).
 
         Returns
         -------
         Xd : ndarray of shape (N, P)
             ``X`` with a trailing column of ones when ``fit_intercept`` (P = D + 1), else
-            ``X`` (P = D).
+            ``X`` (P = D; ``X`` itself when it is C-contiguous float64). Rows of ``out`` when
+            given and large enough.
         """
+        X = np.asarray(X)  # converted by the one copy below (float32 X: no second copy)
+        if not self.fit_intercept and X.dtype == np.float64 and X.flags.c_contiguous:
+            return X
+        n, P = X.shape[0], X.shape[1] + int(self.fit_intercept)
+        fits = out is not None and out.shape[0] >= n and out.shape[1] == P
+        Xd = out[:n] if fits else np.empty((n, P))
+        Xd[:, : X.shape[1]] = X
         if self.fit_intercept:
-            X = np.asarray(X)  # converted by the one copy below (float32 X: no second copy)
-            Xd = np.empty((X.shape[0], X.shape[1] + 1))
-            Xd[:, :-1] = X
             Xd[:, -1] = 1.0
-            return Xd
-        return np.ascontiguousarray(X, dtype=np.float64)
+        return Xd
 
     @property
     def noise(self):
@@ -549,6 +557,24 @@ class GLM:
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         return K.weighted_hessian(self.family, theta, Xd, y, w, self.extra)
+
+    def weighted_loglik_grad_hessian(self, theta, Xd, y, w):
+        """:meth:`weighted_loglik` and :meth:`weighted_loglik_hessian` at one ``theta``, in
+        one pass over the rows: what a Newton step over blocks of large data needs.
+
+        Returns
+        -------
+        ll : float
+            The weighted log-likelihood.
+        grad : ndarray of shape (P,)
+            Its gradient.
+        H : ndarray of shape (P, P)
+            The Hessian of the negative weighted log-likelihood.
+        """
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        grad = np.empty_like(theta)
+        ll, H = K.weighted_loglik_grad_hessian(self.family, theta, Xd, y, w, self.extra, grad)
+        return ll, grad, H
 
     def log_posterior(self, theta, Xd, y, w):
         """Compute the unnormalised weighted log posterior and its gradient.

@@ -146,7 +146,8 @@ class _Posterior:
     One block for data in memory; many for a streaming fit, where each evaluation is one
     pass over the blocks. With ``fused``, each pass also evaluates the Hessian at the same
     point (Newton asks for it next unless the step is rejected), so that an accepted Newton
-    step costs one pass over the data rather than two.
+    step costs one pass over the data rather than two (for a GLM, one kernel's pass over
+    each block: :meth:`~skcoreset.models.GLM.weighted_loglik_grad_hessian`).
     """
 
     def __init__(self, model, blocks, fused=False):
@@ -158,10 +159,12 @@ class _Posterior:
     def value_and_grad(self, theta):
         ll, grad, H = 0.0, 0.0, 0.0
         for Xd, y, w in self.blocks():
-            part, g = self.model.weighted_loglik(theta, Xd, y, w)
-            ll, grad = ll + part, grad + g
             if self.fused:
-                H = H + self.model.weighted_loglik_hessian(theta, Xd, y, w)
+                part, g, h = self.model.weighted_loglik_grad_hessian(theta, Xd, y, w)
+                H = H + h
+            else:
+                part, g = self.model.weighted_loglik(theta, Xd, y, w)
+            ll, grad = ll + part, grad + g
         if self.fused:
             self._hessian = (np.array(theta, dtype=np.float64), H)
         return self.model.add_log_prior(theta, ll, grad)
