@@ -177,7 +177,9 @@ def test_glm_hessian_same_bits_either_build():
     y = rng.poisson(2.0, N).astype(float)
     theta, w = 0.3 * rng.standard_normal(P), rng.uniform(0.5, 2.0, N)
     parts, sums = np.zeros((2, P, P)), np.zeros((2, P + 1))
-    _same(_both(GK._hessian_tasks, model.family, theta, X, y, w, 1.0, N // 2, parts, sums))
+    _same(_both(GK._hessian_tasks, model.family, theta, X, y, w, 1.0, N // 2, parts))
+    args = model.family, theta, X, y, w, 1.0, N // 2, parts, sums
+    _same(_both(GK._loglik_grad_hessian_tasks, *args))
     # and the whole, its partial sums added in order, is the Hessian (NumPy)
     H = GK.weighted_hessian(model.family, theta, X, y, w, 1.0)
     expected = (X * (w * np.exp(X @ theta))[:, None]).T @ X
@@ -230,3 +232,29 @@ def test_moments_same_bits_either_build_and_numpys_values():
             np.testing.assert_allclose(got[1], sd, rtol=1e-9)  # 1e-3 sd about 1e6: cancellation
             assert got[2] == pytest.approx(y_mean, rel=1e-13)
             assert got[3] == pytest.approx(y_sd, rel=1e-12)
+
+
+def test_glm_fuses_the_newton_pass_from_fused_min_rows():
+    """Below FUSED_MIN_ROWS rows a GLM evaluates a block in two passes, from it in one:
+    the same values either way, to rounding."""
+    rng = np.random.default_rng(7)
+    model = get_model("logistic")
+    N = GK.FUSED_MIN_ROWS
+    Xd = model.design(rng.standard_normal((N, 3)))
+    y = (rng.random(N) < 0.4).astype(float)
+    theta, w = 0.2 * rng.standard_normal(4), rng.uniform(0.5, 2.0, N)
+    fused = model.weighted_loglik_grad_hessian(theta, Xd, y, w)
+    small = [
+        model.weighted_loglik_grad_hessian(
+            theta, Xd[a : a + N // 2], y[a : a + N // 2], w[a : a + N // 2]
+        )
+        for a in (0, N // 2)
+    ]
+    two_pass = [sum(part) for part in zip(*small)]  # each half below the threshold
+    ll, grad = model.weighted_loglik(theta, Xd, y, w)
+    assert fused[0] == pytest.approx(ll, rel=1e-12) == two_pass[0]
+    np.testing.assert_allclose(fused[1], grad, rtol=1e-10)
+    np.testing.assert_allclose(two_pass[1], grad, rtol=1e-10)
+    H = model.weighted_loglik_hessian(theta, Xd, y, w)
+    np.testing.assert_array_equal(fused[2], H)
+    np.testing.assert_allclose(two_pass[2], H, rtol=1e-12)

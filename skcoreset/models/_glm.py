@@ -559,8 +559,21 @@ class GLM:
         return K.weighted_hessian(self.family, theta, Xd, y, w, self.extra)
 
     def weighted_loglik_grad_hessian(self, theta, Xd, y, w):
-        """:meth:`weighted_loglik` and :meth:`weighted_loglik_hessian` at one ``theta``, in
-        one pass over the rows: what a Newton step over blocks of large data needs.
+        """Compute :meth:`weighted_loglik` and :meth:`weighted_loglik_hessian` together.
+
+        From 100 000 rows on, in one pass over the rows: what a Newton step over
+        blocks of large data needs.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            Parameters (coefficients, intercept last).
+        Xd : ndarray of shape (N, P)
+            Design matrix (from :meth:`design`).
+        y : ndarray of shape (N,)
+            Targets coded by :meth:`encode_targets`.
+        w : ndarray of shape (N,)
+            Non-negative weights of the rows.
 
         Returns
         -------
@@ -571,6 +584,9 @@ class GLM:
         H : ndarray of shape (P, P)
             The Hessian of the negative weighted log-likelihood.
         """
+        if Xd.shape[0] < K.FUSED_MIN_ROWS:  # a small block: two passes, two lean kernels
+            ll, grad = self.weighted_loglik(theta, Xd, y, w)
+            return ll, grad, self.weighted_loglik_hessian(theta, Xd, y, w)
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
         ll, H = K.weighted_loglik_grad_hessian(self.family, theta, Xd, y, w, self.extra, grad)

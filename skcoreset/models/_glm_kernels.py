@@ -551,8 +551,14 @@ def weighted_hessian(family, theta, X, y, w, extra):
     """
     n, d = X.shape
     size, parts = row_tasks(n, (d, d))
-    _hessian_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts, _NO_SUMS)
+    _hessian_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts)
     return _symmetric_sum(parts)
+
+
+#: Rows from which a GLM evaluates the log-likelihood, gradient and Hessian of a block in one
+#: pass (:func:`weighted_loglik_grad_hessian`). Its kernel takes 4.7 s to compile, against
+#: 1.9 s for the Hessian's alone, and saves only a read of the block: below this, two passes.
+FUSED_MIN_ROWS = THREADED_ROWS
 
 
 def weighted_loglik_grad_hessian(family, theta, X, y, w, extra, grad):
@@ -560,42 +566,80 @@ def weighted_loglik_grad_hessian(family, theta, X, y, w, extra, grad):
 
     Returns ``(ll, H)`` and writes the gradient to ``grad``: what each Newton evaluation over
     blocks of large data asks for, for one read of each block rather than two. The sums go
-    in the same row chunks (the same bits for any number of threads), but in another order
-    than :func:`weighted_loglik_grad`'s: they agree to rounding.
+    in the same row chunks (the same bits for any number of threads); the Hessian's are
+    :func:`weighted_hessian`'s bits, the others agree with :func:`weighted_loglik_grad`'s
+    to rounding.
     """
     n, d = X.shape
     size, parts = row_tasks(n, (d, d))
     sums = np.zeros((parts.shape[0], d + 1))
-    _hessian_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts, sums)
+    _loglik_grad_hessian_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts, sums)
     total = sum_in_order(sums)
     grad[:] = total[:d]
     return total[d], _symmetric_sum(parts)
 
 
-# The Hessian pass's ``sums`` when it sums the Hessian alone (the same array type as the
-# fused pass's, so that numba compiles the kernel once).
-_NO_SUMS = np.zeros((1, 0))
-
 # Rows per group of the Hessian's sums: each group's columns are copied into (D, rows) buffers
-# (about 3 x 21 x 64 x 8 bytes, in L1), whose dot products vectorise over the rows.
+# (about 2 x 21 x 64 x 8 bytes, in L1), whose dot products vectorise over the rows.
 _HESSIAN_ROWS = 64
 
 
+@njit(cache=True, inline="always")
+def _add_group_products(H, cols, weighted, m):
+    """``H[a, b] += weighted[a, :m] . cols[b, :m]`` for b <= a, four ``b`` at a time.
+
+    Accumulating row by row instead loads and stores the whole triangle for every row: 2.1x
+    slower at 21 columns.
+    """
+    for a in range(H.shape[0]):
+        wa = weighted[a, :m]
+        b = 0
+        while b + 3 <= a:
+            s0, s1, s2, s3 = dot4_reassoc(
+                cols[b, :m], cols[b + 1, :m], cols[b + 2, :m], cols[b + 3, :m], wa
+            )
+            H[a, b] += s0
+            H[a, b + 1] += s1
+            H[a, b + 2] += s2
+            H[a, b + 3] += s3
+            b += 4
+        while b <= a:
+            H[a, b] += dot_reassoc(cols[b, :m], wa)
+            b += 1
+
+
 @parallel_kernel(THREADED_ROWS)
-def _hessian_tasks(family, theta, X, y, w, extra, size, parts, sums):
-    """parts[c] += the lower triangle of rows c size .. (c + 1) size - 1's terms, a task each;
-    and, when ``sums`` has D + 1 columns (not 0), sums[c] += their (gradient, log-likelihood).
+def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
+    """parts[c] += the lower triangle of rows c size .. (c + 1) size - 1's terms, a task each.
 
     The rows go in groups of ``_HESSIAN_ROWS``: a group's columns ``x_a`` and weighted columns
-    ``curv w x_a`` are laid out contiguously, and ``H[a, b]`` gains their dot product, four
-    ``b`` at a time. Accumulating row by row instead loads and stores the whole triangle for
-    every row: 2.1x slower at 21 columns.
+    ``curv w x_a`` are laid out contiguously for :func:`_add_group_products`.
     """
     n, d = X.shape
-    with_grad = sums.shape[1] > 0
+    for c in prange(parts.shape[0]):
+        cols = np.empty((d, _HESSIAN_ROWS))
+        weighted = np.empty((d, _HESSIAN_ROWS))
+        end = min(n, (c + 1) * size)
+        for i0 in range(c * size, end, _HESSIAN_ROWS):
+            m = min(_HESSIAN_ROWS, end - i0)
+            for r in range(m):
+                i = i0 + r
+                eta = 0.0
+                for k in range(d):
+                    eta += X[i, k] * theta[k]
+                ci = w[i] * curv(family, eta, y[i], extra)
+                for k in range(d):
+                    cols[k, r] = X[i, k]
+                    weighted[k, r] = ci * X[i, k]
+            _add_group_products(parts[c], cols, weighted, m)
+
+
+@parallel_kernel(THREADED_ROWS)
+def _loglik_grad_hessian_tasks(family, theta, X, y, w, extra, size, parts, sums):
+    """:func:`_hessian_tasks`, and sums[c] += the rows' (gradient, log-likelihood)."""
+    n, d = X.shape
     param = family.prepare(extra)
     for c in prange(parts.shape[0]):
-        H = parts[c]
         cols = np.empty((d, _HESSIAN_ROWS))
         weighted = np.empty((d, _HESSIAN_ROWS))
         slopes = np.empty(_HESSIAN_ROWS)
@@ -609,30 +653,14 @@ def _hessian_tasks(family, theta, X, y, w, extra, size, parts, sums):
                 for k in range(d):
                     eta += X[i, k] * theta[k]
                 wi = w[i]
+                lv, dv = family.terms(eta, y[i], param)
+                total += wi * (lv + loglik_offset(family, y[i], extra, param))
+                slopes[r] = wi * dv
                 ci = wi * curv(family, eta, y[i], extra)
-                if with_grad:
-                    lv, dv = family.terms(eta, y[i], param)
-                    total += wi * (lv + loglik_offset(family, y[i], extra, param))
-                    slopes[r] = wi * dv
                 for k in range(d):
                     cols[k, r] = X[i, k]
                     weighted[k, r] = ci * X[i, k]
+            _add_group_products(parts[c], cols, weighted, m)
             for a in range(d):
-                wa = weighted[a, :m]
-                b = 0
-                while b + 3 <= a:
-                    s0, s1, s2, s3 = dot4_reassoc(
-                        cols[b, :m], cols[b + 1, :m], cols[b + 2, :m], cols[b + 3, :m], wa
-                    )
-                    H[a, b] += s0
-                    H[a, b + 1] += s1
-                    H[a, b + 2] += s2
-                    H[a, b + 3] += s3
-                    b += 4
-                while b <= a:
-                    H[a, b] += dot_reassoc(cols[b, :m], wa)
-                    b += 1
-                if with_grad:
-                    sums[c, a] += dot_reassoc(cols[a, :m], slopes[:m])
-        if with_grad:
-            sums[c, d] = total
+                sums[c, a] += dot_reassoc(cols[a, :m], slopes[:m])
+        sums[c, d] = total
