@@ -585,6 +585,24 @@ _HESSIAN_ROWS = 64
 
 
 @njit(cache=True, inline="always")
+def _row_dot(X, i, theta):
+    """``X[i] . theta``, in index order."""
+    eta = 0.0
+    for k in range(X.shape[1]):
+        eta += X[i, k] * theta[k]
+    return eta
+
+
+@njit(cache=True, inline="always")
+def _set_group_row(cols, weighted, r, X, i, scale):
+    """Row ``i`` of ``X`` into column ``r`` of a group: ``cols[:, r] = x_i`` and
+    ``weighted[:, r] = scale x_i``."""
+    for k in range(X.shape[1]):
+        cols[k, r] = X[i, k]
+        weighted[k, r] = scale * X[i, k]
+
+
+@njit(cache=True, inline="always")
 def _add_group_products(H, cols, weighted, m):
     """``H[a, b] += weighted[a, :m] . cols[b, :m]`` for b <= a, four ``b`` at a time.
 
@@ -624,13 +642,8 @@ def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
             m = min(_HESSIAN_ROWS, end - i0)
             for r in range(m):
                 i = i0 + r
-                eta = 0.0
-                for k in range(d):
-                    eta += X[i, k] * theta[k]
-                ci = w[i] * curv(family, eta, y[i], extra)
-                for k in range(d):
-                    cols[k, r] = X[i, k]
-                    weighted[k, r] = ci * X[i, k]
+                eta = _row_dot(X, i, theta)
+                _set_group_row(cols, weighted, r, X, i, w[i] * curv(family, eta, y[i], extra))
             _add_group_products(parts[c], cols, weighted, m)
 
 
@@ -649,17 +662,12 @@ def _loglik_grad_hessian_tasks(family, theta, X, y, w, extra, size, parts, sums)
             m = min(_HESSIAN_ROWS, end - i0)
             for r in range(m):
                 i = i0 + r
-                eta = 0.0
-                for k in range(d):
-                    eta += X[i, k] * theta[k]
+                eta = _row_dot(X, i, theta)
                 wi = w[i]
                 lv, dv = family.terms(eta, y[i], param)
                 total += wi * (lv + loglik_offset(family, y[i], extra, param))
                 slopes[r] = wi * dv
-                ci = wi * curv(family, eta, y[i], extra)
-                for k in range(d):
-                    cols[k, r] = X[i, k]
-                    weighted[k, r] = ci * X[i, k]
+                _set_group_row(cols, weighted, r, X, i, wi * curv(family, eta, y[i], extra))
             _add_group_products(parts[c], cols, weighted, m)
             for a in range(d):
                 sums[c, a] += dot_reassoc(cols[a, :m], slopes[:m])
