@@ -11,7 +11,8 @@ runs), written for NumPyro and PyMC by ``skcoreset.export``. The methods:
   where its projected time exceeds the budget the reference is ``mala``, the library's MALA on
   all rows (``BayesianLogisticRegression``, 4 chains);
 * ``hmcecs``: ``numpyro.infer.HMCECS`` around NUTS with the second-order Taylor proxy at the
-  MAP (BFGS from 0, timed with it), two chains;
+  MAP (BFGS from 0, timed with it), two chains, subsamples of ``--hmcecs-subsample`` rows
+  (1000 by default);
 * ``pathfinder``, ``pathfinder_tuned``: BlackJAX's single-path ``blackjax.vi.pathfinder`` at
   its defaults and at the tightened L-BFGS settings of ``PATHFINDER_TUNED``;
 * ``svi_normal``, ``svi_mvn``: NumPyro SVI with ``AutoNormal`` and
@@ -287,12 +288,13 @@ def run_hmcecs(X, y, prior, cfg):
     spec, full_model = export_model(X, y, prior)
     Xj, yj, N = jnp.asarray(spec.X), jnp.asarray(spec.y), len(y)
     coef_sd = jnp.asarray(spec.coef_sd)
+    subsample = min(cfg.get("hmcecs_subsample", HMCECS_SUBSAMPLE), N)
 
     def model():
         # the export's model with the rows subsampled (the plate rescales the likelihood)
         coef = numpyro.sample("coef", dist.Normal(0.0, coef_sd).to_event(1))
         intercept = numpyro.sample("intercept", dist.Normal(0.0, spec.intercept_sd))
-        with numpyro.plate("rows", N, subsample_size=min(HMCECS_SUBSAMPLE, N)):
+        with numpyro.plate("rows", N, subsample_size=subsample):
             xb = numpyro.subsample(Xj, event_dim=1)
             yb = numpyro.subsample(yj, event_dim=0)
             numpyro.sample(
@@ -319,7 +321,7 @@ def run_hmcecs(X, y, prior, cfg):
         chains.append(draws)
         times.append(seconds)
     settings = {
-        "subsample_size": min(HMCECS_SUBSAMPLE, N),
+        "subsample_size": subsample,
         "num_blocks": HMCECS_BLOCKS,
         "proxy": "taylor, degree 2, at the MAP (BFGS from 0)",
         "warmup": cfg["warmup"],
@@ -574,6 +576,12 @@ def main(argv=None):
         help="the methods besides the reference (default: all)",
     )
     p.add_argument("--budget", type=float, default=30.0, help="minutes per method and size")
+    p.add_argument(
+        "--hmcecs-subsample",
+        type=int,
+        default=HMCECS_SUBSAMPLE,
+        help=f"rows of each HMCECS subsample (default {HMCECS_SUBSAMPLE})",
+    )
     p.add_argument("--quick", action="store_true", help="N = 10^4, shorter runs")
     p.add_argument("--out", help="write the results as JSON here (and a .txt table beside)")
     p.add_argument("--child", help=argparse.SUPPRESS)
@@ -585,6 +593,7 @@ def main(argv=None):
     if args.quick:
         args.sizes = [10_000]
     cfg = {"warmup": 500, "draws": 1000, "svi_steps": SVI_STEPS, "advi_steps": 10_000}
+    cfg["hmcecs_subsample"] = args.hmcecs_subsample
     if args.quick:
         cfg.update(warmup=250, draws=500, svi_steps=2000, advi_steps=2000)
     budget = 60 * args.budget
