@@ -16,6 +16,7 @@ from sklearn.utils.validation import validate_data
 
 from .._sklearn_compat import _check_sample_weight
 from ..models import GLM, model_from_targets
+from ..models._laplace import _Posterior
 from ._blocks import block_bounds, read_block, validate_rows
 from ._construction import Construction
 from ._merge_reduce import FINAL, reduce_pairwise
@@ -252,14 +253,18 @@ def _chunk_extra_information(coding, X, y, s, theta, label):
     return coding.model.log_extra_information(Xd @ theta, y, w)
 
 
-class _DaskPosterior:
+class _DaskPosterior(_Posterior):
     """The weighted log posterior of all rows, each evaluation a pass of tasks over the
-    chunks (the interface of ``models._laplace._Posterior``)."""
+    chunks: ``models._laplace._Posterior`` (fused) with the chunks' parts from the workers.
+
+    The parts are added in chunk order, as the in-memory posterior adds its blocks: a fit of
+    the same blocks gives the same bits.
+    """
 
     def __init__(self, data, model):
-        self.data, self.model = data, model
+        super().__init__(model, blocks=None, fused=True)
+        self.data = data
         self.coding = replace(data.coding(), model=model)
-        self._hessian = (None, None)  # (theta, Hessian summed by the last evaluation)
 
     def _map(self, task, *args):
         import dask
@@ -274,26 +279,9 @@ class _DaskPosterior:
             ]
         )
 
-    # The parts are added in chunk order, as the in-memory posterior adds its blocks: a fit
-    # of the same blocks gives the same bits. As the in-memory posterior's, each evaluation
-    # also sums the Hessian at its point (Newton asks for it next unless the step is
-    # rejected): an accepted step is one pass of tasks over the chunks, not two.
-    def value_and_grad(self, theta):
-        ll, grad, H = 0.0, 0.0, 0.0
-        for parts in self._map(_chunk_loglik, theta, True):
-            for part, g, h in parts:
-                ll, grad, H = ll + part, grad + g, H + h
-        self._hessian = (np.array(theta, dtype=np.float64), H)
-        return self.model.add_log_prior(theta, ll, grad)
-
-    def neg_hessian(self, theta):
-        at, H = self._hessian
-        if at is None or not np.array_equal(at, theta):
-            H = 0.0
-            for parts in self._map(_chunk_loglik, theta, False):
-                for part in parts:
-                    H = H + part
-        return self.model.add_prior_hessian(np.array(H, dtype=np.float64))
+    def _parts(self, theta, value):
+        for parts in self._map(_chunk_loglik, theta, value):
+            yield from parts
 
     def extra_information(self, theta):
         """The information on the log extra parameter at ``theta``, a pass of tasks."""

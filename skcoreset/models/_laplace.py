@@ -154,17 +154,25 @@ class _Posterior:
         self.model = model
         self.blocks = blocks
         self.fused = fused
-        self._hessian = (None, None)
+        self._hessian = (None, None)  # (theta, Hessian summed by the last evaluation)
+
+    def _parts(self, theta, value):
+        """Each block's ``(ll, gradient)``, ``(ll, gradient, Hessian)`` when fused, or (not
+        ``value``) its Hessian, in block order: a pass over the data."""
+        for Xd, y, w in self.blocks():
+            if not value:
+                yield self.model.weighted_loglik_hessian(theta, Xd, y, w)
+            elif self.fused:
+                yield self.model.weighted_loglik_grad_hessian(theta, Xd, y, w)
+            else:
+                yield self.model.weighted_loglik(theta, Xd, y, w)
 
     def value_and_grad(self, theta):
         ll, grad, H = 0.0, 0.0, 0.0
-        for Xd, y, w in self.blocks():
+        for part in self._parts(theta, True):
+            ll, grad = ll + part[0], grad + part[1]
             if self.fused:
-                part, g, h = self.model.weighted_loglik_grad_hessian(theta, Xd, y, w)
-                H = H + h
-            else:
-                part, g = self.model.weighted_loglik(theta, Xd, y, w)
-            ll, grad = ll + part, grad + g
+                H = H + part[2]
         if self.fused:
             self._hessian = (np.array(theta, dtype=np.float64), H)
         return self.model.add_log_prior(theta, ll, grad)
@@ -173,8 +181,8 @@ class _Posterior:
         at, H = self._hessian
         if at is None or not np.array_equal(at, theta):
             H = 0.0
-            for Xd, y, w in self.blocks():
-                H = H + self.model.weighted_loglik_hessian(theta, Xd, y, w)
+            for part in self._parts(theta, False):
+                H = H + part
         return self.model.add_prior_hessian(np.array(H, dtype=np.float64))
 
 
