@@ -66,3 +66,17 @@ def test_mc_floor_of_independent_draws():
 def test_mc_floor_needs_two_chains():
     with pytest.raises(ValueError, match="n_chains >= 2"):
         mc_floor(np.zeros((1, 100, 3)))
+
+
+def test_skip_reason_projects_time_and_memory_linearly():
+    """A method is not run at a size where its previous process, scaled by the rows, would
+    exceed the time budget or the machine's memory; the reason says which and by how much."""
+    from benchmarks.bench_alternatives import skip_reason
+
+    previous = (10**6, 100.0, 3000.0)  # 100 s and 3000 MB at 10^6 rows
+    assert skip_reason(previous, 10**6, budget=1800, available=20_000) is None
+    assert skip_reason(previous, 10**7, budget=1800, available=40_000) is None
+    over_time = skip_reason(previous, 10**7, budget=900, available=40_000)
+    assert over_time.startswith("projected 17 min") and "x 10" in over_time
+    over_memory = skip_reason(previous, 10**7, budget=1800, available=20_000)
+    assert over_memory.startswith("projected peak 29 GB, 20 GB available")
