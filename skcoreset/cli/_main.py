@@ -110,8 +110,9 @@ def _demo_parser(commands):
             "papers) with every algorithm at a few sizes, run MCMC (MALA) on each and on all "
             "rows, and print how close each coreset posterior is to the full one, how well it "
             "predicts the test split, and how long it took. A plot of the fidelity against "
-            "the size is saved. Then the default pipeline on a synthetic logistic problem of a "
-            "million rows, against MALA on all of them: the size where coresets matter."
+            "the size is saved. Then the default pipeline (OMP) and QNC's on a synthetic "
+            "logistic problem of a million rows, against MALA on all of them: the size where "
+            "coresets matter."
         ),
         epilog="columns of the table:\n" + columns_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -128,8 +129,8 @@ def _demo_parser(commands):
         type=_large_rows,
         metavar="N",
         help=f"rows of the synthetic logistic problem that follows the Phishing table: the "
-        f"default pipeline against MALA on all rows (default: {FULL.large_rows:,}; with --quick: "
-        f"{QUICK.large_rows:,}); 0 skips it",
+        f"default pipeline and QNC's against MALA on all rows (default: {FULL.large_rows:,}; "
+        f"with --quick: {QUICK.large_rows:,}); 0 skips it",
     )
     demo.add_argument(
         "--random-state",
