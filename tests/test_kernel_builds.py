@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from skcoreset._parallel_kernels import PARALLEL_MIN_ENTRIES, ParallelKernel
+from skcoreset._parallel_kernels import PARALLEL_MIN_ENTRIES, ParallelKernel, RowTaskKernel
 from skcoreset.hilbert import _kernels as HK
 from skcoreset.models import _glm_kernels as GK
 from skcoreset.models import get_model
@@ -30,7 +30,7 @@ import numba
 from sklearn.preprocessing import StandardScaler
 import skcoreset
 from skcoreset import BayesianLogisticRegression, OMPCoreset
-from skcoreset._parallel_kernels import ParallelKernel
+from skcoreset._parallel_kernels import ParallelKernel, RowTaskKernel
 from skcoreset.datasets import load_phishing
 from skcoreset.pipeline import make_pipeline
 
@@ -49,6 +49,8 @@ for name in [n for n in names if n.endswith("_kernels")]:
         if isinstance(obj, ParallelKernel) and obj.serial.py_func.__module__ == name:
             builds[f"{name}.{attr}"] = len(obj.serial.signatures)
             builds[f"{name}.{attr} (threaded)"] = len(obj.threaded.signatures)
+        elif isinstance(obj, RowTaskKernel) and obj.serial.py_func.__module__ == name:
+            builds[f"{name}.{attr}"] = len(obj.serial.signatures)  # its one build
         elif isinstance(obj, numba.core.registry.CPUDispatcher):
             if obj.py_func.__module__ == name:
                 builds[f"{name}.{attr}"] = len(obj.signatures)
@@ -74,6 +76,7 @@ def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
         "skcoreset.models._glm_kernels.weighted_loglik_grad_chains",
         "skcoreset.sampler._mala_kernels.mala_run",
         "skcoreset.hilbert._kernels.argmax_scaled_dot",
+        "skcoreset.models._glm_kernels._hessian_tasks",
     ):
         assert builds[name] == 1, name
 
@@ -201,6 +204,35 @@ def test_glm_hessian_same_bits_either_build():
     mu = np.exp(X @ theta)
     np.testing.assert_allclose(grad, X.T @ (w * (y - mu)), rtol=1e-12)
     assert ll == pytest.approx(np.sum(w * (y * (X @ theta) - mu)) - np.sum(w * gammaln(y + 1)))
+
+
+@pytest.mark.parametrize("n_tasks", [1, 2, 3, 7, 16])
+def test_row_tasks_on_threads_same_bits_as_one_call(monkeypatch, n_tasks):
+    """A row-task kernel's threaded run splits its tasks into one contiguous range per thread
+    (uneven when they do not divide), each run on its rows and partial sums as views: every
+    task sums the same rows in the same order as one call does, so the same bits; the
+    caller's arrays other than the outputs are left alone."""
+    rng = np.random.default_rng(8)
+    model = get_model("logistic")
+    N, P = 1001, 5
+    X = np.ascontiguousarray(np.column_stack([rng.standard_normal((N, P - 1)), np.ones(N)]))
+    y = (rng.random(N) < 0.5).astype(float)
+    theta, w = 0.3 * rng.standard_normal(P), rng.uniform(0.5, 2.0, N)
+    size = -(-N // n_tasks)
+    kernel = GK._loglik_grad_hessian_tasks
+    assert isinstance(kernel, RowTaskKernel)
+    inputs = X.copy(), y.copy(), w.copy()
+    for threads in (2, 3):
+        monkeypatch.setattr(numba, "get_num_threads", lambda t=threads: t)
+        args = model.family, theta, X, y, w, 1.0, size
+        outputs = np.zeros((n_tasks, P, P)), np.zeros((n_tasks, P + 1))
+        _same(_both(kernel, *args, *outputs))
+        threaded = [np.zeros_like(a) for a in outputs]
+        kernel.for_size(GK.FUSED_MIN_ROWS)(*args, *threaded)
+        assert kernel.for_size(GK.FUSED_MIN_ROWS - 1) is kernel.serial
+        assert all(np.any(t != 0) for t in threaded[0])  # every task summed its rows
+        for got, name in zip((X, y, w), "Xyw"):
+            np.testing.assert_array_equal(got, inputs["Xyw".index(name)])
 
 
 def test_moments_same_bits_either_build_and_numpys_values():

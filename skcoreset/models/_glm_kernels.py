@@ -14,7 +14,13 @@ projections call these kernels directly.
 import numpy as np
 from numba import njit, prange
 
-from .._parallel_kernels import THREADED_ROWS, parallel_kernel, row_tasks, sum_in_order
+from .._parallel_kernels import (
+    THREADED_ROWS,
+    parallel_kernel,
+    row_task_kernel,
+    row_tasks,
+    sum_in_order,
+)
 
 # The only fast-math flag of the loops that call the elementary functions: LLVM may fuse a
 # multiply and an add into one FMA (one rounding instead of two: never less accurate). No
@@ -298,12 +304,12 @@ def weighted_loglik_grad(family, theta, X, y, w, extra, grad):
     return total[d]
 
 
-@parallel_kernel(THREADED_ROWS, fastmath=_CONTRACT)
+@row_task_kernel(THREADED_ROWS, rows=("X", "y", "w"), fastmath=_CONTRACT)
 def _loglik_grad_tasks(family, theta, X, y, w, extra, size, parts):
     """parts[c] += (gradient, log-likelihood) of rows c size .. (c + 1) size - 1."""
     n, d = X.shape
     param = family.prepare(extra)
-    for c in prange(parts.shape[0]):
+    for c in range(parts.shape[0]):
         part = parts[c]
         total = 0.0
         for i in range(c * size, min(n, (c + 1) * size)):
@@ -626,7 +632,7 @@ def _add_group_products(H, cols, weighted, m):
             b += 1
 
 
-@parallel_kernel(THREADED_ROWS)
+@row_task_kernel(THREADED_ROWS, rows=("X", "y", "w"))
 def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
     """parts[c] += the lower triangle of rows c size .. (c + 1) size - 1's terms, a task each.
 
@@ -634,7 +640,7 @@ def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
     ``curv w x_a`` are laid out contiguously for :func:`_add_group_products`.
     """
     n, d = X.shape
-    for c in prange(parts.shape[0]):
+    for c in range(parts.shape[0]):
         cols = np.empty((d, _HESSIAN_ROWS))
         weighted = np.empty((d, _HESSIAN_ROWS))
         end = min(n, (c + 1) * size)
@@ -647,12 +653,12 @@ def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
             _add_group_products(parts[c], cols, weighted, m)
 
 
-@parallel_kernel(THREADED_ROWS)
+@row_task_kernel(THREADED_ROWS, rows=("X", "y", "w"), tasks=("parts", "sums"))
 def _loglik_grad_hessian_tasks(family, theta, X, y, w, extra, size, parts, sums):
     """:func:`_hessian_tasks`, and sums[c] += the rows' (gradient, log-likelihood)."""
     n, d = X.shape
     param = family.prepare(extra)
-    for c in prange(parts.shape[0]):
+    for c in range(parts.shape[0]):
         cols = np.empty((d, _HESSIAN_ROWS))
         weighted = np.empty((d, _HESSIAN_ROWS))
         slopes = np.empty(_HESSIAN_ROWS)

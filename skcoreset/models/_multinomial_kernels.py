@@ -24,7 +24,7 @@ scikit-learn.
 import numpy as np
 from numba import njit, prange
 
-from .._parallel_kernels import parallel_kernel, row_tasks
+from .._parallel_kernels import PARALLEL_MIN_ENTRIES, parallel_kernel, row_task_kernel, row_tasks
 from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm_kernels import (
     _CONTRACT,
@@ -304,11 +304,11 @@ def weighted_hessian(theta, X, w):
     return _symmetric_sum(parts)
 
 
-@parallel_kernel(fastmath=_CONTRACT)
+@row_task_kernel(PARALLEL_MIN_ENTRIES, rows=("X", "w"), fastmath=_CONTRACT)
 def _hessian_tasks(theta, X, w, size, parts):
     """parts[c] += the terms of rows c size .. (c + 1) size - 1, a task each."""
     N = X.shape[0]
-    for c in prange(parts.shape[0]):
+    for c in range(parts.shape[0]):
         _hessian_rows(theta, X, w, c * size, min(N, (c + 1) * size), parts[c])
 
 

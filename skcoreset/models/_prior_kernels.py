@@ -7,12 +7,10 @@ their count, each summed by one task, and the chunks' sums are added in order: t
 for any number of threads. This module imports no scikit-learn.
 """
 
-from numba import prange
-
-from .._parallel_kernels import THREADED_ROWS, parallel_kernel
+from .._parallel_kernels import THREADED_ROWS, row_task_kernel
 
 
-@parallel_kernel(THREADED_ROWS)
+@row_task_kernel(THREADED_ROWS, rows=("X", "y", "w"))
 def moment_tasks(X, y, w, shift_x, shift_y, size, parts):
     """parts[c] += the sums of rows c size .. (c + 1) size - 1, a task each.
 
@@ -20,7 +18,7 @@ def moment_tasks(X, y, w, shift_x, shift_y, size, parts):
     sum w e, sum w e^2, sum w)``: 2 D + 3 numbers.
     """
     n, D = X.shape
-    for c in prange(parts.shape[0]):
+    for c in range(parts.shape[0]):
         part = parts[c]
         for i in range(c * size, min(n, (c + 1) * size)):
             wi = w[i]
