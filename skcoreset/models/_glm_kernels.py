@@ -550,10 +550,9 @@ def weighted_hessian(family, theta, X, y, w, extra):
 
     The rows go in a number of contiguous chunks fixed by their count (not by the threads),
     each summed by one task, and the partial sums are added in order: the same bits for any
-    number of threads. Threaded from ``THREADED_ROWS`` rows (the Newton passes over large
-    data); a small fit never compiles that build. A Python function, as the multinomial
-    model's: numba 0.60 crashes running, from its cache, a compiled function that calls a
-    parallel one (numba issue 8578).
+    number of threads. On Python threads from ``THREADED_ROWS`` rows (the Newton passes over
+    large data; :class:`~skcoreset._parallel_kernels.RowTaskKernel`). A Python function, as
+    the multinomial model's, which chooses how to run the tasks.
     """
     n, d = X.shape
     size, parts = row_tasks(n, (d, d))
@@ -562,8 +561,9 @@ def weighted_hessian(family, theta, X, y, w, extra):
 
 
 #: Rows from which a GLM evaluates the log-likelihood, gradient and Hessian of a block in one
-#: pass (:func:`weighted_loglik_grad_hessian`). Its kernel takes 4.7 s to compile, against
-#: 1.9 s for the Hessian's alone, and saves only a read of the block: below this, two passes.
+#: pass (:func:`weighted_loglik_grad_hessian`). Its kernel takes 4.3 to 4.7 s to compile,
+#: against 1.9 s for the Hessian's alone, and saves only a read of the block: below this, two
+#: passes.
 FUSED_MIN_ROWS = THREADED_ROWS
 
 

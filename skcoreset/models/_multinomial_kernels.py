@@ -287,15 +287,15 @@ def weighted_hessian(theta, X, w):
     classes: the Hessian of the negative weighted log-likelihood at ``theta`` (P,), (P, P).
 
     The rows go in a number of contiguous chunks fixed by their count (not by the threads),
-    each summed by one task of :func:`_hessian_tasks` (its threaded build for large inputs)
+    each summed by one task of :func:`_hessian_tasks` (on Python threads for large inputs)
     and the partial sums added in order: the same bits for any number of threads. Per row,
     ``x_n x_n^T`` once, then each block on or below the diagonal accumulates its multiple of
     it, a row of Q at a time (contiguous, vectorised); the upper blocks are mirrored at the
     end. The diagonal blocks' ``p (1 - p)`` keeps its relative accuracy when p is near 1
     (:func:`_one_minus_p`).
 
-    A Python function: numba 0.60 crashes running, from its cache, a compiled function that
-    calls a parallel one (numba issue 8578), so the parallel kernel is called from here.
+    A Python function, which chooses how to run the tasks (on Python threads, each its range
+    of them, for large inputs: :class:`~skcoreset._parallel_kernels.RowTaskKernel`).
     """
     N = X.shape[0]
     P = theta.shape[0]
