@@ -62,8 +62,8 @@ def run_large(rows, seed, step):
     # Small fits on the first rows and a short run on all of them compile the kernels' builds
     # for this size, which the Phishing part did not need: the timed fits below then measure
     # the methods, not numba. The small fits' rows come in two blocks of _PREPARE_BLOCK rows,
-    # so that their Laplace fits run the threaded Newton pass over blocks that the full data's
-    # fit runs (some 9 s to compile).
+    # so that their Laplace fits run the fused Newton pass over large blocks that the full
+    # data's fit runs (some 4 s to compile).
     step("preparing the kernels for this size")
     head = slice(0, 2 * _PREPARE_BLOCK)
     with warnings.catch_warnings():
