@@ -146,7 +146,7 @@ def test_feature_kernels_same_bits_either_build(fisher, per_draw):
     stats = np.zeros((4, J)), np.empty(N)
     _same(
         _both(
-            PK.feature_stats, model.family, X, thetas_t, y, w, 0.7, extras, coords, 0.3, 4, *stats
+            PK.feature_stats, model.family, X, thetas_t, y, w, 0.7, extras, coords, 0.3, 250, *stats
         )
     )
     if fisher:

@@ -225,7 +225,8 @@ class Projection:
                 norms[sl] = w[sl] * np.linalg.norm(v, axis=1)
             return total, norms
         nchunks = _n_chunks(n)
-        sums = np.zeros((nchunks, J))
+        size = max(1, -(-n // nchunks))  # rows per task
+        sums = np.zeros((-(-n // size), J))
         norms = np.empty(n)
         fisher = self.kind == "fisher"
         scale = self._fisher_scale(P) if fisher else 1.0 / np.sqrt(J)
@@ -240,7 +241,7 @@ class Projection:
             self.extras,
             self.coords if fisher else None,
             scale,
-            nchunks,
+            size,
             sums,
             norms,
         )

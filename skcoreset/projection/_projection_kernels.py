@@ -5,7 +5,7 @@ features themselves are the model's own ``loglik_matrix`` kernel with centring a
 import numpy as np
 from numba import njit, prange
 
-from .._parallel_kernels import parallel_kernel
+from .._parallel_kernels import parallel_kernel, row_task_kernel
 from ..models._glm_kernels import (
     _CONTRACT,
     _ROW_CHUNK,
@@ -53,23 +53,25 @@ def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
                     out[i, j] = scale * buf[j]
 
 
-@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
-def feature_stats(family, X, thetas_t, y, w, extra, extras, coords, scale, nchunks, colsums, norms):
+@row_task_kernel(
+    FEATURES_MIN_ENTRIES, rows=("X", "y", "w", "norms"), tasks=("colsums",), fastmath=_CONTRACT
+)
+def feature_stats(family, X, thetas_t, y, w, extra, extras, coords, scale, size, colsums, norms):
     """Column sums and row norms of the weighted features, without storing them.
 
     The features of row i are those of ``loglik_matrix`` (centred, times ``scale``) when
     ``coords`` is None, or of :func:`fisher_features` at the coordinates ``coords``, times
     ``w[i]``; ``extras`` as there. Only the case of the call is compiled (``coords is None``
-    and ``extras is None`` are decided at compile time). ``colsums`` (nchunks, J) receives the
-    partial sums of each of ``nchunks`` contiguous chunks of rows (the caller adds them in
-    order: the result does not depend on the number of threads); ``norms`` (N,) the row norms.
+    and ``extras is None`` are decided at compile time). ``colsums`` (tasks, J) receives the
+    partial sums of the tasks, ``size`` consecutive rows each (the caller adds them in order:
+    the result does not depend on the number of threads); ``norms`` (N,) the row norms.
     """
     N, P = X.shape
     J = thetas_t.shape[1]
-    size = (N + nchunks - 1) // nchunks
+    nchunks = colsums.shape[0]
     if extras is None:
         param = family.prepare(extra)
-        for c in prange(nchunks):
+        for c in range(nchunks):
             buf = np.empty(J)
             for i in range(c * size, min(N, (c + 1) * size)):
                 linear_predictors(X, thetas_t, i, buf)
@@ -86,7 +88,7 @@ def feature_stats(family, X, thetas_t, y, w, extra, extras, coords, scale, nchun
                 norms[i] = _add_row(buf, colsums[c])
     else:
         params, offsets, level_of = extra_levels(family, extras)
-        for c in prange(nchunks):
+        for c in range(nchunks):
             buf = np.empty(J)
             row_offsets = np.empty(offsets.shape[0])
             for i in range(c * size, min(N, (c + 1) * size)):
