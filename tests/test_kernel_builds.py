@@ -86,13 +86,16 @@ def test_builds_by_size():
     assert kernel.for_size(PARALLEL_MIN_ENTRIES - 1) is kernel.serial
     expected = kernel.threaded if numba.get_num_threads() > 1 else kernel.serial
     assert kernel.for_size(PARALLEL_MIN_ENTRIES) is expected
+    # the two builds are cached apart: numba names its cache files after the qualified name
+    assert isinstance(kernel, ParallelKernel)
+    assert kernel.serial.py_func.__qualname__ != kernel.threaded.py_func.__qualname__
+    # the (N, J) passes: one build, on Python threads from their threshold
     features = GK.loglik_matrix
+    assert isinstance(features, RowTaskKernel)
     assert features.min_entries == GK.FEATURES_MIN_ENTRIES > PARALLEL_MIN_ENTRIES
     assert features.for_size(GK.FEATURES_MIN_ENTRIES - 1) is features.serial
-    # the two builds are cached apart: numba names its cache files after the qualified name
-    for k in (kernel, features):
-        assert isinstance(k, ParallelKernel)
-        assert k.serial.py_func.__qualname__ != k.threaded.py_func.__qualname__
+    expected = features.threaded if numba.get_num_threads() > 1 else features.serial
+    assert features.for_size(GK.FEATURES_MIN_ENTRIES) == expected
 
 
 def _both(kernel, *args):
@@ -233,6 +236,23 @@ def test_row_tasks_on_threads_same_bits_as_one_call(monkeypatch, n_tasks):
         assert all(np.any(t != 0) for t in threaded[0])  # every task summed its rows
         for got, name in zip((X, y, w), "Xyw"):
             np.testing.assert_array_equal(got, inputs["Xyw".index(name)])
+
+
+@pytest.mark.parametrize("threads", [2, 3, 7])
+def test_independent_rows_on_threads_same_bits_as_one_call(monkeypatch, threads):
+    """An (N, J) pass of independent rows split at any row (here not at its chunks of 256
+    rows) computes every row as one call does: the same bits."""
+    rng = np.random.default_rng(9)
+    model = get_model("poisson")
+    N, P, J = 1001, 4, 30
+    X = np.ascontiguousarray(np.column_stack([rng.standard_normal((N, P - 1)), np.ones(N)]))
+    y = rng.poisson(2.0, N).astype(float)
+    thetas_t = np.ascontiguousarray(0.3 * rng.standard_normal((P, J)))
+    monkeypatch.setattr(numba, "get_num_threads", lambda: threads)
+    for out in (np.empty((N, J)), np.empty((N, J), dtype=np.float32)):
+        runs = _both(GK.loglik_matrix, model.family, X, thetas_t, y, 1.0, None, 0.5, True, out)
+        _same(runs)
+        assert np.all(np.isfinite(runs[1][1][-1]))
 
 
 def test_moments_same_bits_either_build_and_numpys_values():

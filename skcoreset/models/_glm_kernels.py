@@ -12,11 +12,10 @@ projections call these kernels directly.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .._parallel_kernels import (
     THREADED_ROWS,
-    parallel_kernel,
     row_task_kernel,
     row_tasks,
     sum_in_order,
@@ -74,7 +73,7 @@ def _symmetric_sum(lower_parts):
     return H
 
 
-@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
+@row_task_kernel(FEATURES_MIN_ENTRIES, rows=("X", "y", "out"), tasks=(), fastmath=_CONTRACT)
 def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
@@ -90,7 +89,7 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     if extras is None:
         param = family.prepare(extra)
-        for c in prange(n_chunks):
+        for c in range(n_chunks):
             buf = np.empty(J)
             for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
                 linear_predictors(X, thetas_t, i, buf)
@@ -102,7 +101,7 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
                     out[i, j] = scale * (buf[j] - shift)
     else:
         params, offsets, level_of = extra_levels(family, extras)
-        for c in prange(n_chunks):
+        for c in range(n_chunks):
             buf = np.empty(J)
             row_offsets = np.empty(offsets.shape[0])
             for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):

@@ -22,9 +22,9 @@ scikit-learn.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._parallel_kernels import PARALLEL_MIN_ENTRIES, parallel_kernel, row_task_kernel, row_tasks
+from .._parallel_kernels import PARALLEL_MIN_ENTRIES, row_task_kernel, row_tasks
 from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm_kernels import (
     _CONTRACT,
@@ -124,7 +124,7 @@ def _one_minus_p(e, s, inv):
     return s * inv if e == 1.0 else 1.0 - e * inv
 
 
-@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
+@row_task_kernel(FEATURES_MIN_ENTRIES, rows=("X", "y", "out"), tasks=(), fastmath=_CONTRACT)
 def loglik_matrix(X, thetas_t, y, scale, center, out):
     """Fused ``out[i, j] = scale * (l_i(theta_j) - [mean_j l_i])``, an (N, J) evaluation.
 
@@ -137,7 +137,7 @@ def loglik_matrix(X, thetas_t, y, scale, center, out):
     P, J = thetas_t.shape
     K1 = P // Q
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in prange(n_chunks):
+    for c in range(n_chunks):
         eta = np.empty((K1, J))
         m = np.empty(J)
         s = np.empty(J)
@@ -158,7 +158,7 @@ def loglik_matrix(X, thetas_t, y, scale, center, out):
                 out[i, j] = scale * (buf[j] - shift)
 
 
-@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
+@row_task_kernel(FEATURES_MIN_ENTRIES, rows=("X", "y", "out"), tasks=(), fastmath=_CONTRACT)
 def fisher_features(X, thetas_t, y, coords, scale, out):
     """``out[i, j] = scale * d l_i / d theta_{coords[j]}`` at ``theta_j``, (N, J).
 
@@ -178,7 +178,7 @@ def fisher_features(X, thetas_t, y, coords, scale, out):
         col[j] = coords[j] - k * Q
         code[j] = k + 1.0
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in prange(n_chunks):
+    for c in range(n_chunks):
         eta = np.empty((K1, J))
         flat = eta.reshape(K1 * J)
         m = np.empty(J)

@@ -11,9 +11,9 @@ Imports no scikit-learn nor SciPy.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._parallel_kernels import parallel_kernel
+from .._parallel_kernels import row_task_kernel
 from ._fastmath_kernels import fast_log1p
 from ._glm_kernels import FEATURES_MIN_ENTRIES, sum_reassoc
 from ._special_kernels import digamma
@@ -43,7 +43,7 @@ def _row_terms(x, beta_t, y, consts, e, z2):
         z2[j] = z * z * inv_nu[j]
 
 
-@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
+@row_task_kernel(FEATURES_MIN_ENTRIES, rows=("X", "y", "out"), tasks=(), fastmath=_CONTRACT)
 def loglik_features(X, beta_t, y, consts, scale, center, out):
     """``out[i, j] = scale * (l_i(theta_j) - mean_j l_i)`` (no centring without ``center``):
     the log-likelihood projection. ``beta_t`` (Q, J); ``consts`` from :func:`draw_constants`."""
@@ -51,7 +51,7 @@ def loglik_features(X, beta_t, y, consts, scale, center, out):
     J = beta_t.shape[1]
     half_nu1, const = consts[2], consts[3]
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in prange(n_chunks):
+    for c in range(n_chunks):
         e = np.empty(J)
         z2 = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
@@ -66,7 +66,7 @@ def loglik_features(X, beta_t, y, consts, scale, center, out):
                 out[i, j] = scale * (e[j] - shift)
 
 
-@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
+@row_task_kernel(FEATURES_MIN_ENTRIES, rows=("X", "y", "out"), tasks=(), fastmath=_CONTRACT)
 def fisher_features(X, beta_t, y, consts, coords, scale, out):
     """``out[i, j] = scale * d l_i / d theta_{coords[j]}`` at draw j: a coefficient's
     derivative, or that of log sigma (coordinate Q) or log nu (Q + 1)."""
@@ -74,7 +74,7 @@ def fisher_features(X, beta_t, y, consts, coords, scale, out):
     J = beta_t.shape[1]
     inv_sigma, inv_nu, half_nu1, dnu0 = consts[0], consts[1], consts[2], consts[4]
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in prange(n_chunks):
+    for c in range(n_chunks):
         e = np.empty(J)
         z2 = np.empty(J)
         for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):

@@ -3,9 +3,9 @@ kind of features (column sums, row norms) computed without storing them. The log
 features themselves are the model's own ``loglik_matrix`` kernel with centring and scaling."""
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._parallel_kernels import parallel_kernel, row_task_kernel
+from .._parallel_kernels import row_task_kernel
 from ..models._glm_kernels import (
     _CONTRACT,
     _ROW_CHUNK,
@@ -21,7 +21,7 @@ from ..models._glm_kernels import (
 )
 
 
-@parallel_kernel(FEATURES_MIN_ENTRIES, fastmath=_CONTRACT)
+@row_task_kernel(FEATURES_MIN_ENTRIES, rows=("X", "y", "out"), tasks=(), fastmath=_CONTRACT)
 def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
     """out[i, j] = scale * d l_i / d theta_{coords[j]} at theta_j, with no (N, J) temporary.
 
@@ -35,7 +35,7 @@ def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
     n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     if extras is None:
         param = family.prepare(extra)
-        for c in prange(n_chunks):
+        for c in range(n_chunks):
             buf = np.empty(J)
             for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
                 linear_predictors(X, thetas_t, i, buf)
@@ -44,7 +44,7 @@ def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
                     out[i, j] = scale * buf[j] * X[i, coords[j]]
     else:
         params, _, level_of = extra_levels(family, extras)
-        for c in prange(n_chunks):
+        for c in range(n_chunks):
             buf = np.empty(J)
             for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
                 linear_predictors(X, thetas_t, i, buf)
