@@ -238,6 +238,31 @@ def test_row_tasks_on_threads_same_bits_as_one_call(monkeypatch, n_tasks):
             np.testing.assert_array_equal(got, inputs["Xyw".index(name)])
 
 
+def test_unit_weights_view_needs_no_build_of_its_own():
+    """Unit weights arrive as a read-only view of one number (stride 0): the Newton passes
+    give the kernels a contiguous copy, not a layout numba would compile them for again."""
+    rng = np.random.default_rng(10)
+    model = get_model("logistic")
+    N, P = 500, 3
+    X = np.ascontiguousarray(np.column_stack([rng.standard_normal((N, P - 1)), np.ones(N)]))
+    y = (rng.random(N) < 0.5).astype(float)
+    theta = 0.2 * rng.standard_normal(P)
+    kernels = (GK._loglik_grad_tasks, GK._hessian_tasks, GK._loglik_grad_hessian_tasks)
+    ones, view = np.ones(N), np.broadcast_to(np.float64(1.0), (N,))
+    results = []
+    for w in (ones, view):
+        grad = np.empty(P)
+        ll = GK.weighted_loglik_grad(model.family, theta, X, y, w, 1.0, grad)
+        H = GK.weighted_hessian(model.family, theta, X, y, w, 1.0)
+        fused = GK.weighted_loglik_grad_hessian(model.family, theta, X, y, w, 1.0, np.empty(P))
+        results.append((ll, grad, H, fused[0], fused[1]))
+        if w is ones:
+            built = [set(k.serial.signatures) for k in kernels]
+    assert [set(k.serial.signatures) for k in kernels] == built
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("threads", [2, 3, 7])
 def test_independent_rows_on_threads_same_bits_as_one_call(monkeypatch, threads):
     """An (N, J) pass of independent rows split at any row (here not at its chunks of 256

@@ -298,6 +298,7 @@ def weighted_hessian(theta, X, w):
     of them, for large inputs: :class:`~skcoreset._parallel_kernels.RowTaskKernel`).
     """
     N = X.shape[0]
+    w = np.ascontiguousarray(w, dtype=np.float64)  # unit weights: a stride-0 view
     P = theta.shape[0]
     size, parts = row_tasks(N, (P, P))
     _hessian_tasks.for_size(N * P * P)(theta, X, w, size, parts)
