@@ -18,6 +18,7 @@ a selection, keep numba's threads.
 """
 
 import inspect
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -169,24 +170,35 @@ class RowTaskKernel:
 
         pool = _pool(n_threads) if n_threads > 1 else None
         futures = [pool.submit(run, c0, c1) for c0, c1 in zip(bounds[1:-1], bounds[2:])]
-        run(bounds[0], bounds[1])  # the calling thread takes the first range
-        for future in futures:
-            future.result()
+        try:
+            run(bounds[0], bounds[1])  # the calling thread takes the first range
+        finally:  # no thread left writing into the outputs, whatever happened
+            for future in futures:
+                future.result()
 
 
-_POOL = {"executor": None, "workers": 0}
-_POOL_LOCK = threading.Lock()
+_POOL = {"executor": None, "workers": 0, "lock": threading.Lock()}
 
 
 def _pool(n_threads):
     """The threads of :meth:`RowTaskKernel.threaded` (besides the caller's), created once."""
-    with _POOL_LOCK:
+    with _POOL["lock"]:
         if _POOL["workers"] < n_threads - 1:
             if _POOL["executor"] is not None:
                 _POOL["executor"].shutdown(wait=False)
-            _POOL["executor"] = ThreadPoolExecutor(max(1, n_threads - 1), "skcoreset-rows")
+            _POOL["executor"] = ThreadPoolExecutor(n_threads - 1, "skcoreset-rows")
             _POOL["workers"] = n_threads - 1
         return _POOL["executor"]
+
+
+def _forget_pool():
+    """In a forked child the parent's threads do not exist: the pool (and its lock, which a
+    parent's thread may have held) start afresh, or the first threaded pass would wait
+    forever for work no thread takes."""
+    _POOL.update(executor=None, workers=0, lock=threading.Lock())
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def row_task_kernel(min_entries, rows, tasks=("parts",), **options):

@@ -238,6 +238,37 @@ def test_row_tasks_on_threads_same_bits_as_one_call(monkeypatch, n_tasks):
             np.testing.assert_array_equal(got, inputs["Xyw".index(name)])
 
 
+def _threaded_hessian_in_child(queue):
+    queue.put(_threaded_hessian())
+
+
+def _threaded_hessian():
+    rng = np.random.default_rng(11)
+    N, P = 3000, 4
+    X = np.ascontiguousarray(np.column_stack([rng.standard_normal((N, P - 1)), np.ones(N)]))
+    y, w = (rng.random(N) < 0.5).astype(float), rng.uniform(0.5, 2.0, N)
+    parts = np.zeros((6, P, P))
+    GK._hessian_tasks.threaded(get_model("logistic").family, 0.1 * X[0], X, y, w, 1.0, 500, parts)
+    return parts
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork: POSIX only")
+def test_threaded_pass_in_a_forked_child():
+    """A process forked after a threaded pass made the threads runs its own passes (the
+    parent's threads do not exist in the child: its pool starts afresh) to the same bits."""
+    import multiprocessing
+
+    expected = _threaded_hessian()  # the parent's pool exists now
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_threaded_hessian_in_child, args=(queue,))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_unit_weights_view_needs_no_build_of_its_own():
     """Unit weights arrive as a read-only view of one number (stride 0): the Newton passes
     give the kernels a contiguous copy, not a layout numba would compile them for again."""
