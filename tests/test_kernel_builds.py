@@ -16,7 +16,15 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from skcoreset._parallel_kernels import PARALLEL_MIN_ENTRIES, ParallelKernel, RowTaskKernel
+from skcoreset._parallel_kernels import (
+    MAX_TASKS,
+    PARALLEL_MIN_ENTRIES,
+    TASK_ROWS,
+    THREADED_ROWS,
+    ParallelKernel,
+    RowTaskKernel,
+    row_tasks,
+)
 from skcoreset.hilbert import _kernels as HK
 from skcoreset.models import _glm_kernels as GK
 from skcoreset.models import get_model
@@ -92,7 +100,7 @@ def test_builds_by_size():
     # the (N, J) passes: one build, on Python threads from their threshold
     features = GK.loglik_matrix
     assert isinstance(features, RowTaskKernel)
-    assert features.min_entries == GK.FEATURES_MIN_ENTRIES > PARALLEL_MIN_ENTRIES
+    assert features.min_entries == GK.FEATURES_MIN_ENTRIES
     assert features.for_size(GK.FEATURES_MIN_ENTRIES - 1) is features.serial
     expected = features.threaded if numba.get_num_threads() > 1 else features.serial
     assert features.for_size(GK.FEATURES_MIN_ENTRIES) == expected
@@ -209,6 +217,19 @@ def test_glm_hessian_same_bits_either_build():
     assert ll == pytest.approx(np.sum(w * (y * (X @ theta) - mu)) - np.sum(w * gammaln(y + 1)))
 
 
+@pytest.mark.parametrize("task_rows, max_tasks", [(TASK_ROWS, MAX_TASKS), (256, 64)])
+def test_row_tasks_cover_every_row_once(task_rows, max_tasks):
+    # the Newton passes' rule and the projection statistics': the tasks, fixed by the row
+    # count, hold every row once, at least task_rows each (but the last), at most max_tasks
+    for n in (1, 255, 256, 257, 4095, 4096, 10_001, 16_385, 1_000_003):
+        size, parts = row_tasks(n, (3,), task_rows, max_tasks)
+        tasks = parts.shape[0]
+        assert 1 <= tasks <= max_tasks and parts.shape[1:] == (3,) and not parts.any()
+        rows = [min(n, (c + 1) * size) - min(n, c * size) for c in range(tasks)]
+        assert sum(rows) == n and rows[0] == size
+        assert size >= min(n, task_rows), (n, size)
+
+
 @pytest.mark.parametrize("n_tasks", [1, 2, 3, 7, 16])
 def test_row_tasks_on_threads_same_bits_as_one_call(monkeypatch, n_tasks):
     """A row-task kernel's threaded run splits its tasks into one contiguous range per thread
@@ -231,8 +252,8 @@ def test_row_tasks_on_threads_same_bits_as_one_call(monkeypatch, n_tasks):
         outputs = np.zeros((n_tasks, P, P)), np.zeros((n_tasks, P + 1))
         _same(_both(kernel, *args, *outputs))
         threaded = [np.zeros_like(a) for a in outputs]
-        kernel.for_size(GK.FUSED_MIN_ROWS)(*args, *threaded)
-        assert kernel.for_size(GK.FUSED_MIN_ROWS - 1) is kernel.serial
+        kernel.for_size(THREADED_ROWS)(*args, *threaded)
+        assert kernel.for_size(THREADED_ROWS - 1) is kernel.serial
         assert all(np.any(t != 0) for t in threaded[0])  # every task summed its rows
         for got, name in zip((X, y, w), "Xyw"):
             np.testing.assert_array_equal(got, inputs["Xyw".index(name)])

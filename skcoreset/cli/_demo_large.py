@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._parallel_kernels import THREADED_ROWS
 from ..coreset import OMPCoreset, QuasiNewtonCoreset, UniformCoreset
 from ..datasets import make_logistic_regression
 from ..linear_model import BayesianLogisticRegression
 from ..metrics import gaussian_kl, moment_fit
+from ..models._glm_kernels import FUSED_MIN_ROWS
 from ..pipeline import make_pipeline
 from ._demo_settings import RHAT_LIMIT, speed_phrase
 
@@ -36,9 +36,9 @@ from ._demo_settings import RHAT_LIMIT, speed_phrase
 N_FEATURES = 20
 #: Warm-up and kept steps of the two short full-data runs behind the projection.
 _SHORT = (5, 20)
-#: Rows per block of the fits that prepare the kernels: above the threaded kernels' threshold,
+#: Rows per block of the fits that prepare the kernels: above the fused Newton pass's threshold,
 #: as the default blocks of a million rows are.
-_PREPARE_BLOCK = 3 * THREADED_ROWS // 2
+_PREPARE_BLOCK = 3 * FUSED_MIN_ROWS // 2
 
 
 @dataclass

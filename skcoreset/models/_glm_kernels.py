@@ -18,6 +18,7 @@ from .._parallel_kernels import (
     THREADED_ROWS,
     row_task_kernel,
     row_tasks,
+    row_weights,
     sum_in_order,
 )
 
@@ -57,11 +58,11 @@ def curv(family, eta, y, extra):
 # Rows per parallel task of the fused (N, J) kernels.
 _ROW_CHUNK = 256
 
-# Entries (N x J) from which the fused (N, J) kernels run threaded. They are compute-bound and
-# make one or two passes per fit (unlike the Hilbert passes, repeated every iteration), and
-# their threaded builds cost about 2 s more to compile, the family's functions again included:
-# below ~2e7 entries (40 000 rows at J = 500) the threads save less than 30 ms a pass.
-FEATURES_MIN_ENTRIES = 20_000_000
+# Entries (N x J) from which the fused (N, J) kernels run on Python threads (one build:
+# nothing more to compile). They are compute-bound: on 2 cores a logistic pass ran 1.5x faster
+# on threads at 200 x 500 entries (0.85 ms serial), 1.9x at 500 x 500 and beyond (QNC's steps
+# evaluate about 16 000 x 500 of them each, 74 ms serial).
+FEATURES_MIN_ENTRIES = 250_000
 
 
 def _symmetric_sum(lower_parts):
@@ -296,7 +297,7 @@ def weighted_loglik_grad(family, theta, X, y, w, extra, grad):
     :func:`weighted_loglik_grad_chains`.)
     """
     n, d = X.shape
-    w = _contiguous(w)
+    w = row_weights(w)
     size, parts = row_tasks(n, (d + 1,))
     _loglik_grad_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts)
     total = sum_in_order(parts)
@@ -335,12 +336,6 @@ CHAIN_BLOCK = 256
 # aligns its allocations to 64 bytes. Measured at N = 1000, D = 50, 4 chains: the kernel takes
 # 1.15x as long with the design 32 bytes off a 64-byte boundary.
 _ALIGN = 64
-
-
-def _contiguous(w):
-    """The weights as a C-contiguous float64 array: unit weights arrive as a read-only view of
-    one number (stride 0), which numba would compile each kernel for again (2 to 4 s each)."""
-    return np.ascontiguousarray(w, dtype=np.float64)
 
 
 def aligned_empty(shape):
@@ -561,7 +556,7 @@ def weighted_hessian(family, theta, X, y, w, extra):
     the multinomial model's, which chooses how to run the tasks.
     """
     n, d = X.shape
-    w = _contiguous(w)
+    w = row_weights(w)
     size, parts = row_tasks(n, (d, d))
     _hessian_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts)
     return _symmetric_sum(parts)
@@ -570,8 +565,8 @@ def weighted_hessian(family, theta, X, y, w, extra):
 #: Rows from which a GLM evaluates the log-likelihood, gradient and Hessian of a block in one
 #: pass (:func:`weighted_loglik_grad_hessian`). Its kernel takes 4.3 to 4.7 s to compile,
 #: against 1.9 s for the Hessian's alone, and saves only a read of the block: below this, two
-#: passes.
-FUSED_MIN_ROWS = THREADED_ROWS
+#: passes (a small fit never compiles it).
+FUSED_MIN_ROWS = 100_000
 
 
 def weighted_loglik_grad_hessian(family, theta, X, y, w, extra, grad):
@@ -584,7 +579,7 @@ def weighted_loglik_grad_hessian(family, theta, X, y, w, extra, grad):
     to rounding.
     """
     n, d = X.shape
-    w = _contiguous(w)
+    w = row_weights(w)
     size, parts = row_tasks(n, (d, d))
     sums = np.zeros((parts.shape[0], d + 1))
     _loglik_grad_hessian_tasks.for_size(n)(family, theta, X, y, w, extra, size, parts, sums)

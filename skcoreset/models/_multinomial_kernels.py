@@ -24,7 +24,7 @@ scikit-learn.
 import numpy as np
 from numba import njit
 
-from .._parallel_kernels import PARALLEL_MIN_ENTRIES, row_task_kernel, row_tasks
+from .._parallel_kernels import PARALLEL_MIN_ENTRIES, row_task_kernel, row_tasks, row_weights
 from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm_kernels import (
     _CONTRACT,
@@ -298,7 +298,7 @@ def weighted_hessian(theta, X, w):
     of them, for large inputs: :class:`~skcoreset._parallel_kernels.RowTaskKernel`).
     """
     N = X.shape[0]
-    w = np.ascontiguousarray(w, dtype=np.float64)  # unit weights: a stride-0 view
+    w = row_weights(w)
     P = theta.shape[0]
     size, parts = row_tasks(N, (P, P))
     _hessian_tasks.for_size(N * P * P)(theta, X, w, size, parts)

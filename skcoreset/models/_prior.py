@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._parallel_kernels import row_tasks, sum_in_order
+from .._parallel_kernels import row_tasks, row_weights, sum_in_order
 from ._prior_kernels import moment_tasks
 
 #: Prior standard deviation of a coefficient, in units of s_y / sd(x_k).
@@ -90,7 +90,7 @@ class Moments:
         if sample_weight is None:
             w = np.ones(y.shape[0])
         else:
-            w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+            w = row_weights(sample_weight)
         if self.shift is None:
             self.shift = (X[0].copy(), float(y[0]))
         n, D = X.shape

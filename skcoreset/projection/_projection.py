@@ -14,6 +14,7 @@ import numpy as np
 import scipy.stats
 from sklearn.utils import check_consistent_length, check_random_state
 
+from .._parallel_kernels import row_tasks, row_weights, sum_in_order
 from ..models._general import row_blocks
 from ..models._glm_kernels import loglik_matrix
 from ._projection_kernels import feature_stats, fisher_features
@@ -23,6 +24,10 @@ _EXTRA_LEVELS = 16
 
 #: The feature maps ``project`` accepts (see doc/algorithms.md, section 1).
 PROJECTIONS = ("loglik", "fisher")
+
+# Rows per task of the statistics pass (at least; at most 64 tasks): finer than the Newton
+# passes', each row being J log-likelihoods.
+_TASK_ROWS, _MAX_TASKS = 256, 64
 
 
 class Projection:
@@ -216,7 +221,7 @@ class Projection:
         check_consistent_length(Xd, y, sample_weight)
         n, P = Xd.shape
         J = self.n_projections
-        w = np.ones(n) if sample_weight is None else np.ascontiguousarray(sample_weight, float)
+        w = np.ones(n) if sample_weight is None else row_weights(sample_weight)
         if self.model.family is None:
             total, norms = np.zeros(J), np.empty(n)
             for sl in row_blocks(n, J * (P if self.kind == "fisher" else 1)):
@@ -224,9 +229,7 @@ class Projection:
                 total += w[sl] @ v
                 norms[sl] = w[sl] * np.linalg.norm(v, axis=1)
             return total, norms
-        nchunks = _n_chunks(n)
-        size = max(1, -(-n // nchunks))  # rows per task
-        sums = np.zeros((-(-n // size), J))
+        size, sums = row_tasks(n, (J,), _TASK_ROWS, _MAX_TASKS)
         norms = np.empty(n)
         fisher = self.kind == "fisher"
         scale = self._fisher_scale(P) if fisher else 1.0 / np.sqrt(J)
@@ -245,15 +248,7 @@ class Projection:
             sums,
             norms,
         )
-        total = np.zeros(J)
-        for part in sums:  # in order: the same bits for any number of threads
-            total += part
-        return total, norms
-
-
-def _n_chunks(n_rows):
-    """Chunks of rows of the statistics kernel: fixed by the size (not the thread count)."""
-    return int(max(1, min(n_rows // 256, 64)))
+        return sum_in_order(sums), norms
 
 
 def project(
