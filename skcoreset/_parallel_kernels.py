@@ -11,10 +11,10 @@ its work into chunks fixed by the input, not by the number of threads. This modu
 scikit-learn.
 
 The passes over rows (the data's moments, Newton's gradient and Hessian, the projections and
-their statistics) are :class:`RowTaskKernel`: one build, which releases the GIL, run on
-Python threads for large inputs, each thread on a range of the rows. It compiles in half the
-time of a threaded build and runs as fast. The Hilbert passes, repeated every iteration of
-a selection, keep numba's threads.
+their statistics, the Hilbert passes' row norms and scaled argmax) are
+:class:`RowTaskKernel`: one build, which releases the GIL, run on Python threads for large
+inputs, each thread on a range of the rows. It compiles in half the time of a threaded build
+and runs as fast. GIGA's search and the Hilbert matrix-vector products keep numba's threads.
 """
 
 import inspect

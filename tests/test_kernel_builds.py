@@ -83,14 +83,15 @@ def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
         "skcoreset.models._glm_kernels.loglik_matrix",
         "skcoreset.models._glm_kernels.weighted_loglik_grad_chains",
         "skcoreset.sampler._mala_kernels.mala_run",
-        "skcoreset.hilbert._kernels.argmax_scaled_dot",
+        "skcoreset.hilbert._kernels._argmax_tasks",
+        "skcoreset.hilbert._kernels._norms_and_sum_tasks",
         "skcoreset.models._glm_kernels._hessian_tasks",
     ):
         assert builds[name] == 1, name
 
 
 def test_builds_by_size():
-    kernel = HK.norms_and_sum
+    kernel = HK.matvec
     assert kernel.for_size(PARALLEL_MIN_ENTRIES - 1) is kernel.serial
     expected = kernel.threaded if numba.get_num_threads() > 1 else kernel.serial
     assert kernel.for_size(PARALLEL_MIN_ENTRIES) is expected
@@ -177,8 +178,25 @@ def test_hilbert_passes_same_results_either_build(dtype):
     nch = HK.n_chunks(N)
     x, d, lw = rng.standard_normal((3, J))
     scale = rng.uniform(0.0, 1.0, N)
-    _same(_both(HK.norms_and_sum, V, nch), _HILBERT_ULPS)
-    _same(_both(HK.argmax_scaled_dot, V, scale, x, nch), _HILBERT_ULPS)
+    for tasks in (nch, 7):  # 7 tasks: ranges of unequal lengths on the threads
+        size = -(-N // tasks)
+        runs = _both(HK._norms_and_sum_tasks, V, size, np.empty(N), np.zeros((tasks, J)))
+        _same(runs, _HILBERT_ULPS)
+        best = np.zeros(tasks), np.empty(tasks, dtype=np.int64)
+        runs = _both(HK._argmax_tasks, V, scale, x, size, *best)
+        _same(runs, _HILBERT_ULPS)
+        best_val, best_at = runs[1][1][-2:]
+        assert np.all((0 <= best_at) & (best_at < size))  # offsets within each task
+    # the whole: NumPy's values, its first argmax
+    sigma, y = HK.norms_and_sum(V)
+    np.testing.assert_allclose(sigma, np.linalg.norm(V.astype(np.float64), axis=1), rtol=1e-6)
+    np.testing.assert_allclose(y, V.astype(np.float64).sum(axis=0), rtol=1e-6, atol=1e-9)
+    scores = scale * (V.astype(np.float64) @ x)
+    scale[np.argmax(scores)] = 0.0  # skipped: the runner-up is found
+    index, value = HK.argmax_scaled_dot(V, scale, x)
+    assert index == np.argmax(np.where(scale == 0, -np.inf, scores))
+    assert np.isclose(value, scores[index], rtol=1e-6)
+    assert HK.argmax_scaled_dot(V, np.zeros(N), x)[0] == -1  # every row skipped
     _same(_both(HK.giga_select, V, scale, d, lw, 1.3, nch), _HILBERT_ULPS)
     _same(_both(HK.matvec, V, x, np.empty(N)), _HILBERT_ULPS)
 

@@ -83,7 +83,7 @@ def greedy_setup(M, sigma, y, max_iter):
 
 def row_norms_and_sum(V):
     """sigma_n = ||v_n|| and y = sum_n v_n in one pass; a ValueError if V is not finite."""
-    sigma, ysum = _kernels.norms_and_sum.for_size(V.size)(V, _kernels.n_chunks(V.shape[0]))
+    sigma, ysum = _kernels.norms_and_sum(V)
     if not np.all(np.isfinite(sigma)):
         if np.isnan(V).any():
             raise ValueError("vectors contains NaN")

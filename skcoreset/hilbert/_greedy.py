@@ -122,8 +122,6 @@ def _frank_wolfe(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, ra
     N = V.shape[0]
     max_iter, ynorm, inv_sigma, _ = greedy_setup(M, sigma, y, max_iter)
     sigma_tot = sigma.sum()
-    nch = _kernels.n_chunks(N)
-    argmax_scaled_dot = _kernels.argmax_scaled_dot.for_size(V.size)
     sup = _Support(min(M, N) + 1)
     if ynorm == 0 or sigma_tot == 0:
         return np.zeros(N), 0, "zero_target"
@@ -132,7 +130,7 @@ def _frank_wolfe(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, ra
         return (sigma_tot * inv_sigma[f]) * V[f].astype(np.float64)
 
     # t = 0: the vertex best aligned with y, with weight sigma / sigma_f.
-    f, _ = argmax_scaled_dot(V, inv_sigma, y, nch)
+    f, _ = _kernels.argmax_scaled_dot(V, inv_sigma, y)
     phiw = vertex(f)
     sup.add(f, sigma_tot * inv_sigma[f])
     n_iter = 1
@@ -149,7 +147,7 @@ def _frank_wolfe(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, ra
             break
         if n_iter >= max_iter:
             break
-        f, _ = argmax_scaled_dot(V, inv_sigma, r, nch)
+        f, _ = _kernels.argmax_scaled_dot(V, inv_sigma, r)
         vf = vertex(f)
         d = vf - phiw
         dd = d @ d

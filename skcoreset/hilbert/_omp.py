@@ -185,8 +185,6 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
     max_iter, ynorm, inv_sigma, pos = greedy_setup(M, sigma, y, max_iter)
     if ynorm == 0 or not pos.any():
         return np.zeros(N), 0, "zero_target"
-    nch = _kernels.n_chunks(N)
-    argmax_scaled_dot = _kernels.argmax_scaled_dot.for_size(V.size)
     # The search streams every row each iteration and is memory-bound: a float32 copy halves
     # the bytes it reads and so its time (measured 1.8 -> 0.9 ms a pass, 12 650 x 500). It
     # only ranks the rows: the chosen row's correlation (the stop rule) and the weights come
@@ -212,7 +210,7 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
             break
         if n_iter >= max_iter:
             break
-        f, _ = argmax_scaled_dot(search, scale, r, nch)
+        f, _ = _kernels.argmax_scaled_dot(search, scale, r)
         row = V[f].astype(np.float64) if f >= 0 else None
         if f < 0 or not (row @ r) * inv_sigma[f] > tol * rnorm:
             reason = "converged"
