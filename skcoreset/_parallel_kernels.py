@@ -1,20 +1,13 @@
-"""Kernels with a serial and a threaded build, each compiled on its first use.
+"""Passes over rows, run on Python threads for large inputs around one compiled build.
 
-numba compiles a ``parallel=True`` kernel several times slower than the same loop without
-threads (measured 1.6x to 4x on the projections and the Hilbert passes), and its threads only
-pay on large inputs: below a few million entries a pass takes milliseconds, less than the
-compilation costs in seconds, and on a shared machine the threads' barriers cost more than
-they save. :func:`parallel_kernel` builds both from one function (``prange`` is ``range`` in the
-serial build); :meth:`ParallelKernel.for_size` picks one by the size of the input, so a small
-problem never compiles the threaded build. The two give the same bits: every kernel here splits
-its work into chunks fixed by the input, not by the number of threads. This module imports no
-scikit-learn.
-
-The passes over rows (the data's moments, Newton's gradient and Hessian, the projections and
-their statistics, the Hilbert passes' row norms and scaled argmax) are
-:class:`RowTaskKernel`: one build, which releases the GIL, run on Python threads for large
-inputs, each thread on a range of the rows. It compiles in half the time of a threaded build
-and runs as fast. GIGA's search and the Hilbert matrix-vector products keep numba's threads.
+Every pass over the rows (the data's moments, Newton's gradient and Hessian, the projections
+and their statistics, the Hilbert passes) is a :class:`RowTaskKernel`: one numba build, which
+releases the GIL; for a large input each thread runs it on a contiguous range of the row
+tasks. numba's ``parallel=True`` build of the same loops compiles in about twice the time
+(1.6x to 4x, measured on the projections, the Newton passes and the Hilbert passes: seconds a
+fresh install spends before its first fit) and runs no faster here. The results are the same
+bits on any number of threads: the tasks are fixed by the input, not by the threads. This
+module imports no scikit-learn.
 """
 
 import inspect
@@ -26,9 +19,10 @@ import numba
 import numpy as np
 from numba import njit
 
-#: Entries of the input (e.g. rows x columns) from which a kernel runs on numba's threads.
-#: Measured on 2 busy cores: a 300 x 20 pass took 7.6 ms threaded against 29 us on one thread
-#: (the barrier), and below a few million entries a pass takes about a millisecond.
+#: Entries of the input (rows x columns) from which the memory-bound passes (the Hilbert
+#: passes, the multinomial Hessian) run on threads: below, a pass takes about a millisecond
+#: or less. (A scaled argmax over 11 000 x 500 float32 entries: 0.67 ms on one thread,
+#: 0.45 ms on two.)
 PARALLEL_MIN_ENTRIES = 4_000_000
 
 # Rows from which the passes summing over rows (Newton's gradient and Hessian, the data's
@@ -62,54 +56,6 @@ def sum_in_order(parts):
     for c in range(1, parts.shape[0]):
         total += parts[c]
     return total
-
-
-class ParallelKernel:
-    """The serial and the threaded build of one kernel (see the module docstring).
-
-    Parameters
-    ----------
-    py_func : function
-        The kernel's Python source, with ``numba.prange`` for its parallel loop.
-    min_entries : int, default=PARALLEL_MIN_ENTRIES
-        The input size from which the threaded build runs.
-    **options
-        ``numba.njit`` options of both builds (``cache=True`` is implied).
-    """
-
-    def __init__(self, py_func, min_entries=PARALLEL_MIN_ENTRIES, **options):
-        self.min_entries = min_entries
-        self.serial = njit(cache=True, **options)(py_func)
-        # A copy under another name: numba names its cache files after the qualified name, so
-        # the two builds must not share it.
-        twin = type(py_func)(
-            py_func.__code__,
-            py_func.__globals__,
-            py_func.__name__,
-            py_func.__defaults__,
-            py_func.__closure__,
-        )
-        twin.__qualname__ = f"{py_func.__qualname__}_threaded"
-        twin.__module__ = py_func.__module__
-        self.threaded = njit(cache=True, parallel=True, **options)(twin)
-        self.__name__, self.__doc__ = py_func.__name__, py_func.__doc__
-
-    def for_size(self, n_entries):
-        """The build for an input of ``n_entries`` entries: threaded from ``min_entries`` on
-        when numba has several threads, serial otherwise."""
-        if n_entries >= self.min_entries and numba.get_num_threads() > 1:
-            return self.threaded
-        return self.serial
-
-    def __call__(self, *args):
-        """Run the threaded build (callers that know the input's size use :meth:`for_size`)."""
-        return self.threaded(*args)
-
-
-def parallel_kernel(min_entries=PARALLEL_MIN_ENTRIES, **options):
-    """Decorator: a :class:`ParallelKernel` of the function, threaded from ``min_entries``
-    entries on, with these ``njit`` options."""
-    return lambda py_func: ParallelKernel(py_func, min_entries, **options)
 
 
 class RowTaskKernel:

@@ -1,8 +1,8 @@
-"""What a fit compiles: one build of each kernel it calls, the serial ones below the threads'
-sizes, and the serial and threaded builds of a kernel give the same bits.
+"""What a fit compiles: one build of each kernel it calls, no threaded build for a small
+problem, and a pass gives the same bits on one thread and on several.
 
 numba compiles a kernel once per signature and per build, in seconds: a kernel called with two
-layouts or an integer literal, or the threaded build of a small problem, is time a fresh
+layouts or an integer literal, or a threaded build of a small problem, is time a fresh
 install spends before its first fit (benchmarks/bench_first_fit.py).
 """
 
@@ -21,7 +21,6 @@ from skcoreset._parallel_kernels import (
     PARALLEL_MIN_ENTRIES,
     TASK_ROWS,
     THREADED_ROWS,
-    ParallelKernel,
     RowTaskKernel,
     row_tasks,
 )
@@ -38,7 +37,7 @@ import numba
 from sklearn.preprocessing import StandardScaler
 import skcoreset
 from skcoreset import BayesianLogisticRegression, OMPCoreset
-from skcoreset._parallel_kernels import ParallelKernel, RowTaskKernel
+from skcoreset._parallel_kernels import RowTaskKernel
 from skcoreset.datasets import load_phishing
 from skcoreset.pipeline import make_pipeline
 
@@ -54,10 +53,7 @@ builds = {}
 names = [m.name for m in pkgutil.walk_packages(skcoreset.__path__, "skcoreset.")]
 for name in [n for n in names if n.endswith("_kernels")]:
     for attr, obj in vars(importlib.import_module(name)).items():
-        if isinstance(obj, ParallelKernel) and obj.serial.py_func.__module__ == name:
-            builds[f"{name}.{attr}"] = len(obj.serial.signatures)
-            builds[f"{name}.{attr} (threaded)"] = len(obj.threaded.signatures)
-        elif isinstance(obj, RowTaskKernel) and obj.serial.py_func.__module__ == name:
+        if isinstance(obj, RowTaskKernel) and obj.serial.py_func.__module__ == name:
             builds[f"{name}.{attr}"] = len(obj.serial.signatures)  # its one build
         elif isinstance(obj, numba.core.registry.CPUDispatcher):
             if obj.py_func.__module__ == name:
@@ -76,8 +72,8 @@ def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
     builds = json.loads(out.stdout.splitlines()[-1])
     several = {name: n for name, n in builds.items() if n > 1}
     assert not several, f"kernels compiled more than once: {several}"
-    threaded = [name for name, n in builds.items() if n and name.endswith("(threaded)")]
-    assert not threaded, f"threaded builds of a small problem: {threaded}"
+    # numba's one threaded build (MALA's chains on large coresets): not for 60 points
+    assert builds["skcoreset.sampler._mala_kernels.mala_run_parallel"] == 0
     # the fit went through the kernels counted here
     for name in (
         "skcoreset.models._glm_kernels.loglik_matrix",
@@ -91,14 +87,13 @@ def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
 
 
 def test_builds_by_size():
+    # the Hilbert passes: on Python threads from PARALLEL_MIN_ENTRIES entries
     kernel = HK.matvec
+    assert isinstance(kernel, RowTaskKernel)
     assert kernel.for_size(PARALLEL_MIN_ENTRIES - 1) is kernel.serial
     expected = kernel.threaded if numba.get_num_threads() > 1 else kernel.serial
-    assert kernel.for_size(PARALLEL_MIN_ENTRIES) is expected
-    # the two builds are cached apart: numba names its cache files after the qualified name
-    assert isinstance(kernel, ParallelKernel)
-    assert kernel.serial.py_func.__qualname__ != kernel.threaded.py_func.__qualname__
-    # the (N, J) passes: one build, on Python threads from their threshold
+    assert kernel.for_size(PARALLEL_MIN_ENTRIES) == expected
+    # the (N, J) passes: from their own threshold
     features = GK.loglik_matrix
     assert isinstance(features, RowTaskKernel)
     assert features.min_entries == GK.FEATURES_MIN_ENTRIES
@@ -175,7 +170,7 @@ def test_hilbert_passes_same_results_either_build(dtype):
     rng = np.random.default_rng(4)
     N, J = 3000, 30
     V = rng.standard_normal((N, J)).astype(dtype)
-    nch = HK.n_chunks(N)
+    nch = HK._tasks(N, ())[1].shape[0]
     x, d, lw = rng.standard_normal((3, J))
     scale = rng.uniform(0.0, 1.0, N)
     for tasks in (nch, 7):  # 7 tasks: ranges of unequal lengths on the threads
@@ -187,6 +182,9 @@ def test_hilbert_passes_same_results_either_build(dtype):
         _same(runs, _HILBERT_ULPS)
         best_val, best_at = runs[1][1][-2:]
         assert np.all((0 <= best_at) & (best_at < size))  # offsets within each task
+        size = -(-size // 4) * 4  # GIGA's tasks: whole groups of four rows
+        best = np.zeros(tasks), np.empty(tasks, dtype=np.int64)
+        _same(_both(HK._giga_tasks, V, scale, d, lw, 1.3, size, *best), _HILBERT_ULPS)
     # the whole: NumPy's values, its first argmax
     sigma, y = HK.norms_and_sum(V)
     np.testing.assert_allclose(sigma, np.linalg.norm(V.astype(np.float64), axis=1), rtol=1e-6)
@@ -197,8 +195,21 @@ def test_hilbert_passes_same_results_either_build(dtype):
     assert index == np.argmax(np.where(scale == 0, -np.inf, scores))
     assert np.isclose(value, scores[index], rtol=1e-6)
     assert HK.argmax_scaled_dot(V, np.zeros(N), x)[0] == -1  # every row skipped
-    _same(_both(HK.giga_select, V, scale, d, lw, 1.3, nch), _HILBERT_ULPS)
+    # GIGA's score, from its formula: cos(d, d_n) = <l_n, d> / (|d| sqrt(1 - <l_n, l(w)>^2))
+    p, q = (V.astype(np.float64) @ np.column_stack([d, lw])).T * scale
+    lw *= 0.9 / np.max(np.abs(q))  # |<l_n, l(w)>| < 1 on every row: the score is defined
+    q *= 0.9 / np.max(np.abs(q))
+    score = np.where(scale == 0, -np.inf, p / (1.3 * np.sqrt(1 - q * q)))
+    index, value = HK.giga_select(V, scale, d, lw, 1.3)
+    assert index == np.argmax(score) and np.isclose(value, score[index], rtol=1e-6)
     _same(_both(HK.matvec, V, x, np.empty(N)), _HILBERT_ULPS)
+    out = np.empty(N)
+    HK.matvec(V, x, out)
+    np.testing.assert_allclose(out, V.astype(np.float64) @ x, rtol=1e-6, atol=1e-9)
+    rows = np.array([5, 17, 2999, 0])
+    out = np.empty(4)
+    HK.matvec_rows(V, rows, x, out)
+    np.testing.assert_allclose(out, V[rows].astype(np.float64) @ x, rtol=1e-6, atol=1e-9)
 
 
 def test_glm_hessian_same_bits_either_build():

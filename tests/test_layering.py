@@ -104,8 +104,8 @@ def test_kernel_modules_import_only_numpy_numba_and_the_standard_library(path):
 
 
 def _compiled_functions():
-    """``{(path, name): (function node, parallel?)}`` of the package's ``@njit`` and
-    ``@parallel_kernel`` functions (the latter have a threaded build)."""
+    """``{(path, name): (function node, parallel?)}`` of the package's ``@njit`` functions
+    (parallel: ``parallel=True``)."""
     found = {}
     for path in _modules():
         for node in ast.parse(path.read_text()).body:
@@ -114,12 +114,10 @@ def _compiled_functions():
             for deco in node.decorator_list:
                 call = deco if isinstance(deco, ast.Call) else None
                 name = getattr(call.func if call else deco, "id", None)
-                if name not in ("njit", "parallel_kernel"):
+                if name != "njit":
                     continue
                 kw = {k.arg: k.value for k in call.keywords} if call else {}
-                parallel = name == "parallel_kernel" or (
-                    getattr(kw.get("parallel"), "value", False) is True
-                )
+                parallel = getattr(kw.get("parallel"), "value", False) is True
                 found[(path, node.name)] = (node, parallel)
     return found
 

@@ -240,8 +240,6 @@ def _giga(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_st
     max_iter, ynorm, inv_sigma, pos = greedy_setup(M, sigma, y, max_iter)
     if ynorm == 0 or not pos.any():
         return np.zeros(N), 0, "zero_target"
-    nch = _kernels.n_chunks(N)
-    giga_select = _kernels.giga_select.for_size(V.size)
     ell = y / ynorm
     lw = np.zeros(J)
     sup = _Support(M + 1)
@@ -255,7 +253,7 @@ def _giga(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_st
         if dnorm < tol:
             reason = "numerical_limit"
             break
-        nt, _ = giga_select(V, inv_sigma, d, lw, dnorm, nch)
+        nt, _ = _kernels.giga_select(V, inv_sigma, d, lw, dnorm)
         lnt = V[nt].astype(np.float64) * inv_sigma[nt]
         zeta0 = ell @ lnt
         zeta2 = lnt @ lw

@@ -3,46 +3,31 @@
 Every kernel reads the (N, J) matrix ``V`` whose rows are the vectors v_n, stored C-contiguous
 in float64 or float32, and accumulates in float64.  The per-iteration work of every greedy
 algorithm is one pass over ``V``; those passes are memory-bound, so they are split into
-contiguous chunks over rows and run in parallel on large matrices (measured ~1.4x faster than
-one-thread numba and faster than numpy's BLAS gemv on 2 cores at N = 1e6, J = 50); below
-``PARALLEL_MIN_ENTRIES`` they run on one thread. The row norms and the scaled argmax, which
-every selection calls, are row-task kernels on Python threads (one build, compiled in half
-the time of numba's threaded one, as fast: 0.95 ms a pass at 15 772 x 500 float32 either
-way); GIGA's search and the matrix-vector products keep numba's threads.
+contiguous tasks of rows, run on Python threads for large matrices (from
+``PARALLEL_MIN_ENTRIES``; :class:`~skcoreset._parallel_kernels.RowTaskKernel`): one build,
+compiled in half the time of numba's threaded one and as fast (a scaled argmax over 15 772 x
+500 float32 entries: 0.95 ms either way). The searches' tasks report their best row as an
+offset within the task, which a thread, seeing its tasks' rows alone, computes the same.
 
 ``fastmath`` is restricted to re-association/contraction so that the length-J dot products
 vectorise; it never assumes finite values (inputs are validated before they get here).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._parallel_kernels import (
-    PARALLEL_MIN_ENTRIES,
-    parallel_kernel,
-    row_task_kernel,
-    row_tasks,
-    sum_in_order,
-)
+from .._parallel_kernels import PARALLEL_MIN_ENTRIES, row_task_kernel, row_tasks, sum_in_order
 
 # Re-association lets LLVM vectorise the dot-product reductions; results differ from a
 # sequential sum only by rounding (~1e-16 relative).
 _FM = {"reassoc", "contract", "nsz", "arcp"}
 
 
-# Rows per chunk of the passes (at least) and chunks (at most): enough to balance 2-8 threads.
-_CHUNK_ROWS, _MAX_CHUNKS = 256, 64
-
-
-def n_chunks(n_rows):
-    """Number of row chunks for the parallel passes, fixed by the rows (not the threads)."""
-    return int(max(1, min(n_rows // _CHUNK_ROWS, _MAX_CHUNKS)))
-
-
 def _tasks(n_rows, shape):
-    """``(rows per task, zeroed per-task outputs)`` of the row-task passes here: as many tasks
-    as :func:`n_chunks`."""
-    return row_tasks(n_rows, shape, _CHUNK_ROWS, _MAX_CHUNKS)
+    """``(rows per task, zeroed per-task outputs)`` of the passes summing or searching over
+    rows: at least 256 rows a task, at most 64 tasks (enough to balance 2-8 threads), fixed
+    by the rows, not by the threads."""
+    return row_tasks(n_rows, shape, 256, 64)
 
 
 def norms_and_sum(V):
@@ -72,43 +57,27 @@ def _norms_and_sum_tasks(V, size, sigma, partial):
             sigma[n] = np.sqrt(acc)
 
 
-@parallel_kernel(fastmath=_FM)
+@row_task_kernel(PARALLEL_MIN_ENTRIES, rows=("V", "out"), tasks=(), fastmath=_FM)
 def matvec(V, x, out):
     """out[n] = <v_n, x> for all rows (x float64, out float64)."""
     N, J = V.shape
-    for n in prange(N):
+    for n in range(N):
         acc = 0.0
         for j in range(J):
             acc += V[n, j] * x[j]
         out[n] = acc
 
 
-@parallel_kernel(fastmath=_FM)
+@row_task_kernel(PARALLEL_MIN_ENTRIES, rows=("rows", "out"), tasks=(), fastmath=_FM)
 def matvec_rows(V, rows, x, out):
     """out[i] = <v_{rows[i]}, x>: the pass restricted to a subset of rows."""
     J = V.shape[1]
-    for i in prange(rows.shape[0]):
+    for i in range(rows.shape[0]):
         n = rows[i]
         acc = 0.0
         for j in range(J):
             acc += V[n, j] * x[j]
         out[i] = acc
-
-
-@njit(cache=True, inline="always")
-def _best_of_chunks(best_val, best_idx):
-    """``(index, value)`` of the best of the per-chunk bests (index -1 when none has one).
-
-    The chunks cover the rows in order and a later chunk must be strictly better, so ties go
-    to the first index, as in a serial scan.
-    """
-    bv = -np.inf
-    bi = -1
-    for c in range(best_val.shape[0]):
-        if best_idx[c] >= 0 and (bi < 0 or best_val[c] > bv):
-            bv = best_val[c]
-            bi = best_idx[c]
-    return bi, bv
 
 
 def argmax_scaled_dot(V, scale, x):
@@ -229,22 +198,30 @@ def _giga_score(p, q, inv_sigma, dnorm):
     return 0.0
 
 
-@parallel_kernel(fastmath=_FM)
-def giga_select(V, inv_sigma, d, lw, dnorm, nchunks):
+def giga_select(V, inv_sigma, d, lw, dnorm):
     """GIGA step 2 in one pass: argmax_n of the geodesic-alignment score.
 
     For every row both <v_n, d_t> and <v_n, l(w_t)> are computed directly from the current
     J-vectors d_t and l(w_t) (two dot products on the same cached row, so still one pass over
-    memory).  Rows with inv_sigma == 0 (sigma_n == 0) are skipped.  Four rows are processed
-    together so that float32 storage is not limited by the latency of the float64 reductions.
+    memory).  Rows with inv_sigma == 0 (sigma_n == 0) are skipped.
     Returns ``(index, score)``; ties go to the first index.
     """
+    size, best_val = _tasks(V.shape[0], ())
+    size = -(-size // 4) * 4  # whole groups of four rows a task
+    best_at = np.empty(best_val.shape[0], dtype=np.int64)
+    _giga_tasks.for_size(V.size)(V, inv_sigma, d, lw, dnorm, size, best_val, best_at)
+    return _best_of_tasks(best_val, best_at, size)
+
+
+@row_task_kernel(
+    PARALLEL_MIN_ENTRIES, rows=("V", "inv_sigma"), tasks=("best_val", "best_at"), fastmath=_FM
+)
+def _giga_tasks(V, inv_sigma, d, lw, dnorm, size, best_val, best_at):
+    """Each task's best score and its offset in the task (as :func:`_argmax_tasks`). Four rows
+    go together, so that float32 storage is not limited by the latency of the float64
+    reductions."""
     N, J = V.shape
-    best_val = np.full(nchunks, -np.inf)
-    best_idx = np.full(nchunks, -1, dtype=np.int64)
-    size = (N + nchunks - 1) // nchunks
-    size = ((size + 3) // 4) * 4
-    for c in prange(nchunks):
+    for c in range(best_val.shape[0]):
         lo = c * size
         hi = min(N, lo + size)
         bv = -np.inf
@@ -278,22 +255,22 @@ def giga_select(V, inv_sigma, d, lw, dnorm, nchunks):
                 s = _giga_score(p0, q0, inv_sigma[n], dnorm)
                 if s > bv:
                     bv = s
-                    bi = n
+                    bi = n - lo
             if inv_sigma[n + 1] != 0.0:
                 s = _giga_score(p1, q1, inv_sigma[n + 1], dnorm)
                 if s > bv:
                     bv = s
-                    bi = n + 1
+                    bi = n + 1 - lo
             if inv_sigma[n + 2] != 0.0:
                 s = _giga_score(p2, q2, inv_sigma[n + 2], dnorm)
                 if s > bv:
                     bv = s
-                    bi = n + 2
+                    bi = n + 2 - lo
             if inv_sigma[n + 3] != 0.0:
                 s = _giga_score(p3, q3, inv_sigma[n + 3], dnorm)
                 if s > bv:
                     bv = s
-                    bi = n + 3
+                    bi = n + 3 - lo
             n += 4
         while n < hi:
             if inv_sigma[n] != 0.0:
@@ -306,8 +283,7 @@ def giga_select(V, inv_sigma, d, lw, dnorm, nchunks):
                 s = _giga_score(p, q, inv_sigma[n], dnorm)
                 if s > bv:
                     bv = s
-                    bi = n
+                    bi = n - lo
             n += 1
         best_val[c] = bv
-        best_idx[c] = bi
-    return _best_of_chunks(best_val, best_idx)
+        best_at[c] = bi
