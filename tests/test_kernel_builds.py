@@ -1,5 +1,6 @@
-"""What a fit compiles: one build of each kernel it calls, no threaded build for a small
-problem, and a pass gives the same bits on one thread and on several.
+"""What a fit compiles: one build of each kernel it calls, and a pass gives the same bits on
+one thread and on several (Python threads around that build: numba's threaded builds compile
+in about twice the time, and none is left).
 
 numba compiles a kernel once per signature and per build, in seconds: a kernel called with two
 layouts or an integer literal, or a threaded build of a small problem, is time a fresh
@@ -72,8 +73,6 @@ def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
     builds = json.loads(out.stdout.splitlines()[-1])
     several = {name: n for name, n in builds.items() if n > 1}
     assert not several, f"kernels compiled more than once: {several}"
-    # numba's one threaded build (MALA's chains on large coresets): not for 60 points
-    assert builds["skcoreset.sampler._mala_kernels.mala_run_parallel"] == 0
     # the fit went through the kernels counted here
     for name in (
         "skcoreset.models._glm_kernels.loglik_matrix",

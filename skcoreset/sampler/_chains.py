@@ -124,7 +124,7 @@ class MALAChains:
                 self._da, normals, uniforms, draws, 0, store, accept,
             )  # fmt: skip
             return draws, accept / max(n_steps, 1)
-        K.mala_run(
+        K.mala_run.serial(
             self.family, self.theta, self.logp, self.grad, *self._data, *self._fixed(), self.L,
             self.LT, self.eps, False, self._da, normals, uniforms, draws, 0, store, accept,
             self._work,

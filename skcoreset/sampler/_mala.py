@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass, replace
 
-import numba
 import numpy as np
 from sklearn.utils import check_consistent_length, check_random_state
 
@@ -23,16 +22,10 @@ EXTRA_LOG_PRIOR = (0.0, 3.0)
 # the stream is split: it is fixed (independent of ``progress``) to keep results reproducible.
 _CHUNK = 100
 
-# The fixed-step phase runs the chains on numba's threads when n_rows * P reaches this, with
-# >= 2 chains and >= 2 threads: later than the break-even, because threading needs the other
-# core free (OpenBLAS's workers spin for ~0.1 s after a threaded BLAS call) and the threaded
-# driver costs about 3 s more of compilation. Draws are identical either way; the
-# measurements are in benchmarks/README.md ("Thresholds").
-PARALLEL_MIN_WORK = 200_000
-
 
 def _use_parallel(n_rows, n_params, n_chains):
-    return n_chains > 1 and n_rows * n_params >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1
+    """Whether the fixed-step phase runs the chains on threads (K.CHAINS_MIN_WORK)."""
+    return n_chains > 1 and K.mala_run.for_size(n_rows * n_params) == K.mala_run.threaded
 
 
 @dataclass(frozen=True)
@@ -151,8 +144,8 @@ def sample_mala(
 
     Notes
     -----
-    When ``n_rows * P >= PARALLEL_MIN_WORK`` (200000) and there are several chains, the
-    fixed-step phase (after warm-up) runs the chains on numba's threads
+    When ``n_rows * P`` reaches 200 000 and there are several chains, the fixed-step phase
+    (after warm-up) runs the chains on threads, as many as numba's
     (``numba.set_num_threads`` / ``NUMBA_NUM_THREADS``). The random numbers are drawn from
     ``random_state`` outside the compiled code, so the draws are the same for any number of
     threads and either driver.
@@ -252,7 +245,7 @@ def sample_mala(
         if family is None:
             mala_run_numpy(target, theta, logp, grad, L, LT, *args)
         else:
-            run = K.mala_run_parallel if threaded and not adapting else K.mala_run
+            run = K.mala_run.threaded if threaded and not adapting else K.mala_run.serial
             fixed = (prior_prec, extra, extra_prior, L, LT)
             run(family, theta, logp, grad, *data, *fixed, *args, work)
         bar.update(n)

@@ -22,9 +22,8 @@ All chains are advanced inside one compiled call, and together: a step proposes 
 every chain, then evaluates all proposals in one pass over the data
 (``weighted_loglik_grad_chains``, whose loops over the rows vectorise), then accepts or rejects
 each. The random numbers are drawn by the caller and passed in, and a chain's arithmetic does
-not depend on which other chains share its batch, so the serial driver :func:`mala_run` and the
-threaded one :func:`mala_run_parallel` (chains split over threads) give the same bits whatever
-the number of threads.
+not depend on which other chains share its batch, so the driver :func:`mala_run` gives the
+same bits in one call and with its chains split over threads, whatever the number of threads.
 
 What no parameter changes is prepared once, in NumPy, by :func:`target_data` (the transposed,
 aligned design, the weights' sum and offset), and the kernels take it as arguments; so do the
@@ -36,8 +35,9 @@ precision)``; numba compiles the case of the call alone. This module imports no 
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .._parallel_kernels import row_task_kernel
 from ..models._glm_kernels import (
     CHAIN_BLOCK,
     aligned_empty,
@@ -273,7 +273,18 @@ def whiten_chains(L, grad, u):
         _whiten_grad(L, grad[c], u[c])
 
 
-@njit(cache=True)
+# n_rows x P from which the fixed-step phase runs the chains on threads (with >= 2 chains and
+# >= 2 threads), later than the break-even: threading needs the other core free (OpenBLAS's
+# workers spin for ~0.1 s after a threaded BLAS call). Draws are identical either way; the
+# measurements are in benchmarks/README.md ("Thresholds").
+CHAINS_MIN_WORK = 200_000
+
+
+@row_task_kernel(
+    CHAINS_MIN_WORK,
+    rows=("theta", "logp", "grad", "normals", "uniforms", "draws", "n_accept", "work"),
+    tasks=(),
+)
 def mala_run(
     family,
     theta,
@@ -302,10 +313,12 @@ def mala_run(
 ):
     """Advance every chain ``normals.shape[1]`` MALA steps, all chains as one batch.
 
-    The serial driver, for small problems (``n_rows * P`` below a few 10^4) where a parallel
-    region (~10 us) costs more than a step. :func:`mala_run_parallel` takes the same arguments
-    and returns bit-identical results; it runs this driver on each chain's rows of the state,
-    the random numbers and ``draws`` (a chain's arithmetic does not depend on its batch).
+    A row-task kernel over the chains: ``mala_run.serial`` advances them all in one call;
+    at a fixed step (``adapt`` False, the chains then independent) ``mala_run.threaded``
+    runs it on each thread's share of the chains (their rows of the state, the random
+    numbers, ``draws`` and the scratch), with the same bits: a chain's arithmetic does not
+    depend on its batch. It returns nothing; the step size is then ``step``. Warm-up stays
+    in one call: its shared step size would need a barrier after every step.
 
     Parameters
     ----------
@@ -393,73 +406,6 @@ def mala_run(
         if adapt:
             _dual_average(da, _ordered_mean(acc))
     return eps
-
-
-@njit(cache=True, parallel=True)
-def mala_run_parallel(
-    family,
-    theta,
-    logp,
-    grad,
-    Xt,
-    y,
-    w,
-    w_sum,
-    offset,
-    prior_prec,
-    extra,
-    extra_prior,
-    L,
-    LT,
-    step,
-    adapt,
-    da,
-    normals,
-    uniforms,
-    draws,
-    offset_draws,
-    store,
-    n_accept,
-    work,
-):
-    """:func:`mala_run` at a fixed step (``adapt`` must be False), with the chains spread over
-    numba's threads.
-
-    At a fixed step the chains are independent: each runs all its steps inside one parallel
-    region, as a batch of one, with bit-identical results to :func:`mala_run` (a chain's
-    arithmetic does not depend on its batch). Warm-up stays serial: its shared step size would
-    need a barrier after every step. Worth it when a step's O(n_rows P) pass over the data
-    dwarfs the ~10 us cost of a parallel region. The arguments are :func:`mala_run`'s, which it
-    calls with the same types: the serial driver is compiled once for the two.
-    """
-    for c in prange(theta.shape[0]):
-        mala_run(
-            family,
-            theta[c : c + 1],
-            logp[c : c + 1],
-            grad[c : c + 1],
-            Xt,
-            y,
-            w,
-            w_sum,
-            offset,
-            prior_prec,
-            extra,
-            extra_prior,
-            L,
-            LT,
-            step,
-            adapt,
-            da,
-            normals[c : c + 1],
-            uniforms[c : c + 1],
-            draws[c : c + 1],
-            offset_draws,
-            store,
-            n_accept[c : c + 1],
-            work[c : c + 1],
-        )
-    return step
 
 
 @njit(cache=True)
