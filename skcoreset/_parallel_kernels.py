@@ -43,6 +43,13 @@ def row_tasks(n, shape, task_rows=TASK_ROWS, max_tasks=MAX_TASKS):
     return (n + n_tasks - 1) // n_tasks, np.zeros((n_tasks, *shape))
 
 
+def wide_row_tasks(n, shape):
+    """:func:`row_tasks` of the passes whose rows hold hundreds of entries each (the
+    projections' statistics, the Hilbert passes): at least 256 rows a task, at most 64 tasks
+    (enough to balance 2-8 threads)."""
+    return row_tasks(n, shape, 256, 64)
+
+
 def row_weights(w):
     """Per-row weights as a row-task kernel's build takes them: C-contiguous float64. Unit
     weights often arrive as a read-only view of one number (stride 0), for which numba would
@@ -107,7 +114,8 @@ class RowTaskKernel:
         return self.threaded(*args)
 
     def threaded(self, *args):
-        """The build on each of numba's threads' share of the tasks (contiguous ranges)."""
+        """The build on contiguous ranges of the tasks, one per thread (as many threads as
+        numba's thread count, the calling one included)."""
         if self._tasks:
             n_tasks, size = args[self._tasks[0]].shape[0], args[self._size]
         else:  # independent rows: a task is a row

@@ -24,6 +24,7 @@ from skcoreset._parallel_kernels import (
     THREADED_ROWS,
     RowTaskKernel,
     row_tasks,
+    wide_row_tasks,
 )
 from skcoreset.hilbert import _kernels as HK
 from skcoreset.models import _glm_kernels as GK
@@ -169,7 +170,7 @@ def test_hilbert_passes_same_results_either_build(dtype):
     rng = np.random.default_rng(4)
     N, J = 3000, 30
     V = rng.standard_normal((N, J)).astype(dtype)
-    nch = HK._tasks(N, ())[1].shape[0]
+    nch = wide_row_tasks(N, ())[1].shape[0]
     x, d, lw = rng.standard_normal((3, J))
     scale = rng.uniform(0.0, 1.0, N)
     for tasks in (nch, 7):  # 7 tasks: ranges of unequal lengths on the threads

@@ -16,18 +16,16 @@ vectorise; it never assumes finite values (inputs are validated before they get 
 import numpy as np
 from numba import njit
 
-from .._parallel_kernels import PARALLEL_MIN_ENTRIES, row_task_kernel, row_tasks, sum_in_order
+from .._parallel_kernels import (
+    PARALLEL_MIN_ENTRIES,
+    row_task_kernel,
+    sum_in_order,
+    wide_row_tasks,
+)
 
 # Re-association lets LLVM vectorise the dot-product reductions; results differ from a
 # sequential sum only by rounding (~1e-16 relative).
 _FM = {"reassoc", "contract", "nsz", "arcp"}
-
-
-def _tasks(n_rows, shape):
-    """``(rows per task, zeroed per-task outputs)`` of the passes summing or searching over
-    rows: at least 256 rows a task, at most 64 tasks (enough to balance 2-8 threads), fixed
-    by the rows, not by the threads."""
-    return row_tasks(n_rows, shape, 256, 64)
 
 
 def norms_and_sum(V):
@@ -36,7 +34,7 @@ def norms_and_sum(V):
     Returns ``(sigma, y)``, both float64.  Non-finite input shows up as a non-finite sigma_n.
     """
     N, J = V.shape
-    size, partial = _tasks(N, (J,))
+    size, partial = wide_row_tasks(N, (J,))
     sigma = np.empty(N)
     _norms_and_sum_tasks.for_size(V.size)(V, size, sigma, partial)
     return sigma, sum_in_order(partial)
@@ -86,7 +84,7 @@ def argmax_scaled_dot(V, scale, x):
     Used with scale = 1/sigma_n by Frank-Wolfe and OMP (rows to skip get scale 0).
     Returns ``(index, value)``; index is -1 when every scale is 0.
     """
-    size, best_val = _tasks(V.shape[0], ())
+    size, best_val = wide_row_tasks(V.shape[0], ())
     best_at = np.empty(best_val.shape[0], dtype=np.int64)
     _argmax_tasks.for_size(V.size)(V, scale, x, size, best_val, best_at)
     return _best_of_tasks(best_val, best_at, size)
@@ -206,7 +204,7 @@ def giga_select(V, inv_sigma, d, lw, dnorm):
     memory).  Rows with inv_sigma == 0 (sigma_n == 0) are skipped.
     Returns ``(index, score)``; ties go to the first index.
     """
-    size, best_val = _tasks(V.shape[0], ())
+    size, best_val = wide_row_tasks(V.shape[0], ())
     size = -(-size // 4) * 4  # whole groups of four rows a task
     best_at = np.empty(best_val.shape[0], dtype=np.int64)
     _giga_tasks.for_size(V.size)(V, inv_sigma, d, lw, dnorm, size, best_val, best_at)

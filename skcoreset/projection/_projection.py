@@ -14,7 +14,7 @@ import numpy as np
 import scipy.stats
 from sklearn.utils import check_consistent_length, check_random_state
 
-from .._parallel_kernels import row_tasks, row_weights, sum_in_order
+from .._parallel_kernels import row_weights, sum_in_order, wide_row_tasks
 from ..models._general import row_blocks
 from ..models._glm_kernels import loglik_matrix
 from ._projection_kernels import feature_stats, fisher_features
@@ -24,10 +24,6 @@ _EXTRA_LEVELS = 16
 
 #: The feature maps ``project`` accepts (see doc/algorithms.md, section 1).
 PROJECTIONS = ("loglik", "fisher")
-
-# Rows per task of the statistics pass (at least; at most 64 tasks): finer than the Newton
-# passes', each row being J log-likelihoods.
-_TASK_ROWS, _MAX_TASKS = 256, 64
 
 
 class Projection:
@@ -229,7 +225,7 @@ class Projection:
                 total += w[sl] @ v
                 norms[sl] = w[sl] * np.linalg.norm(v, axis=1)
             return total, norms
-        size, sums = row_tasks(n, (J,), _TASK_ROWS, _MAX_TASKS)
+        size, sums = wide_row_tasks(n, (J,))  # each row is J log-likelihoods
         norms = np.empty(n)
         fisher = self.kind == "fisher"
         scale = self._fisher_scale(P) if fisher else 1.0 / np.sqrt(J)
