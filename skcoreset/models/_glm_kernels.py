@@ -55,9 +55,6 @@ def curv(family, eta, y, extra):
     return family.curvature(eta, y, family.prepare(extra))
 
 
-# Rows per parallel task of the fused (N, J) kernels.
-_ROW_CHUNK = 256
-
 # Entries (N x J) from which the fused (N, J) kernels run on Python threads (one build:
 # nothing more to compile). They are compute-bound: on 2 cores a logistic pass ran 1.5x faster
 # on threads at 200 x 500 entries (0.85 ms serial), 1.9x at 500 x 500 and beyond (QNC's steps
@@ -87,32 +84,29 @@ def loglik_matrix(family, X, thetas_t, y, extra, extras, scale, center, out):
     """
     N, P = X.shape
     J = thetas_t.shape[1]
-    n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     if extras is None:
         param = family.prepare(extra)
-        for c in range(n_chunks):
-            buf = np.empty(J)
-            for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-                linear_predictors(X, thetas_t, i, buf)
-                yi = y[i]
-                loglik_inplace(family, buf, yi, param)
-                # the offset is constant along the row: added once, after the centring
-                shift = sum_reassoc(buf) / J if center else -loglik_offset(family, yi, extra, param)
-                for j in range(J):
-                    out[i, j] = scale * (buf[j] - shift)
+        buf = np.empty(J)
+        for i in range(N):
+            linear_predictors(X, thetas_t, i, buf)
+            yi = y[i]
+            loglik_inplace(family, buf, yi, param)
+            # the offset is constant along the row: added once, after the centring
+            shift = sum_reassoc(buf) / J if center else -loglik_offset(family, yi, extra, param)
+            for j in range(J):
+                out[i, j] = scale * (buf[j] - shift)
     else:
         params, offsets, level_of = extra_levels(family, extras)
-        for c in range(n_chunks):
-            buf = np.empty(J)
-            row_offsets = np.empty(offsets.shape[0])
-            for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-                linear_predictors(X, thetas_t, i, buf)
-                yi = y[i]
-                extra_row_offsets(family, yi, params, row_offsets)
-                loglik_inplace_extras(family, buf, yi, params, offsets, level_of, row_offsets)
-                shift = sum_reassoc(buf) / J if center else 0.0
-                for j in range(J):
-                    out[i, j] = scale * (buf[j] - shift)
+        buf = np.empty(J)
+        row_offsets = np.empty(offsets.shape[0])
+        for i in range(N):
+            linear_predictors(X, thetas_t, i, buf)
+            yi = y[i]
+            extra_row_offsets(family, yi, params, row_offsets)
+            loglik_inplace_extras(family, buf, yi, params, offsets, level_of, row_offsets)
+            shift = sum_reassoc(buf) / J if center else 0.0
+            for j in range(J):
+                out[i, j] = scale * (buf[j] - shift)
 
 
 @njit(cache=True, inline="always")

@@ -28,7 +28,6 @@ from .._parallel_kernels import PARALLEL_MIN_ENTRIES, row_task_kernel, row_tasks
 from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm_kernels import (
     _CONTRACT,
-    _ROW_CHUNK,
     FEATURES_MIN_ENTRIES,
     _set_linear_predictors,
     _symmetric_sum,
@@ -131,31 +130,28 @@ def loglik_matrix(X, thetas_t, y, scale, center, out):
     ``X`` (N, Q), ``thetas_t`` (P, J) with P = (K - 1) Q, ``y`` (N,) class codes; ``out``
     (N, J), float64 or float32 (the row is centred and scaled in float64, then stored). Per
     row, the (K - 1, J) predictors and three J-vectors of scratch: no (N, J, K) temporary.
-    Threads take chunks of rows.
     """
     N, Q = X.shape
     P, J = thetas_t.shape
     K1 = P // Q
-    n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in range(n_chunks):
-        eta = np.empty((K1, J))
-        m = np.empty(J)
-        s = np.empty(J)
-        buf = np.empty(J)
-        for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-            _predictors_row(X, thetas_t, i, eta)
-            _lse_parts(eta, J, m, s, buf, False)
-            yk = int(y[i])
-            if 0 < yk <= K1:  # (other codes read as the reference class's: never indexed)
-                ey = eta[yk - 1]
-                for j in range(J):
-                    buf[j] = (ey[j] - m[j]) - fast_log1p(s[j])
-            else:
-                for j in range(J):
-                    buf[j] = -m[j] - fast_log1p(s[j])
-            shift = sum_reassoc(buf) / J if center else 0.0
+    eta = np.empty((K1, J))
+    m = np.empty(J)
+    s = np.empty(J)
+    buf = np.empty(J)
+    for i in range(N):
+        _predictors_row(X, thetas_t, i, eta)
+        _lse_parts(eta, J, m, s, buf, False)
+        yk = int(y[i])
+        if 0 < yk <= K1:  # (other codes read as the reference class's: never indexed)
+            ey = eta[yk - 1]
             for j in range(J):
-                out[i, j] = scale * (buf[j] - shift)
+                buf[j] = (ey[j] - m[j]) - fast_log1p(s[j])
+        else:
+            for j in range(J):
+                buf[j] = -m[j] - fast_log1p(s[j])
+        shift = sum_reassoc(buf) / J if center else 0.0
+        for j in range(J):
+            out[i, j] = scale * (buf[j] - shift)
 
 
 @row_task_kernel(FEATURES_MIN_ENTRIES, rows=("X", "y", "out"), tasks=(), fastmath=_CONTRACT)
@@ -177,26 +173,24 @@ def fisher_features(X, thetas_t, y, coords, scale, out):
         at[j] = k * J + j
         col[j] = coords[j] - k * Q
         code[j] = k + 1.0
-    n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in range(n_chunks):
-        eta = np.empty((K1, J))
-        flat = eta.reshape(K1 * J)
-        m = np.empty(J)
-        s = np.empty(J)
-        g = np.empty(J)
-        xs = np.empty(J)
-        for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-            _predictors_row(X, thetas_t, i, eta)
-            _lse_parts(eta, J, m, s, g, False)
-            for j in range(J):  # the gathers, in a loop of their own
-                g[j] = flat[at[j]]
-                xs[j] = X[i, col[j]]
-            yk = y[i]
-            for j in range(J):
-                e = fast_exp(g[j] - m[j])
-                inv = np.divide(1.0, 1.0 + s[j])
-                r = _one_minus_p(e, s[j], inv) if yk == code[j] else -(e * inv)
-                out[i, j] = scale * (r * xs[j])
+    eta = np.empty((K1, J))
+    flat = eta.reshape(K1 * J)
+    m = np.empty(J)
+    s = np.empty(J)
+    g = np.empty(J)
+    xs = np.empty(J)
+    for i in range(N):
+        _predictors_row(X, thetas_t, i, eta)
+        _lse_parts(eta, J, m, s, g, False)
+        for j in range(J):  # the gathers, in a loop of their own
+            g[j] = flat[at[j]]
+            xs[j] = X[i, col[j]]
+        yk = y[i]
+        for j in range(J):
+            e = fast_exp(g[j] - m[j])
+            inv = np.divide(1.0, 1.0 + s[j])
+            r = _one_minus_p(e, s[j], inv) if yk == code[j] else -(e * inv)
+            out[i, j] = scale * (r * xs[j])
 
 
 @njit(cache=True, fastmath=_CONTRACT)

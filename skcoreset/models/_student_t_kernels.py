@@ -20,9 +20,6 @@ from ._special_kernels import digamma
 
 _CONTRACT = {"contract"}
 
-#: Rows per task of the threaded kernels (enough work to pay for a task).
-_ROW_CHUNK = 256
-
 
 @njit(cache=True, fastmath=_CONTRACT)
 def _row_terms(x, beta_t, y, consts, e, z2):
@@ -50,20 +47,18 @@ def loglik_features(X, beta_t, y, consts, scale, center, out):
     N = X.shape[0]
     J = beta_t.shape[1]
     half_nu1, const = consts[2], consts[3]
-    n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in range(n_chunks):
-        e = np.empty(J)
-        z2 = np.empty(J)
-        for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-            _row_terms(X[i], beta_t, y[i], consts, e, z2)
-            total = 0.0
-            for j in range(J):
-                v = const[j] - half_nu1[j] * fast_log1p(z2[j])
-                e[j] = v
-                total += v
-            shift = total / J if center else 0.0
-            for j in range(J):
-                out[i, j] = scale * (e[j] - shift)
+    e = np.empty(J)
+    z2 = np.empty(J)
+    for i in range(N):
+        _row_terms(X[i], beta_t, y[i], consts, e, z2)
+        total = 0.0
+        for j in range(J):
+            v = const[j] - half_nu1[j] * fast_log1p(z2[j])
+            e[j] = v
+            total += v
+        shift = total / J if center else 0.0
+        for j in range(J):
+            out[i, j] = scale * (e[j] - shift)
 
 
 @row_task_kernel(FEATURES_MIN_ENTRIES, rows=("X", "y", "out"), tasks=(), fastmath=_CONTRACT)
@@ -73,29 +68,27 @@ def fisher_features(X, beta_t, y, consts, coords, scale, out):
     N, Q = X.shape
     J = beta_t.shape[1]
     inv_sigma, inv_nu, half_nu1, dnu0 = consts[0], consts[1], consts[2], consts[4]
-    n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
-    for c in range(n_chunks):
-        e = np.empty(J)
-        z2 = np.empty(J)
-        for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-            x = X[i]
-            _row_terms(x, beta_t, y[i], consts, e, z2)
-            for j in range(J):
-                k = coords[j]
-                r = np.divide(1.0, 1.0 + z2[j])  # nu / (nu + z^2)
-                frac = z2[j] * r  # z^2 / (nu + z^2)
-                if k < Q:
-                    # (nu + 1) z / (sigma (nu + z^2)) x_k
-                    v = 2.0 * half_nu1[j] * e[j] * inv_sigma[j] * inv_nu[j] * r * x[k]
-                elif k == Q:
-                    # (nu + 1) z^2 / (nu + z^2) - 1
-                    v = 2.0 * half_nu1[j] * frac - 1.0
-                else:
-                    # nu/2 (psi((nu+1)/2) - psi(nu/2) - 1/nu - log1p(z^2/nu))
-                    #   + (nu + 1)/2 z^2 / (nu + z^2)
-                    nu = np.divide(1.0, inv_nu[j])  # inf: a far proposal, rejected
-                    v = dnu0[j] - 0.5 * nu * fast_log1p(z2[j]) + half_nu1[j] * frac
-                out[i, j] = scale * v
+    e = np.empty(J)
+    z2 = np.empty(J)
+    for i in range(N):
+        x = X[i]
+        _row_terms(x, beta_t, y[i], consts, e, z2)
+        for j in range(J):
+            k = coords[j]
+            r = np.divide(1.0, 1.0 + z2[j])  # nu / (nu + z^2)
+            frac = z2[j] * r  # z^2 / (nu + z^2)
+            if k < Q:
+                # (nu + 1) z / (sigma (nu + z^2)) x_k
+                v = 2.0 * half_nu1[j] * e[j] * inv_sigma[j] * inv_nu[j] * r * x[k]
+            elif k == Q:
+                # (nu + 1) z^2 / (nu + z^2) - 1
+                v = 2.0 * half_nu1[j] * frac - 1.0
+            else:
+                # nu/2 (psi((nu+1)/2) - psi(nu/2) - 1/nu - log1p(z^2/nu))
+                #   + (nu + 1)/2 z^2 / (nu + z^2)
+                nu = np.divide(1.0, inv_nu[j])  # inf: a far proposal, rejected
+                v = dnu0[j] - 0.5 * nu * fast_log1p(z2[j]) + half_nu1[j] * frac
+            out[i, j] = scale * v
 
 
 @njit(cache=True, fastmath=_CONTRACT)

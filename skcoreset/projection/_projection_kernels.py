@@ -8,7 +8,6 @@ from numba import njit
 from .._parallel_kernels import row_task_kernel
 from ..models._glm_kernels import (
     _CONTRACT,
-    _ROW_CHUNK,
     FEATURES_MIN_ENTRIES,
     dloglik_inplace,
     dloglik_inplace_extras,
@@ -32,25 +31,22 @@ def fisher_features(family, X, thetas_t, y, extra, extras, coords, scale, out):
     """
     N, P = X.shape
     J = thetas_t.shape[1]
-    n_chunks = (N + _ROW_CHUNK - 1) // _ROW_CHUNK
     if extras is None:
         param = family.prepare(extra)
-        for c in range(n_chunks):
-            buf = np.empty(J)
-            for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-                linear_predictors(X, thetas_t, i, buf)
-                dloglik_inplace(family, buf, y[i], param)
-                for j in range(J):
-                    out[i, j] = scale * buf[j] * X[i, coords[j]]
+        buf = np.empty(J)
+        for i in range(N):
+            linear_predictors(X, thetas_t, i, buf)
+            dloglik_inplace(family, buf, y[i], param)
+            for j in range(J):
+                out[i, j] = scale * buf[j] * X[i, coords[j]]
     else:
         params, _, level_of = extra_levels(family, extras)
-        for c in range(n_chunks):
-            buf = np.empty(J)
-            for i in range(c * _ROW_CHUNK, min(N, (c + 1) * _ROW_CHUNK)):
-                linear_predictors(X, thetas_t, i, buf)
-                dloglik_inplace_extras(family, buf, y[i], params, level_of, coords, X[i], P)
-                for j in range(J):
-                    out[i, j] = scale * buf[j]
+        buf = np.empty(J)
+        for i in range(N):
+            linear_predictors(X, thetas_t, i, buf)
+            dloglik_inplace_extras(family, buf, y[i], params, level_of, coords, X[i], P)
+            for j in range(J):
+                out[i, j] = scale * buf[j]
 
 
 @row_task_kernel(
