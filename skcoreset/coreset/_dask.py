@@ -17,7 +17,7 @@ from sklearn.utils.validation import validate_data
 from .._sklearn_compat import _check_sample_weight
 from ..models import GLM, model_from_targets
 from ..models._laplace import _Posterior
-from ._blocks import block_bounds, read_block, validate_rows
+from ._blocks import _FLOATS, block_bounds, read_block, validate_rows
 from ._construction import Construction
 from ._merge_reduce import FINAL, reduce_pairwise
 from ._preparation import check_classes, encode_targets, model_name, resolve_model
@@ -214,43 +214,57 @@ class _Coding:
     block_rows: int
 
 
-def _coded_chunk(coding, X, y, s, label=None):
-    """A chunk's validated design rows, coded targets and weights (rows of weight 0 dropped)."""
-    X = read_block(np.asarray(X), 0, len(X), label=label, estimator=coding.estimator)
+def _coded_chunk(coding, X, y, s, label=None, dtype=np.float64):
+    """A chunk's validated rows, coded targets and weights, rows of weight 0 dropped (copied
+    only then). ``dtype`` as for :func:`read_block`: ``_FLOATS`` keeps float32 rows, for a
+    pass that builds its float64 design from them."""
+    X = read_block(np.asarray(X), 0, len(X), label=label, estimator=coding.estimator, dtype=dtype)
     s = _weights(s, X.shape[0])
     y = encode_targets(np.asarray(y), coding.model, coding.labels)
     keep = s > 0
-    return coding.model.design(X[keep]), y[keep], s[keep]
+    if not keep.all():
+        X, y, s = X[keep], y[keep], s[keep]
+    return X, y, s
 
 
 def _chunk_moments(coding, X, y, s, label):
     """The weighted moments of a chunk's rows (a dask task)."""
     from ..models._prior import Moments
 
-    Xd, y, w = _coded_chunk(coding, X, y, s, label)
-    return Moments.of(_features(Xd, coding.model), y, w)
+    return Moments.of(*_coded_chunk(coding, X, y, s, label))
+
+
+def _chunk_designs(coding, X, y, s, label):
+    """``(Xd, y, w)`` of each of a chunk's blocks in order, its float64 design built in one
+    array reused block by block (as an in-memory pass does: each block is used before the
+    next is built)."""
+    X, y, w = _coded_chunk(coding, X, y, s, label, dtype=_FLOATS)
+    design = None
+    for start, stop in block_bounds(len(w), coding.block_rows):
+        design = coding.model.design(X[start:stop], out=design)
+        yield design, y[start:stop], w[start:stop]
 
 
 def _chunk_loglik(coding, X, y, s, theta, value, label):
     """The log-likelihood parts of a chunk's blocks, in order: ``(ll, gradient, Hessian)``
     of each (``value``), or its Hessian alone. Summed like the blocks of an in-memory fit,
     they give the same bits."""
-    Xd, y, w = _coded_chunk(coding, X, y, s, label)
     model = coding.model
-    parts = []
-    for start, stop in block_bounds(len(w), coding.block_rows):
-        args = theta, Xd[start:stop], y[start:stop], w[start:stop]
-        if value:
-            parts.append(model.weighted_loglik_grad_hessian(*args))
-        else:
-            parts.append(model.weighted_loglik_hessian(*args))
-    return parts
+    if value:
+        return [
+            model.weighted_loglik_grad_hessian(theta, *block)
+            for block in _chunk_designs(coding, X, y, s, label)
+        ]
+    return [
+        model.weighted_loglik_hessian(theta, *block)
+        for block in _chunk_designs(coding, X, y, s, label)
+    ]
 
 
 def _chunk_extra_information(coding, X, y, s, theta, label):
     """A chunk's information on the model's log extra parameter (a dask task)."""
-    Xd, y, w = _coded_chunk(coding, X, y, s, label)
-    return coding.model.log_extra_information(Xd @ theta, y, w)
+    X, y, w = _coded_chunk(coding, X, y, s, label)
+    return coding.model.log_extra_information(coding.model.design(X) @ theta, y, w)
 
 
 class _DaskPosterior(_Posterior):
@@ -325,9 +339,8 @@ class DaskData:
         X, y = dask.compute(self.X[rows], self.y[rows])
         s = None if self.s is None else self.s[rows].compute()
         X = validate_rows(X, rows, self.estimator)
-        Xd, y, w = _coded_chunk(self.coding(), X, y, s)
         keep = _weights(s, len(rows)) > 0
-        return rows[keep], Xd, y, w
+        return (rows[keep], *_coded_chunk(self.coding(), X, y, s))
 
     def moments(self):
         import dask
@@ -352,14 +365,12 @@ class DaskData:
         if size is None or size >= self.n_rows:
             return None
         rows = np.sort(random_state.choice(self.n_rows, size=size, replace=False))
-        rows, Xd, y, w = self._rows(rows)
-        return rows, _features(Xd, self.model), y, w
+        return self._rows(rows)
 
     def all_rows(self):
         if self.n_rows > self.block_rows:
             return None
-        _, Xd, y, w = self._rows(np.arange(self.n_rows))
-        return _features(Xd, self.model), y, w
+        return self._rows(np.arange(self.n_rows))[1:]
 
     def laplace(self, model, start=None):
         from ..models import with_noise
@@ -407,8 +418,3 @@ def _float_columns(X):
         and (types.is_numeric_dtype(t) or types.is_bool_dtype(t))
     ]
     return X.astype({c: "float64" for c in nullable}) if nullable else X
-
-
-def _features(Xd, model):
-    """The features of a design matrix (its intercept column removed)."""
-    return Xd[:, :-1] if model.fit_intercept else Xd
