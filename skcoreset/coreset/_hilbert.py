@@ -20,7 +20,7 @@ from ..hilbert._omp import _omp
 from ..hilbert._sampling import _importance, _uniform
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
-from ._blocks import LAPLACE_START, laplace_of_all_rows, laplace_of_sample
+from ._blocks import laplace_of_all_rows, laplace_of_sample
 from ._construction import OVERFLOW, Context, check_overflow
 from ._merge_reduce import Node
 
@@ -121,7 +121,7 @@ class _HilbertCoreset(BaseCoreset):
             sample = laplace_of_sample(data, model, size, random_state)
             if sample is not None:
                 return sample
-        start = LAPLACE_START if size == "auto" else None
+        start = "auto" if size == "auto" else None
         return laplace_of_all_rows(data, model, random_state, start)
 
     def _capacity(self):
@@ -289,11 +289,11 @@ class UniformCoreset(_HilbertCoreset):
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
         Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of 10 000 rows (one fit of
-        the data when it is a single block). An int: that many rows drawn uniformly (weights
-        scaled up to the total) and no pass over the others; faster, but the draws then
-        miss the full posterior by about sqrt(N / n) standard deviations. None: Newton on
-        all rows from the start.
+        them, by Newton passes over the blocks started from a fit of a hundredth of them
+        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
+        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
+        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
+        standard deviations. None: Newton on all rows from the start.
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -445,11 +445,11 @@ class ImportanceCoreset(_HilbertCoreset):
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
         Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of 10 000 rows (one fit of
-        the data when it is a single block). An int: that many rows drawn uniformly (weights
-        scaled up to the total) and no pass over the others; faster, but the draws then
-        miss the full posterior by about sqrt(N / n) standard deviations. None: Newton on
-        all rows from the start.
+        them, by Newton passes over the blocks started from a fit of a hundredth of them
+        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
+        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
+        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
+        standard deviations. None: Newton on all rows from the start.
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -543,11 +543,11 @@ class FrankWolfeCoreset(_HilbertCoreset):
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
         Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of 10 000 rows (one fit of
-        the data when it is a single block). An int: that many rows drawn uniformly (weights
-        scaled up to the total) and no pass over the others; faster, but the draws then
-        miss the full posterior by about sqrt(N / n) standard deviations. None: Newton on
-        all rows from the start.
+        them, by Newton passes over the blocks started from a fit of a hundredth of them
+        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
+        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
+        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
+        standard deviations. None: Newton on all rows from the start.
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -699,11 +699,11 @@ class GIGACoreset(FrankWolfeCoreset):
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
         Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of 10 000 rows (one fit of
-        the data when it is a single block). An int: that many rows drawn uniformly (weights
-        scaled up to the total) and no pass over the others; faster, but the draws then
-        miss the full posterior by about sqrt(N / n) standard deviations. None: Newton on
-        all rows from the start.
+        them, by Newton passes over the blocks started from a fit of a hundredth of them
+        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
+        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
+        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
+        standard deviations. None: Newton on all rows from the start.
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -813,11 +813,11 @@ class IHTCoreset(_HilbertCoreset):
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
         Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of 10 000 rows (one fit of
-        the data when it is a single block). An int: that many rows drawn uniformly (weights
-        scaled up to the total) and no pass over the others; faster, but the draws then
-        miss the full posterior by about sqrt(N / n) standard deviations. None: Newton on
-        all rows from the start.
+        them, by Newton passes over the blocks started from a fit of a hundredth of them
+        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
+        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
+        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
+        standard deviations. None: Newton on all rows from the start.
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -982,11 +982,11 @@ class OMPCoreset(_HilbertCoreset):
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
         Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of 10 000 rows (one fit of
-        the data when it is a single block). An int: that many rows drawn uniformly (weights
-        scaled up to the total) and no pass over the others; faster, but the draws then
-        miss the full posterior by about sqrt(N / n) standard deviations. None: Newton on
-        all rows from the start.
+        them, by Newton passes over the blocks started from a fit of a hundredth of them
+        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
+        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
+        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
+        standard deviations. None: Newton on all rows from the start.
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
