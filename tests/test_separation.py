@@ -14,6 +14,7 @@ from skcoreset.models import (
     laplace_approximation,
     laplace_from_blocks,
 )
+from skcoreset.models._logistic import separating_mode
 
 
 def _separable(n=400, seed=0):
@@ -57,6 +58,30 @@ def test_block_fit_applies_the_same_rule():
     Xd, yv = model.design(X), y.astype(float)
     halves = [(Xd[:200], yv[:200], np.ones(200)), (Xd[200:], yv[200:], np.ones(200))]
     assert _separation_warnings(lambda: laplace_from_blocks(model, lambda: halves))
+
+
+def test_block_rule_stops_at_the_first_overlap():
+    # once two rows of different classes overlap no later row can separate them: the pass
+    # stops there (the first block, on ordinary data) and reads no further block
+    X, y = make_logistic_regression(n_samples=400, n_features=3, random_state=0)
+    model = get_model("logistic", prior_scale=100.0)
+    Xd, yv = model.design(X), y.astype(float)
+    theta = laplace_approximation(model, X, y).mean
+
+    def blocks():
+        yield Xd[:200], yv[:200], np.ones(200)
+        raise AssertionError("a block after the overlap was read")
+
+    assert not separating_mode(blocks, theta)
+    # separable blocks, then the one contradicting row in a block of its own: read to it
+    Xs, ys = _separable()
+    theta = laplace_approximation(model, Xs, ys).mean
+    Xd, yv = model.design(Xs), ys.astype(float)
+    halves = [(Xd[:200], yv[:200], np.ones(200)), (Xd[200:], yv[200:], np.ones(200))]
+    assert separating_mode(lambda: halves, theta)
+    eta = Xd @ theta
+    wrong = (Xd[[np.argmax(eta)]], np.zeros(1), np.ones(1))  # class 0 above every class 1
+    assert not separating_mode(lambda: [*halves, wrong], theta)
 
 
 def test_rows_with_zero_weight_do_not_count():

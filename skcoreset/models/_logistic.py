@@ -37,7 +37,8 @@ FAMILY = SingleIndexFamily("logistic", _terms, _curvature)
 def separating_mode(blocks, theta):
     """Whether the mode's linear predictor separates the classes on the positive-weight rows
     (the one home of the separation rule, see :class:`SeparationWarning`): every row on its
-    own class's side, ``min eta(class 1) > max eta(class 0)``. One pass over the blocks."""
+    own class's side, ``min eta(class 1) > max eta(class 0)``. A pass over the blocks until
+    two rows overlap, as in the first block of most data: no later row can undo that."""
     lowest_one, highest_zero = np.inf, -np.inf
     for Xd, y, w in blocks():
         eta = Xd @ theta
@@ -47,6 +48,8 @@ def separating_mode(blocks, theta):
             lowest_one = min(lowest_one, float(eta[ones].min()))
         if zeros.any():
             highest_zero = max(highest_zero, float(eta[zeros].max()))
+        if lowest_one <= highest_zero:
+            return False
     # both classes present and every row on its own class's side
     return bool(np.isfinite(lowest_one) and np.isfinite(highest_zero) and lowest_one > highest_zero)
 
