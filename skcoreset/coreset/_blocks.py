@@ -9,6 +9,7 @@ import mmap
 
 import numpy as np
 from sklearn.utils import check_array
+from sklearn.utils.random import sample_without_replacement
 
 # The dtypes a pass that builds its own float64 design reads as stored (no float64 copy).
 _FLOATS = (np.float64, np.float32)
@@ -145,6 +146,12 @@ def _read_memmap_rows(X, start, stop):
     return rows.reshape(stop - start, X.shape[1])
 
 
+def sample_rows(n, size, random_state):
+    """``size`` of ``range(n)`` drawn uniformly without replacement, sorted: in time of order
+    ``size`` where ``RandomState.choice`` permutes all ``n`` (0.58 s for 30 000 of 10^7)."""
+    return np.sort(sample_without_replacement(n, size, random_state=random_state))
+
+
 def laplace_start_rows(n):
     """Rows of the weighted subsample whose Laplace fit starts Newton's passes over all ``n``
     rows: a hundredth of them, from 10 000 to 30 000.
@@ -236,7 +243,7 @@ class InMemoryData:
         positive = np.flatnonzero(self.sample_weight > 0)
         if size is None or size >= positive.shape[0]:
             return None
-        rows = np.sort(random_state.choice(positive, size=size, replace=False))
+        rows = positive[sample_rows(positive.shape[0], size, random_state)]
         X = read_rows(self.X, rows, estimator=self.estimator)
         return rows, X, self.y[rows], self.sample_weight[rows]
 

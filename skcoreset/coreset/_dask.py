@@ -17,7 +17,7 @@ from sklearn.utils.validation import validate_data
 from .._sklearn_compat import _check_sample_weight
 from ..models import GLM, model_from_targets
 from ..models._laplace import _Posterior
-from ._blocks import _FLOATS, block_bounds, read_block, validate_rows
+from ._blocks import _FLOATS, block_bounds, read_block, sample_rows, validate_rows
 from ._construction import Construction
 from ._merge_reduce import FINAL, reduce_pairwise
 from ._preparation import check_classes, encode_targets, model_name, resolve_model
@@ -364,8 +364,7 @@ class DaskData:
     def sample(self, size, random_state):
         if size is None or size >= self.n_rows:
             return None
-        rows = np.sort(random_state.choice(self.n_rows, size=size, replace=False))
-        return self._rows(rows)
+        return self._rows(sample_rows(self.n_rows, size, random_state))
 
     def all_rows(self):
         if self.n_rows > self.block_rows:
