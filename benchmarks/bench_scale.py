@@ -65,8 +65,8 @@ def make_chunk(index, n, seed=0):
     return X, y
 
 
-def chunk_sizes(N):
-    return [min(CHUNK, N - a) for a in range(0, N, CHUNK)]
+def chunk_sizes(N, chunk=CHUNK):
+    return [min(chunk, N - a) for a in range(0, N, chunk)]
 
 
 def make_data(N):
@@ -163,7 +163,7 @@ def dask_data(N, chunk=CHUNK):
     import dask.array as da
     from dask import delayed
 
-    sizes = [min(chunk, N - a) for a in range(0, N, chunk)]
+    sizes = chunk_sizes(N, chunk)
     parts = [delayed(make_chunk)(i, n) for i, n in enumerate(sizes)]
     X = da.concatenate([da.from_delayed(p[0], (n, D), np.float32) for p, n in zip(parts, sizes)])
     y = da.concatenate([da.from_delayed(p[1], (n,), np.int8) for p, n in zip(parts, sizes)])
