@@ -63,6 +63,23 @@ def test_a_bad_block_leaves_the_stream_as_it_was(cls, blocks):
     assert est.n_samples_seen_ == 1200
 
 
+@pytest.mark.parametrize("cls", [OMPCoreset, QuasiNewtonCoreset, UniformCoreset])
+def test_a_stream_finalized_once_gives_the_same_coreset(cls, blocks):
+    """The command line's stream finalizes once, after the last chunk: the coreset is the
+    one of a partial_fit after every chunk, to the bit, and only then is the estimator
+    fitted."""
+    make = lambda: cls(n_points=20, block_size=400, random_state=0)  # noqa: E731
+    each = _quiet(_stream, make(), blocks)
+    once = make()
+    for X, y in blocks:
+        _quiet(once._partial_fit, X, y, finalize=False)
+        assert not hasattr(once, "sample_indices_")
+    _quiet(once._finish_stream)
+    np.testing.assert_array_equal(once.sample_indices_, each.sample_indices_)
+    np.testing.assert_array_equal(once.sample_weight_, each.sample_weight_)
+    assert once.n_samples_seen_ == each.n_samples_seen_ == 1600
+
+
 def test_partial_fit_after_fit_continues_the_fit(blocks):
     """As scikit-learn's estimators do: fit(A) then partial_fit(B) is partial_fit(A), (B)."""
     X_a = np.vstack([b[0] for b in blocks[:2]])

@@ -3,9 +3,11 @@ weights.
 
 The file is read in chunks of rows, each passed to the estimator's ``partial_fit``, which
 reduces it and merges it into the coreset of the rows seen so far (merge-reduce): memory holds
-one chunk and a few coresets, whatever the size of the file. A file that fits in one chunk
-gives exactly the coreset of ``fit`` on all its rows; for more chunks, the first one fixes
-what every chunk shares (for the Hilbert methods the Laplace fit the projection is drawn from).
+one chunk and a few coresets, whatever the size of the file. The coreset of all the rows is
+finalized once, after the last chunk, not after every chunk as ``partial_fit`` does. A file
+that fits in one chunk gives exactly the coreset of ``fit`` on all its rows; for more chunks,
+the first one fixes what every chunk shares (for the Hilbert methods the Laplace fit the
+projection is drawn from).
 """
 
 import re
@@ -65,8 +67,8 @@ def run_build(args):
                     "the projection is drawn from is made on the first chunk: shuffle the rows "
                     "or raise --chunk-rows"
                 )
-        try:
-            estimator.partial_fit(X, y, classes=classes)
+        try:  # finalized once, after the last chunk (the same coreset)
+            estimator._partial_fit(X, y, classes=classes, finalize=False)
         except ValueError as exc:
             raise _user_error(where, exc) from None
         n_chunks += 1
@@ -76,6 +78,10 @@ def run_build(args):
             f"chunk {n_chunks}: rows {start} to {n_rows - 1} done ({elapsed:.1f} s)",
             file=sys.stderr,
         )
+    try:
+        estimator._finish_stream()
+    except ValueError as exc:
+        raise _user_error(table.name, exc) from None
     seconds = time.perf_counter() - started
     if args.n_points >= n_rows:
         _warn(

@@ -196,6 +196,14 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             whose log-likelihoods overflow), naming the block; the coreset built so far is
             left as it was.
         """
+        return self._partial_fit(X, y, sample_weight, classes)
+
+    def _partial_fit(self, X, y, sample_weight=None, classes=None, finalize=True):
+        """:meth:`partial_fit`; with ``finalize=False`` the call's blocks join the merge tree
+        but the coreset of everything seen is not computed, nor the fitted attributes set,
+        until :meth:`_finish_stream`. A reader of a whole stream (the command line) then
+        finalizes once, where every call of ``partial_fit`` finalizes (OMP on the pool, or
+        QNC's start and steps: 0.5 to 1.3 s a call at 10^6 rows); the coreset is the same."""
         construction = getattr(self, "_construction", None)
         first = construction is None
         if first:
@@ -230,10 +238,16 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             self._coreset_size(model, X.shape[1])
             data = InMemoryData(X, coded, s, self._block_rows(X), self)
             construction = Construction.start(self, model, labels, data)
-        final = construction.add(X, coded, s, n_rows(X), label)
+        final = construction.add(X, coded, s, n_rows(X), label, finalize)
         construction.classes_seen |= seen
         self._construction = construction
-        self._set_result(final, construction)
+        if finalize:
+            self._set_result(final, construction)
+        return self
+
+    def _finish_stream(self):
+        """The fitted attributes of everything :meth:`_partial_fit` was given."""
+        self._set_result(self._construction.final(), self._construction)
         return self
 
     def get_coreset(self):

@@ -215,11 +215,12 @@ class Construction:
         return self.estimator._finalize(node, self.context, self.seeds(key))
 
     # -- a call of partial_fit ------------------------------------------------------------
-    def add(self, X, y, s, n_rows, label):
+    def add(self, X, y, s, n_rows, label, finalize=True):
         """The final coreset with the blocks of one call added, applied atomically.
 
         The blocks are reduced and pushed onto a copy of the tree and the copy's final
-        coreset computed; only when all of that succeeds do the tree and the counters change.
+        coreset computed (not with ``finalize=False``: None is returned); only when all of
+        that succeeds do the tree and the counters change.
         """
         nodes = [
             n
@@ -232,7 +233,8 @@ class Construction:
         tree.levels = list(self.tree.levels)
         for node in nodes:
             tree.push(node, self.reduce)
-        final = self.final(tree)  # the first call holds a row of positive weight
+        # the first call holds a row of positive weight
+        final = self.final(tree) if finalize else None
         self.tree = tree
         self.n_seen += n_rows
         self.calls += 1
