@@ -250,15 +250,8 @@ def _chunk_loglik(coding, X, y, s, theta, value, label):
     of each (``value``), or its Hessian alone. Summed like the blocks of an in-memory fit,
     they give the same bits."""
     model = coding.model
-    if value:
-        return [
-            model.weighted_loglik_grad_hessian(theta, *block)
-            for block in _chunk_designs(coding, X, y, s, label)
-        ]
-    return [
-        model.weighted_loglik_hessian(theta, *block)
-        for block in _chunk_designs(coding, X, y, s, label)
-    ]
+    part = model.weighted_loglik_grad_hessian if value else model.weighted_loglik_hessian
+    return [part(theta, *block) for block in _chunk_designs(coding, X, y, s, label)]
 
 
 def _chunk_extra_information(coding, X, y, s, theta, label):
