@@ -175,7 +175,7 @@ def test_one_pass_per_iteration(V, monkeypatch):
 
             return run
 
-    for name in ("_giga_tasks", "_argmax_tasks", "matvec", "_norms_and_sum_tasks"):
+    for name in ("_giga_tasks", "_top_tasks", "matvec", "_norms_and_sum_tasks"):
         monkeypatch.setattr(_kernels, name, Counting(getattr(_kernels, name)))
     for name in ("giga", "frank_wolfe", "omp", "iht"):
         calls["n"] = 0

@@ -71,6 +71,27 @@ def test_omp_matches_oracle(problem, n_points):
     assert info["error"] == pytest.approx(O.relative_error(problem, wo), rel=1e-8)
 
 
+@pytest.mark.parametrize("per_pass", [2, 3])
+def test_omp_several_rows_per_pass_matches_oracle(problem, per_pass, monkeypatch):
+    """The KL methods' start takes the best rows of each pass in turn: the oracle's weights,
+    in fewer passes than additions."""
+    from skcoreset.hilbert import _kernels
+    from skcoreset.hilbert._omp import _omp
+
+    passes = []
+    top = _kernels.top_scaled_dots
+    monkeypatch.setattr(_kernels, "top_scaled_dots", lambda *a: passes.append(1) or top(*a))
+    target = problem.sum(axis=0)
+    sigma = np.linalg.norm(problem, axis=1)
+    for M in (1, 10, 25):
+        passes.clear()
+        w, n_iter, _ = _omp(problem, M, sigma, target, per_pass=per_pass)
+        wo = O.omp(problem, M, per_pass=per_pass)
+        assert np.count_nonzero(w) == np.count_nonzero(wo) == M
+        assert _rel_diff(w, wo) < 1e-9
+    assert len(passes) < 0.75 * n_iter
+
+
 def test_omp_active_set_drops_points():
     # A generic target outside the cone of the rows: NNLS zeroes an earlier choice on the way.
     rng = np.random.default_rng(8)

@@ -79,7 +79,8 @@ def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
         "skcoreset.models._glm_kernels.loglik_matrix",
         "skcoreset.models._glm_kernels.weighted_loglik_grad_chains",
         "skcoreset.sampler._mala_kernels.mala_run",
-        "skcoreset.hilbert._kernels._argmax_tasks",
+        "skcoreset.hilbert._kernels._top_tasks",
+        "skcoreset.hilbert._kernels._merge_tasks",
         "skcoreset.hilbert._kernels._norms_and_sum_tasks",
         "skcoreset.models._glm_kernels._hessian_tasks",
     ):
@@ -177,11 +178,12 @@ def test_hilbert_passes_same_results_either_build(dtype):
         size = -(-N // tasks)
         runs = _both(HK._norms_and_sum_tasks, V, size, np.empty(N), np.zeros((tasks, J)))
         _same(runs, _HILBERT_ULPS)
-        best = np.zeros(tasks), np.empty(tasks, dtype=np.int64)
-        runs = _both(HK._argmax_tasks, V, scale, x, size, *best)
+        best = np.zeros((tasks, 3)), np.empty((tasks, 3), dtype=np.int64)
+        runs = _both(HK._top_tasks, V, scale, x, size, *best)
         _same(runs, _HILBERT_ULPS)
         best_val, best_at = runs[1][1][-2:]
         assert np.all((0 <= best_at) & (best_at < size))  # offsets within each task
+        assert np.all(np.diff(best_val, axis=1) <= 0)  # each task's best first
         size = -(-size // 4) * 4  # GIGA's tasks: whole groups of four rows
         best = np.zeros(tasks), np.empty(tasks, dtype=np.int64)
         _same(_both(HK._giga_tasks, V, scale, d, lw, 1.3, size, *best), _HILBERT_ULPS)
@@ -195,6 +197,19 @@ def test_hilbert_passes_same_results_either_build(dtype):
     assert index == np.argmax(np.where(scale == 0, -np.inf, scores))
     assert np.isclose(value, scores[index], rtol=1e-6)
     assert HK.argmax_scaled_dot(V, np.zeros(N), x)[0] == -1  # every row skipped
+    # the k best: NumPy's order (largest first, the first row on ties), skipped rows left out
+    ranked = np.lexsort((np.arange(N), -np.where(scale == 0, -np.inf, scores)))
+    rows, values = HK.top_scaled_dots(V, scale, x, 5)
+    np.testing.assert_array_equal(rows, ranked[:5])
+    np.testing.assert_allclose(values, scores[rows], rtol=1e-6)
+    only = np.zeros(N)
+    only[[7, 2900]] = 1.0  # fewer rows count than asked for
+    assert sorted(HK.top_scaled_dots(V, only, x, 5)[0]) == [7, 2900]
+    tied = V.copy()
+    tied[[40, 1200, 1500, 2999]] = 10 * V[0]  # the four best, equal, in three tasks
+    ones = np.ones(N)
+    assert HK.top_scaled_dots(tied, ones, V[0].astype(np.float64), 2)[0].tolist() == [40, 1200]
+    assert HK.argmax_scaled_dot(tied, ones, V[0].astype(np.float64))[0] == 40
     # GIGA's score, from its formula: cos(d, d_n) = <l_n, d> / (|d| sqrt(1 - <l_n, l(w)>^2))
     p, q = (V.astype(np.float64) @ np.column_stack([d, lw])).T * scale
     lw *= 0.9 / np.max(np.abs(q))  # |<l_n, l(w)>| < 1 on every row: the score is defined

@@ -84,23 +84,36 @@ def argmax_scaled_dot(V, scale, x):
     Used with scale = 1/sigma_n by Frank-Wolfe and OMP (rows to skip get scale 0).
     Returns ``(index, value)``; index is -1 when every scale is 0.
     """
-    size, best_val = wide_row_tasks(V.shape[0], ())
-    best_at = np.empty(best_val.shape[0], dtype=np.int64)
-    _argmax_tasks.for_size(V.size)(V, scale, x, size, best_val, best_at)
-    return _best_of_tasks(best_val, best_at, size)
+    rows, values = top_scaled_dots(V, scale, x, 1)
+    return (int(rows[0]), float(values[0])) if rows.shape[0] else (-1, -np.inf)
+
+
+def top_scaled_dots(V, scale, x, k):
+    """The ``k`` rows of largest scale[n] * <v_n, x> among rows with scale[n] != 0, in one pass:
+    ``(rows, values)``, best first (the first row on ties), fewer when fewer rows count."""
+    size, best_val = wide_row_tasks(V.shape[0], (k,))
+    best_at = np.empty(best_val.shape, dtype=np.int64)
+    _top_tasks.for_size(V.size)(V, scale, x, size, best_val, best_at)
+    rows, values = np.empty(k, dtype=np.int64), np.empty(k)
+    found = _merge_tasks(best_val, best_at, size, rows, values)
+    return rows[:found], values[:found]
 
 
 @row_task_kernel(
     PARALLEL_MIN_ENTRIES, rows=("V", "scale"), tasks=("best_val", "best_at"), fastmath=_FM
 )
-def _argmax_tasks(V, scale, x, size, best_val, best_at):
-    """Task c's best value and where it is, as an offset in the task (a thread sees its tasks'
-    rows alone, numbered from its first: the offset is the same either way); -1: none."""
+def _top_tasks(V, scale, x, size, best_val, best_at):
+    """Task c's best values, best first, and where they are, as offsets in the task (a thread
+    sees its tasks' rows alone, numbered from its first: the offsets are the same either
+    way); -1: none. A later row enters only if strictly better, so ties keep the first."""
     N, J = V.shape
+    k = best_val.shape[1]
     for c in range(best_val.shape[0]):
         lo = c * size
-        bv = -np.inf
-        bi = -1
+        bv = best_val[c]
+        bi = best_at[c]
+        bv[:] = -np.inf
+        bi[:] = -1
         for n in range(lo, min(N, lo + size)):
             s = scale[n]
             if s == 0.0:
@@ -109,24 +122,39 @@ def _argmax_tasks(V, scale, x, size, best_val, best_at):
             for j in range(J):
                 acc += V[n, j] * x[j]
             val = acc * s
-            if val > bv:
-                bv = val
-                bi = n - lo
-        best_val[c] = bv
-        best_at[c] = bi
+            if val > bv[k - 1]:
+                i = k - 1
+                while i > 0 and val > bv[i - 1]:
+                    bv[i] = bv[i - 1]
+                    bi[i] = bi[i - 1]
+                    i -= 1
+                bv[i] = val
+                bi[i] = n - lo
 
 
 @njit(cache=True)
-def _best_of_tasks(best_val, best_at, size):
-    """``(row, value)`` of the best of the tasks' bests (row -1 when none has one): a later
-    task must be strictly better, so ties go to the first row, as in one scan."""
-    bv = -np.inf
-    bi = -1
-    for c in range(best_val.shape[0]):
-        if best_at[c] >= 0 and (bi < 0 or best_val[c] > bv):
-            bv = best_val[c]
-            bi = c * size + best_at[c]
-    return bi, bv
+def _merge_tasks(best_val, best_at, size, rows, values):
+    """Merge the tasks' best lists (each best first) into the best ``rows.shape[0]`` of all,
+    best first, as rows and values; returns how many were found. A later task must be
+    strictly better, so ties go to the first row, as in one scan."""
+    n_tasks, k = best_val.shape
+    head = np.zeros(n_tasks, dtype=np.int64)
+    found = 0
+    while found < rows.shape[0]:
+        bc = -1
+        bv = -np.inf
+        for c in range(n_tasks):
+            h = head[c]
+            if h < k and best_at[c, h] >= 0 and (bc < 0 or best_val[c, h] > bv):
+                bc = c
+                bv = best_val[c, h]
+        if bc < 0:
+            break
+        rows[found] = bc * size + best_at[bc, head[bc]]
+        values[found] = bv
+        head[bc] += 1
+        found += 1
+    return found
 
 
 @njit(cache=True)
@@ -208,14 +236,17 @@ def giga_select(V, inv_sigma, d, lw, dnorm):
     size = -(-size // 4) * 4  # whole groups of four rows a task
     best_at = np.empty(best_val.shape[0], dtype=np.int64)
     _giga_tasks.for_size(V.size)(V, inv_sigma, d, lw, dnorm, size, best_val, best_at)
-    return _best_of_tasks(best_val, best_at, size)
+    rows, values = np.empty(1, dtype=np.int64), np.empty(1)
+    if _merge_tasks(best_val.reshape(-1, 1), best_at.reshape(-1, 1), size, rows, values) == 0:
+        return -1, -np.inf
+    return int(rows[0]), float(values[0])
 
 
 @row_task_kernel(
     PARALLEL_MIN_ENTRIES, rows=("V", "inv_sigma"), tasks=("best_val", "best_at"), fastmath=_FM
 )
 def _giga_tasks(V, inv_sigma, d, lw, dnorm, size, best_val, best_at):
-    """Each task's best score and its offset in the task (as :func:`_argmax_tasks`). Four rows
+    """Each task's best score and its offset in the task (as :func:`_top_tasks` with one). Four rows
     go together, so that float32 storage is not limited by the latency of the float64
     reductions."""
     N, J = V.shape

@@ -179,8 +179,17 @@ def omp(
     return finish(V, w, y, return_info, n_iter, reason)
 
 
-def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None):
-    """Core of :func:`omp` on validated input: ``(w, n_iter, stop_reason)``."""
+def _omp(
+    V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_state=None, per_pass=1
+):
+    """Core of :func:`omp` on validated input: ``(w, n_iter, stop_reason)``.
+
+    ``per_pass`` > 1 takes that many rows from each pass, best first (generalised OMP, Wang,
+    Kwon and Shim 2012): each one after the first enters only if it still correlates
+    positively with the residual its predecessors left, else a new pass follows. The passes
+    are the cost (memory-bound), so this divides them by up to ``per_pass``, for a slightly
+    different selection than OMP's.
+    """
     N, J = V.shape
     max_iter, ynorm, inv_sigma, pos = greedy_setup(M, sigma, y, max_iter)
     if ynorm == 0 or not pos.any():
@@ -198,6 +207,7 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
     r = y.copy()
     n_iter = 0
     reason = "max_iter"
+    picks = []  # the rest of the last pass's best rows, best last
     bar = ProgressBar(M, progress, "OMP", unit="point")
     while True:
         bar.advance_to(act.p)
@@ -210,13 +220,24 @@ def _omp(V, M, sigma, y, *, max_iter=None, tol=1e-12, progress=False, random_sta
             break
         if n_iter >= max_iter:
             break
-        f, _ = _kernels.argmax_scaled_dot(search, scale, r)
+        fresh = not picks
+        if fresh:
+            best, _ = _kernels.top_scaled_dots(search, scale, r, min(per_pass, M - act.p))
+            picks = best[::-1].tolist() or [-1]
+        f = picks.pop()
         row = V[f].astype(np.float64) if f >= 0 else None
         if f < 0 or not (row @ r) * inv_sigma[f] > tol * rnorm:
-            reason = "converged"
-            break
+            if fresh:
+                reason = "converged"
+                break
+            picks = []  # the residual moved away from the pass's next rows: a new pass
+            continue
+        added = act.try_add(f, row)
+        if not added and not fresh:
+            picks = []  # in the span of the support now: a new pass
+            continue
         n_iter += 1
-        if not act.try_add(f, row):
+        if not added:
             reason = "numerical_limit"
             break
         scale[f] = 0.0

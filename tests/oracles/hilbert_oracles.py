@@ -155,8 +155,12 @@ def iht(V, k, debias=False, max_iter=300, c=0.5, tol=1e-5, target=None):
     return best
 
 
-def omp(V, n_points, tol=1e-12, max_iter=None, target=None):
-    """NN-OMP: S <- supp(nnls(Phi_{S u {f}}, y)) with f = argmax <v_n / sigma_n, r> > 0."""
+def omp(V, n_points, tol=1e-12, max_iter=None, target=None, per_pass=1):
+    """NN-OMP: S <- supp(nnls(Phi_{S u {f}}, y)) with f = argmax <v_n / sigma_n, r> > 0.
+
+    ``per_pass`` > 1: the ``per_pass`` best rows of one ranking enter in turn, each while it
+    still correlates positively with the residual; then a new ranking.
+    """
     V, y, sigma = _prep(V, target)
     N = V.shape[0]
     max_iter = 10 * n_points + 100 if max_iter is None else max_iter
@@ -164,16 +168,26 @@ def omp(V, n_points, tol=1e-12, max_iter=None, target=None):
     S = np.zeros(0, dtype=int)
     w = np.zeros(N)
     it = 0
+    picks = []
     while S.size < n_points and it < max_iter:
         r = y - V.T @ w
         if np.linalg.norm(r) <= tol * np.linalg.norm(y):
             break
-        score = np.full(N, -np.inf)
-        score[ok] = (V[ok] @ r) / sigma[ok]
-        score[S] = -np.inf
-        f = int(np.argmax(score))
-        if not score[f] > tol * np.linalg.norm(r):
-            break
+        fresh = not picks
+        if fresh:
+            score = np.full(N, -np.inf)
+            score[ok] = (V[ok] @ r) / sigma[ok]
+            score[S] = -np.inf
+            ranked = np.lexsort((np.arange(N), -score))[: min(per_pass, n_points - S.size)]
+            picks = [int(f) for f in ranked[::-1] if score[f] > -np.inf]
+            if not picks:
+                break
+        f = picks.pop()
+        if not (V[f] @ r) / sigma[f] > tol * np.linalg.norm(r):
+            if fresh:
+                break
+            picks = []
+            continue
         it += 1
         C = np.append(S, f)
         wc, _ = nnls(V[C].T, y)
