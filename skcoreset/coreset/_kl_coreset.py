@@ -351,7 +351,8 @@ class _KLCoreset(BaseCoreset):
         'uniform' (the papers' start): the ``n_points`` pooled rows with the largest keys (a
         sample proportional to weight), each weighted ``W / n_points``. 'omp': orthogonal
         matching pursuit among the pooled rows on the log-likelihood projection (500 draws of
-        the Laplace fit), as :class:`OMPCoreset` does, from up to ``_STARTS`` independent
+        the Laplace fit), as :class:`OMPCoreset` does (two rows a pass from
+        ``_TWO_PER_PASS_FROM`` points per parameter on), from up to ``_STARTS`` independent
         projections, keeping the one whose coreset's Laplace fit is closest to the data's
         (the criterion that later keeps the better of start and result); a start closer than
         ``_GOOD_START_KL`` ends the search. At small sizes a
