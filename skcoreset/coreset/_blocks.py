@@ -276,10 +276,12 @@ class InMemoryData:
         from ..models import laplace_from_blocks
 
         checked = False  # Newton reads the blocks several times: the first pass validates
+        # one array for every pass, each block's design built in it: a fresh one per pass
+        # (42 MB at 250 000 rows of 21 columns) comes from the system page by page, 10 ms
+        design = None
 
         def blocks():
-            nonlocal checked
-            design = None  # one array a pass, each block's design built in it
+            nonlocal checked, design
             bounds = block_bounds(n_rows(self.X), self.block_rows)
             for index, (start, stop) in enumerate(bounds):
                 if checked:
@@ -294,9 +296,11 @@ class InMemoryData:
                 if not keep.all():
                     X, y, w = X[keep], y[keep], w[keep]
                 # one copy of the block a pass: its float64 design (from float32 X too), in
-                # the pass's array (each block is summed before the next is read)
-                design = model.design(X, out=design)
-                yield design, y, w
+                # the shared array (each block is summed before the next is read)
+                Xd = model.design(X, out=design)
+                if Xd is not X and (design is None or Xd.shape[0] > design.shape[0]):
+                    design = Xd  # an array of ours (never the caller's rows), the largest yet
+                yield Xd, y, w
             checked = True
 
         theta0 = None if start is None else start.mean
