@@ -70,9 +70,9 @@ _GOOD_START_KL = 1e-3
 # time (QNC at 10^6 rows, 253 points: 793 passes, 0.97 s of 2.0 s; two a pass: 396). Where each
 # point is a large part of the fit, taking two at once made the start and the result worse
 # (at P + 5 to 3 P points, the small-size benchmark's eight data sets, four seeds: the median
-# Laplace KL 0.7 to 10 times, typically 1.3 times); from 10 P points (ijcnn1, Phishing, DS1, credit, BikeTrips, AirportDelays
-# at 250 to 1000 points, three seeds) the median was 0.6 to 1.8 times, at most 0.009 nats, and
-# those fits took 10% to 50% less time.
+# Laplace KL 0.7 to 10 times, typically 1.3 times); from 10 P points (ijcnn1, Phishing, DS1,
+# credit, BikeTrips, AirportDelays at 250 to 1000 points, three seeds) the median was 0.6 to
+# 1.8 times, at most 0.009 nats, and those fits took 10% to 50% less time.
 _TWO_PER_PASS_FROM = 10
 # Rows the start may swap in, one per direction it leaves to the prior (see _identify).
 _IDENTIFY = 5

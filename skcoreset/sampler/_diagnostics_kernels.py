@@ -18,22 +18,27 @@ from numba import njit
 
 
 @njit(cache=True, error_model="numpy")
-def _score_runs(values, positions, table, out):
+def _score_runs(values, positions, table, out, first):
     """``out[positions[t]] = table[2 * average rank]`` for ``values`` in ascending order.
 
-    A run of equal values at sorted places ``b .. b + L - 1`` (0-based) shares the average
-    1-based rank ``b + (L + 1) / 2``, whose double ``2 b + L + 1`` indexes ``table``.
+    A run of equal values at sorted places ``b .. e - 1`` (0-based) shares the average
+    1-based rank ``b + (e - b + 1) / 2``, whose double ``b + e + 1`` indexes ``table``.
+    ``first`` (scratch) gets each place's ``b`` in a forward scan, the backward scan finds
+    ``e``: selects, not branches, for runs whose lengths (rejections) no branch predicts.
     """
     n = values.shape[0]
-    begin = 0
-    while begin < n:
-        end = begin + 1
-        while end < n and values[end] == values[begin]:
-            end += 1
-        score = table[begin + end + 1]  # 2 b + L + 1 with L = end - begin
-        for t in range(begin, end):
-            out[positions[t]] = score
-        begin = end
+    if n == 0:
+        return
+    b = 0
+    first[0] = 0
+    for t in range(1, n):
+        b = b if values[t] == values[t - 1] else t
+        first[t] = b
+    e = n
+    out[positions[n - 1]] = table[first[n - 1] + e + 1]
+    for t in range(n - 2, -1, -1):
+        e = e if values[t + 1] == values[t] else t + 1
+        out[positions[t]] = table[first[t] + e + 1]
 
 
 @njit(cache=True, error_model="numpy")
@@ -45,10 +50,11 @@ def normal_scores(columns, order, table, out):
     """
     n = columns.shape[1]
     ordered = np.empty(n)
+    first = np.empty(n, dtype=np.int64)
     for p in range(columns.shape[0]):
         for t in range(n):
             ordered[t] = columns[p, order[p, t]]
-        _score_runs(ordered, order[p], table, out[p])
+        _score_runs(ordered, order[p], table, out[p], first)
 
 
 @njit(cache=True, error_model="numpy")
@@ -62,12 +68,13 @@ def split_scores(columns, order, table, bulk, folded):
     n = columns.shape[1]
     ordered = np.empty(n)
     merged = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
     half = n // 2
     for p in range(columns.shape[0]):
         x, rank_order = columns[p], order[p]
         for t in range(n):
             ordered[t] = x[rank_order[t]]
-        _score_runs(ordered, rank_order, table, bulk[p])
+        _score_runs(ordered, rank_order, table, bulk[p], first)
         if n % 2:
             med = ordered[half]
         else:
@@ -76,18 +83,18 @@ def split_scores(columns, order, table, bulk, folded):
         while below < n and ordered[below] < med:
             below += 1
         # Merge the draws below the median, backwards (med - x ascending), with those from it
-        # up (x - med ascending); each is |x - med| exactly as NumPy computes it.
+        # up (x - med ascending); each is |x - med| exactly as NumPy computes it. Selects,
+        # not branches: which side comes next is a coin toss no branch predicts.
         i, j = below - 1, below
         for t in range(n):
-            if j >= n or (i >= 0 and med - ordered[i] <= ordered[j] - med):
-                merged[t] = rank_order[i]
-                i -= 1
-            else:
-                merged[t] = rank_order[j]
-                j += 1
+            ii, jj = max(i, 0), min(j, n - 1)
+            take_i = (i >= 0) & ((j >= n) | (med - ordered[ii] <= ordered[jj] - med))
+            merged[t] = rank_order[ii] if take_i else rank_order[jj]
+            i -= np.int64(take_i)
+            j += 1 - np.int64(take_i)
         for t in range(n):
             ordered[t] = abs(x[merged[t]] - med)
-        _score_runs(ordered, merged, table, folded[p])
+        _score_runs(ordered, merged, table, folded[p], first)
 
 
 @njit(cache=True, error_model="numpy")
