@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._logging import report
 from .._progress import ProgressBar
 from .._sklearn_compat import Interval, StrOptions, _fit_context, _safe_indexing
+from .._threads import one_blas_thread
 from .._warnings import warn
 from ..export._mixin import PPLExportMixin
 from ..models import GLM, MODEL_NAMES
@@ -198,6 +199,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         """
         return self._partial_fit(X, y, sample_weight, classes)
 
+    @one_blas_thread()
     def _partial_fit(self, X, y, sample_weight=None, classes=None, finalize=True):
         """:meth:`partial_fit`; with ``finalize=False`` the call's blocks join the merge tree
         but the coreset of everything seen is not computed, nor the fitted attributes set,
@@ -245,6 +247,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             self._set_result(final, construction)
         return self
 
+    @one_blas_thread()
     def _finish_stream(self):
         """The fitted attributes of everything :meth:`_partial_fit` was given."""
         self._set_result(self._construction.final(), self._construction)
@@ -278,6 +281,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
 
     # -- the fit, in named steps ----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
+    @one_blas_thread()
     def _fit(self, X, y, sample_weight=None, model=None):
         """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
         self._check_params()

@@ -15,10 +15,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from threadpoolctl import threadpool_limits
 
 from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
+from .._threads import one_blas_thread
 from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
@@ -209,12 +209,12 @@ class _KLCoreset(BaseCoreset):
             laplace,
             taylor,
         )
-        # one BLAS thread: the matrices of the loop are small, and BLAS threads left spinning
-        # after each call slowed the Laplace fits of the loop 30x (11 x 11 inverses, 30 ms)
-        # beside the threaded log-likelihood kernel
+        # one BLAS thread (also where a dask task runs this): the matrices of the loop are
+        # small, and BLAS threads left spinning after each call slowed the Laplace fits of the
+        # loop 30x (11 x 11 inverses, 30 ms) beside the threaded log-likelihood kernel
         with (
             phase(self, f"{type(self).__name__} on {len(node)} candidates"),
-            threadpool_limits(1, user_api="blas"),
+            one_blas_thread(),
         ):
             idx, w, info = self._select(problem, node, total, random_state)
             start = info.pop("start", None)
