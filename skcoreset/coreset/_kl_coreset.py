@@ -152,7 +152,11 @@ class _KLCoreset(BaseCoreset):
     def _pool_rows(self, node):
         """The rows of both parts of the pool (sorted positions, each row once)."""
         uniform, spread = self._pool_size()
-        return np.union1d(largest(node.keys[:, 0], uniform), largest(node.keys[:, 1], spread))
+        # a mask, not np.union1d, which sorts the two parts again (0.13 s of a fit at 10^7)
+        pooled = np.zeros(len(node), dtype=bool)
+        pooled[largest(node.keys[:, 0], uniform)] = True
+        pooled[largest(node.keys[:, 1], spread)] = True
+        return np.flatnonzero(pooled)
 
     def _finalize(self, node, context, random_state):
         if len(node) <= self._target_size:
