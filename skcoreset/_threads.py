@@ -1,11 +1,14 @@
 """numba, or the BLAS, on one thread for a while: the one home of those guards.
 
 ``numba.set_num_threads`` is thread-local: its guard changes the calling thread's setting
-only, and restores it however the block ends. The BLAS's thread count is the process's.
+only, and restores it however the block ends. The BLAS's thread count is shared by the
+process's threads (though a library may take a count set from another thread than the main one
+its own way: OpenBLAS 0.3.31 kept a count the main thread had set, seen from the worker).
 """
 
 import contextlib
 import functools
+import threading
 
 import numba
 from threadpoolctl import ThreadpoolController
@@ -36,6 +39,12 @@ def _blas():
     return ThreadpoolController()
 
 
+# Fits running side by side on threads share the process's BLAS setting: the first to enter
+# limits it, the last to leave restores it (one fit leaving first must not restore it under
+# the other, nor the other then "restore" the limit for good).
+_BLAS_GUARD = {"depth": 0, "limiter": None, "lock": threading.Lock()}
+
+
 @contextlib.contextmanager
 def one_blas_thread():
     """Run the block with the BLAS on one thread (a context manager, or a decorator).
@@ -46,5 +55,16 @@ def one_blas_thread():
     against two (paired runs, 2 cores): 1.38-1.52 s to 1.23-1.25 s at 10^6 rows, 5.6 s to
     5.4-5.5 s at 10^7; OMP unchanged (2.6-2.7 s at 10^6).
     """
-    with _blas().limit(limits=1, user_api="blas"):
+    guard = _BLAS_GUARD
+    with guard["lock"]:
+        if guard["depth"] == 0:
+            guard["limiter"] = _blas().limit(limits=1, user_api="blas")
+        guard["depth"] += 1
+    try:
         yield
+    finally:
+        with guard["lock"]:
+            guard["depth"] -= 1
+            if guard["depth"] == 0:
+                guard["limiter"].restore_original_limits()
+                guard["limiter"] = None
