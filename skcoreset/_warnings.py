@@ -4,13 +4,14 @@ A fixed ``stacklevel`` is right for one call path only: a Bayesian GLM's converg
 is raised three frames below ``fit`` when the user calls ``fit``, and more when a pipeline,
 a meta-estimator or a grid search calls it. :func:`warn` walks up to the first frame outside
 skcoreset, scikit-learn, imbalanced-learn and joblib (which runs the fits of a
-cross-validation), so the warning names the user's file and line.
+cross-validation), and contextlib (whose frame wraps a method decorated with one of the
+package's context managers), so the warning names the user's file and line.
 """
 
 import sys
 import warnings
 
-_LIBRARIES = ("skcoreset", "sklearn", "imblearn", "joblib")
+_LIBRARIES = ("skcoreset", "sklearn", "imblearn", "joblib", "contextlib")
 
 
 def _is_library(frame):
