@@ -275,6 +275,18 @@ def assert_printed_ratio(ratio, num, num_half_step, den, den_half_step):
     assert lo <= ratio <= hi, (ratio, num, den)
 
 
+def test_demo_projection_is_never_below_its_longer_run():
+    from skcoreset.cli._demo_large import _SHORT, projected_seconds
+
+    steps = 2000
+    # the extra steps' cost, extrapolated: 2 x 15 steps took 0.3 s more
+    assert projected_seconds([1.0, 1.3], steps) == pytest.approx(
+        1.3 + 0.3 / (2 * (_SHORT[1] - _SHORT[0])) * (steps - 2 * _SHORT[1])
+    )
+    # timing noise larger than the difference: the longer run's time, not a negative projection
+    assert projected_seconds([0.031, 0.030], steps) == 0.030
+
+
 def parse_large(stdout):
     """The large part's table: method -> its printed values, in the printed order."""
     table = {}
