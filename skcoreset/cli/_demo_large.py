@@ -108,10 +108,10 @@ def projected_seconds(short, steps):
     """Seconds of ``steps`` steps per chain, from the seconds of the two short runs (``_SHORT``
     warm-up and kept steps each): their difference is the cost of the extra steps.
 
-    At a few thousand rows that difference is within the runs' timing noise and came out
-    negative (1 run in 5 at 10 000 rows), which made the projection, and every speed-up,
-    negative: a cost per step is then taken as 0, the longer run's time alone, an
-    underestimate.
+    At a few thousand rows that difference is within the runs' timing noise: its cost per
+    step came out negative in 1 pair of runs in 5 at 10 000 rows, which can make the
+    projection, and every speed-up, negative. A cost per step is then taken as 0: the longer
+    run's time alone, an underestimate.
     """
     per_step = max((short[1] - short[0]) / (2 * (_SHORT[1] - _SHORT[0])), 0.0)
     return short[1] + per_step * (steps - 2 * _SHORT[1])
