@@ -85,6 +85,11 @@ def argmax_scaled_dot(V, scale, x):
     Returns ``(index, value)``; index is -1 when every scale is 0.
     """
     rows, values = top_scaled_dots(V, scale, x, 1)
+    return _first(rows, values)
+
+
+def _first(rows, values):
+    """``(row, value)`` of the best of a search's merged results; ``(-1, -inf)`` when none."""
     return (int(rows[0]), float(values[0])) if rows.shape[0] else (-1, -np.inf)
 
 
@@ -241,9 +246,8 @@ def giga_select(V, inv_sigma, d, lw, dnorm):
     best_at = np.empty(best_val.shape[0], dtype=np.int64)
     _giga_tasks.for_size(V.size)(V, inv_sigma, d, lw, dnorm, size, best_val, best_at)
     rows, values = np.empty(1, dtype=np.int64), np.empty(1)
-    if _merge_tasks(best_val.reshape(-1, 1), best_at.reshape(-1, 1), size, rows, values) == 0:
-        return -1, -np.inf
-    return int(rows[0]), float(values[0])
+    found = _merge_tasks(best_val.reshape(-1, 1), best_at.reshape(-1, 1), size, rows, values)
+    return _first(rows[:found], values[:found])
 
 
 @row_task_kernel(
