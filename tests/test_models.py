@@ -173,6 +173,43 @@ def test_laplace_from_blocks_saves_the_confirming_pass(name):
     assert len(passes) == len(confirmed) - 1
 
 
+@pytest.mark.parametrize("name", ["logistic", "poisson"])
+def test_laplace_from_blocks_trusts_a_step_newton_contracted_to(name, monkeypatch):
+    # a last step is also taken unconfirmed when at most sqrt(CONTRACTION) of the full step
+    # before it (Newton's quadratic regime): it lands within about (s' / s)^2 s' of the mode,
+    # and the Hessian moves over it by about 2 (s' / s)^2, relative
+    from skcoreset.models import _laplace
+
+    X, y = _data(name, n=20_000, d=3)
+    model = get_model(name, prior_scale=2.0)
+    Xd = model.design(X)
+    w = np.ones(len(y))
+    halves = [(Xd[:10_000], y[:10_000], w[:10_000]), (Xd[10_000:], y[10_000:], w[10_000:])]
+    one = laplace_approximation(model, Xd, y, w, design=True)
+    sd = np.sqrt(np.diag(one.cov))
+    start = one.mean + 3.0 * sd * np.array([1.0, -1.0, 1.0, 1.0])  # as a subsample's fit
+    passes = []
+
+    def blocks():
+        passes.append(1)
+        return halves
+
+    def fit(last_step):
+        passes.clear()
+        laplace = _laplace._fit(model, blocks, start, "newton", 1e-14, 100, True, last_step)
+        return laplace, len(passes)
+
+    # a last_step too short for the fixed rule to fire: the contraction rule saves the pass
+    trusted, n_trusted = fit(1e-12)
+    confirmed, n_confirmed = fit(0.0)
+    assert n_trusted == n_confirmed - 1
+    assert np.max(np.abs(trusted.mean - confirmed.mean) / sd) < 1e-8
+    assert np.max(np.abs(trusted.cov - confirmed.cov) / np.outer(sd, sd)) < 1e-5
+    # and only it
+    monkeypatch.setattr(_laplace, "CONTRACTION", 0.0)
+    assert fit(1e-12)[1] == n_confirmed
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_laplace_of_features_on_very_different_scales(name):
     """A feature in units 10^9 times larger (amounts beside codes) is the same posterior in

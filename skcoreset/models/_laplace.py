@@ -139,6 +139,15 @@ class LaplaceApproximation:
 # 10^7 rows, but moves a fit of 2000 rows in blocks by 2e-5 relative: not taken.)
 LAST_STEP = 1e-3
 
+# A longer last step is taken unconfirmed too when Newton's contraction, observed over the
+# full step before it, shows the step to be in the quadratic regime: with s' = C s^2 (C half
+# the Hessian's relative Lipschitz constant, so C = s' / s^2 estimated from those two), the
+# landing error is C s'^2 = (s' / s)^2 s' and the Hessian changes over the step by 2 C s' =
+# 2 (s' / s)^2, relative. Both stay below 1e-5 (of s' and relative) when the step shrank at
+# least this much, squared. Synthetic logistic data at 10^6 rows: 45.9, 1.1, then 0.00118 sd
+# (a shrink of 9.3e2): one pass fewer than with LAST_STEP alone, 0.07 s of a 1.2 s fit.
+CONTRACTION = 1e-5
+
 
 class _Posterior:
     """The weighted log posterior of data given as blocks: ``blocks()`` yields ``(Xd, y, w)``.
@@ -190,15 +199,18 @@ def _newton(posterior, theta, tol, max_iter, last_step=0.0):
     """Damped Newton on the convex negative log posterior, Armijo backtracking.
 
     Returns ``(theta, n_iter, H)``, H the negative Hessian of the log posterior where the
-    last step began (at theta itself unless that step was taken unverified). A step shorter
-    than ``last_step`` posterior sds (``g^T H^-1 g < last_step^2``) is taken without the
-    evaluation that would confirm it, and ends the iteration: in Newton's quadratic regime it
-    lands within about its square of the mode, and the Hessian changes over it by about its
-    length times the relative third derivative (of order 1/sqrt(n) for n rows). Each
-    evaluation of a posterior given as blocks is a pass over the data: this saves the last.
+    last step began (at theta itself unless that step was taken unverified). When
+    ``last_step`` > 0, a step shorter than ``last_step`` posterior sds (``g^T H^-1 g <
+    last_step^2``), or shorter than the full step before it by a factor sqrt(CONTRACTION)
+    or more, is taken without the evaluation that would confirm it, and ends the iteration:
+    in Newton's quadratic regime it lands within about its square of the mode, and the
+    Hessian changes over it by about its length times the relative third derivative (of
+    order 1/sqrt(n) for n rows; see CONTRACTION). Each evaluation of a posterior given as
+    blocks is a pass over the data: this saves the last.
     """
     f, g = posterior.value_and_grad(theta)
     f, g = -f, -g
+    last_full = None  # the decrement of the last step taken whole (t = 1)
     for it in range(1, max_iter + 1):
         H = posterior.neg_hessian(theta)
         if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
@@ -220,7 +232,10 @@ def _newton(posterior, theta, tol, max_iter, last_step=0.0):
         decrement = -g @ step  # Newton decrement squared, >= 0
         if decrement / 2 <= tol * (1.0 + abs(f)):
             return theta, it, H
-        if decrement < last_step * last_step:
+        if last_step > 0 and (
+            decrement < last_step * last_step
+            or (last_full is not None and decrement <= CONTRACTION * last_full)
+        ):
             return theta + step, it, H
         t = 1.0
         while True:
@@ -231,6 +246,7 @@ def _newton(posterior, theta, tol, max_iter, last_step=0.0):
             t *= 0.5
             if t < 1e-12:
                 return theta, it, H
+        last_full = decrement if t == 1.0 else None
         theta, f, g = cand, -fc, -gc
     return theta, max_iter, None
 
