@@ -120,8 +120,6 @@ class RowTaskKernel:
             n_tasks, size = args[self._tasks[0]].shape[0], args[self._size]
         else:  # independent rows: a task is a row
             n_tasks, size = args[self._rows[0]].shape[0], 1
-        n_threads = max(1, min(numba.get_num_threads(), n_tasks))
-        bounds = [n_tasks * k // n_threads for k in range(n_threads + 1)]
 
         def run(c0, c1):
             part = list(args)
@@ -131,13 +129,25 @@ class RowTaskKernel:
                 part[i] = args[i][c0:c1]
             self.serial(*part)
 
-        pool = _pool(n_threads) if n_threads > 1 else None
-        futures = [pool.submit(run, c0, c1) for c0, c1 in zip(bounds[1:-1], bounds[2:])]
-        try:
-            run(bounds[0], bounds[1])  # the calling thread takes the first range
-        finally:  # no thread left writing into the outputs, whatever happened
-            for future in futures:
-                future.result()
+        in_ranges(run, n_tasks)
+
+
+def in_ranges(run, n_tasks):
+    """``run(c0, c1)`` on contiguous ranges of ``n_tasks`` tasks, one range per thread (as
+    many threads as numba's thread count, the calling one included, which takes the first).
+
+    For work that releases the GIL: a numba build with ``nogil``, or NumPy's operations on
+    large arrays. Returns when every range is done (re-raising the first error).
+    """
+    n_threads = max(1, min(numba.get_num_threads(), n_tasks))
+    bounds = [n_tasks * k // n_threads for k in range(n_threads + 1)]
+    pool = _pool(n_threads) if n_threads > 1 else None
+    futures = [pool.submit(run, c0, c1) for c0, c1 in zip(bounds[1:-1], bounds[2:])]
+    try:
+        run(bounds[0], bounds[1])  # the calling thread takes the first range
+    finally:  # no thread left writing into the outputs, whatever happened
+        for future in futures:
+            future.result()
 
 
 _POOL = {"executor": None, "workers": 0, "lock": threading.Lock()}

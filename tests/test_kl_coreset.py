@@ -754,6 +754,46 @@ def poisson_taylor():
     return model, Xd, y, w, lap, split_summary(summary, D + 1), thetas, exact
 
 
+def test_data_summary_of_many_chunks_on_threads():
+    # a node of several chunks, summed on the fit's threads: the formulas' sums and sds
+    # (oracle), and the same bits on one thread as on two
+    import numba
+
+    from skcoreset.coreset._kl_problem import _SUMMARY_ROWS, data_summary, split_summary
+    from skcoreset.coreset._merge_reduce import Node
+    from skcoreset.models import get_model, laplace_approximation
+
+    from .oracles import models_oracle as oracle
+
+    rng = np.random.default_rng(2)
+    N, D = 3 * _SUMMARY_ROWS + 17, 3
+    X = rng.standard_normal((N, D)).astype(np.float32)
+    y = rng.poisson(np.exp(X @ np.array([0.5, -0.3, 0.2]) + 1.0)).astype(float)
+    w = rng.uniform(0.5, 2.0, N)
+    model = get_model("poisson")
+    lap = laplace_approximation(model, model.design(X[:2000]), y[:2000], w[:2000], design=True)
+    node = Node(np.arange(N), w, X, y, None)
+    previous = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = data_summary(lap, node)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = data_summary(lap, node)
+    finally:
+        numba.set_num_threads(previous)
+    np.testing.assert_array_equal(one[0], two[0])
+    np.testing.assert_array_equal(one[1], two[1])
+    Xd = np.column_stack([X.astype(np.float64), np.ones(N)])
+    eta = Xd @ lap.mean
+    d, c = oracle.dloglik("poisson", eta, y), oracle.curv("poisson", eta, y)
+    W, n, G, H = split_summary(one[0], D + 1)
+    assert (W, n) == (pytest.approx(w.sum(), rel=1e-13), N)
+    np.testing.assert_allclose(G, Xd.T @ (w * d), rtol=1e-10)
+    np.testing.assert_allclose(H, (Xd * (w * c)[:, None]).T @ Xd, rtol=1e-10)
+    s2 = np.einsum("ij,jk,ik->i", Xd, lap.cov, Xd)
+    np.testing.assert_allclose(one[1], np.sqrt(s2 * (d**2 + 0.5 * c**2 * s2)), rtol=1e-10)
+
+
 def test_row_spread_is_the_sd_of_the_second_order_expansion(poisson_taylor):
     # the oracle: the sample sd, over draws of the Laplace fit, of each row's second-order
     # expansion d e - c e^2 / 2 in e = x . (theta - mu), with its own standard error

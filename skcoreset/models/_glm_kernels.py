@@ -270,10 +270,11 @@ def dloglik_vector(family, eta, y, extra):
     return out
 
 
-@njit(cache=True, fastmath=_CONTRACT)
+@njit(cache=True, nogil=True, fastmath=_CONTRACT)
 def dloglik_curv_vector(family, eta, y, extra):
     """First derivatives and curvatures (minus second derivatives) in ``eta``, for one
-    parameter: the coefficients of each row's second-order Taylor expansion."""
+    parameter: the coefficients of each row's second-order Taylor expansion. Releases the
+    GIL: the KL coresets' data summaries call it on the fit's threads, a chunk each."""
     d = np.empty(eta.shape[0])
     c = np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
