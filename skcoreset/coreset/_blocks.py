@@ -8,8 +8,7 @@ validated on its own; errors in a block after the first name the block.
 import mmap
 
 import numpy as np
-from sklearn.utils import check_array
-from sklearn.utils.random import sample_without_replacement
+from sklearn.utils import check_array, check_random_state
 
 # The dtypes a pass that builds its own float64 design reads as stored (no float64 copy).
 _FLOATS = (np.float64, np.float32)
@@ -149,8 +148,10 @@ def _read_memmap_rows(X, start, stop):
 def sample_rows(n, size, random_state):
     """``size`` of ``range(n)`` drawn uniformly without replacement, sorted: in time of order
     ``size``, where ``RandomState.choice`` permutes all ``n`` (0.3 to 0.6 s for 30 000 of
-    10^7)."""
-    return np.sort(sample_without_replacement(n, size, random_state=random_state))
+    10^7). NumPy's Generator draws them (0.2 ms for 10 000 of 10^6, where scikit-learn's
+    ``sample_without_replacement`` took 16 ms), seeded from ``random_state``."""
+    seed = check_random_state(random_state).randint(2**32, size=4, dtype=np.uint64)
+    return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 
 
 def laplace_start_rows(n):
