@@ -148,3 +148,32 @@ def test_matches_arviz_on_tied_draws():
         ds = az.convert_to_dataset(draws[:, :, p])
         assert rhat[p] == pytest.approx(float(az.rhat(ds, method="rank")["x"]), rel=1e-10)
         assert ess[p] == pytest.approx(float(az.ess(ds, method="bulk")["x"]), rel=1e-10)
+
+
+def test_diagnostics_on_threads_are_each_parameters_own():
+    """From _THREADED_DRAWS draws the parameters go to threads in ranges: each parameter's
+    R-hat and ESS are those of its draws alone (a constant one's NaN and full ESS included),
+    the same bits on one thread as on two."""
+    import numba
+
+    from skcoreset.sampler import _diagnostics
+
+    rng = np.random.default_rng(13)
+    draws = _ar1(rng, 4, 1000, 0.6, n_params=13)
+    draws[:, 1::3] = draws[:, :-1:3]
+    draws[..., 5] = 2.0
+    assert draws.size >= _diagnostics._THREADED_DRAWS
+    previous = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = diagnostics(draws)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = diagnostics(draws)
+    finally:
+        numba.set_num_threads(previous)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+    alone = np.array([diagnostics(draws[:, :, [p]]) for p in range(13)])[..., 0].T
+    np.testing.assert_array_equal(one[0], alone[0])
+    np.testing.assert_array_equal(one[1], alone[1])
+    assert np.isnan(one[0][5]) and one[1][5] == 4000

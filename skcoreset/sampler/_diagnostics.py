@@ -20,9 +20,15 @@ import numpy as np
 import scipy.fft
 import scipy.special
 
+from .._parallel_kernels import in_ranges
 from . import _diagnostics_kernels as kernels
 
 __all__ = ["diagnostics", "ess_bulk", "rank_normalize", "split_rhat"]
+
+#: Draws (chains x draws x parameters) from which :func:`diagnostics` runs on threads, a range
+#: of parameters each (2 cores: 4 x 1000 x 51 draws 15.6 -> 8.7 ms, 4 x 1000 x 11 3.0 -> 2.1
+#: ms; 4 x 1000 x 5 1.6 -> 1.8 ms, where each range's own overheads are a fifth of the work).
+_THREADED_DRAWS = 40_000
 
 
 def _as_draws(draws):
@@ -176,11 +182,23 @@ def diagnostics(draws):
     draws = _as_draws(draws)
     if draws.shape[1] < 4:
         raise ValueError(f"R-hat and ESS need at least 4 draws per chain, got {draws.shape[1]}.")
-    bulk, folded = _split_scores(draws)
-    rhat = np.maximum(_gelman_rubin(bulk), _gelman_rubin(folded))
-    const = _constant(draws)
-    rhat[const] = np.nan
-    return rhat, _ess(bulk, const)
+    P = draws.shape[2]
+    rhat, ess = np.empty(P), np.empty(P)
+
+    def run(p0, p1):  # parameters p0 .. p1 - 1: each parameter's values are its own
+        part = draws[:, :, p0:p1]
+        bulk, folded = _split_scores(part)
+        rhat[p0:p1] = np.maximum(_gelman_rubin(bulk), _gelman_rubin(folded))
+        const = _constant(part)
+        rhat[p0:p1][const] = np.nan
+        ess[p0:p1] = _ess(bulk, const)
+
+    # NumPy's sorts and FFTs and the kernels release the GIL
+    if draws.size >= _THREADED_DRAWS:
+        in_ranges(run, P)
+    else:
+        run(0, P)
+    return rhat, ess
 
 
 def _constant(draws):

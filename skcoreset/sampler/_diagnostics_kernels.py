@@ -9,15 +9,16 @@ The sort itself is NumPy's (the caller's ``order``): its vectorised sort is some
 numba's.
 
 The kernels compute exactly what the formulas in ``_diagnostics`` say, in the same order of
-operations, so the values stay those of ArviZ (the tests check to 1e-10). This module imports
-no scikit-learn.
+operations, so the values stay those of ArviZ (the tests check to 1e-10). They release the
+GIL: the diagnostics run on threads, a range of parameters each. This module imports no
+scikit-learn.
 """
 
 import numpy as np
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _score_runs(values, positions, table, out, first):
     """``out[positions[t]] = table[2 * average rank]`` for ``values`` in ascending order.
 
@@ -41,7 +42,7 @@ def _score_runs(values, positions, table, out, first):
         out[positions[t]] = table[first[t] + e + 1]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def normal_scores(columns, order, table, out):
     """The normal scores of each row's average ranks: ``out[p] = table[2 rank(columns[p])]``.
 
@@ -57,7 +58,7 @@ def normal_scores(columns, order, table, out):
         _score_runs(ordered, order[p], table, out[p], first)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def split_scores(columns, order, table, bulk, folded):
     """The normal scores of each row's ranks (``bulk``) and of its folded draws' (``folded``).
 
@@ -97,7 +98,7 @@ def split_scores(columns, order, table, bulk, folded):
         _score_runs(ordered, merged, table, folded[p], first)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def geyer_ess(acov_mean, mean_var, var_plus, n_total):
     """Bulk ESS of each parameter from its chain-averaged autocovariances (Geyer's sequences).
 
