@@ -700,6 +700,26 @@ def test_pool_smaller_than_data_estimates_the_full_sum(regression):
     assert _kl_of(cs, X, y) < _uniform_kl(cs, X, y)
 
 
+@pytest.mark.parametrize("cls", [QuasiNewtonCoreset, SparseVICoreset, CoresetMCMC])
+def test_float32_rows_in_blocks_give_the_float64_coreset(cls):
+    # the leaves take float32 rows as stored (their summaries convert them chunk by chunk):
+    # the same coreset, bit for bit, as the same values in float64, with float64 rows
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3000, 4)).astype(np.float32)
+    y = (rng.random(3000) < 1 / (1 + np.exp(-X @ np.array([1.0, -0.5, 0.3, 0.0])))).astype(int)
+    w = rng.uniform(0.0, 2.0, 3000)
+    w[::7] = 0.0  # rows without weight: a leaf keeps the others
+    kw = dict(n_points=15, n_candidates=400, block_size=700, random_state=0)
+    if cls is not QuasiNewtonCoreset:
+        kw["n_points"] = 10
+    a = cls(**kw).fit(X, y, sample_weight=w)
+    b = cls(**kw).fit(X.astype(np.float64), y, sample_weight=w)
+    np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
+    np.testing.assert_array_equal(a.sample_weight_, b.sample_weight_)
+    assert a._coreset_node.X.dtype == np.float64  # the nodes' rows, as before
+    np.testing.assert_array_equal(a._coreset_node.X, b._coreset_node.X)
+
+
 def test_budget_in_seconds_stops_the_loop(regression):
     X, y = regression
     cs = CoresetMCMC(n_points=10, n_train=10**6, max_seconds=0.2, n_samples=10, random_state=0)

@@ -97,6 +97,11 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     #: Whether the fit is one block (its phases are logged at INFO, its core shows progress).
     _single_block = True
 
+    #: The dtypes in which a leaf's reduction takes its block's rows (``check_array``'s
+    #: ``dtype``): float64, or also float32 for a reduction that converts the rows it reads
+    #: itself. The node it returns holds float64 rows either way.
+    _leaf_dtype = np.float64
+
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "model": [StrOptions({"auto", *MODEL_NAMES}), GLM],

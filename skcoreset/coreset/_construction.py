@@ -148,7 +148,7 @@ class Construction:
         """The coreset of rows ``start:stop`` of ``X`` (None when none has positive weight):
         the rows kept whole with their summary when they fit in a node, else reduced."""
         est = self.estimator
-        rows = read_block(X, start, stop, label=where, estimator=est)
+        rows = read_block(X, start, stop, label=where, estimator=est, dtype=est._leaf_dtype)
         weights = s[start:stop]
         positive = np.flatnonzero(weights > 0)
         if positive.shape[0] == 0:
@@ -171,6 +171,8 @@ class Construction:
                 check_overflow(node.summary)
         except ValueError as exc:
             raise ValueError(f"In {where}: {exc}" if where else str(exc)) from None
+        if node.X.dtype != np.float64:  # the rows kept, as every node holds them
+            node.X = np.ascontiguousarray(node.X, dtype=np.float64)
         return node
 
     def leaves(self, X, y, s, *, offset=0, label=None, chunk=0, first_index=0):
