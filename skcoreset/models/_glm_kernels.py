@@ -589,21 +589,39 @@ _HESSIAN_ROWS = 64
 
 
 @njit(cache=True, inline="always")
-def _row_dot(X, i, theta):
-    """``X[i] . theta``, in index order."""
-    eta = 0.0
-    for k in range(X.shape[1]):
-        eta += X[i, k] * theta[k]
-    return eta
+def _group_columns(cols, X, i0, m):
+    """``cols[:, :m]`` = rows ``i0 .. i0 + m - 1`` of ``X``, transposed: each column of the
+    group contiguous, so that the loops over the group's rows below vectorise."""
+    for r in range(m):
+        for k in range(X.shape[1]):
+            cols[k, r] = X[i0 + r, k]
 
 
 @njit(cache=True, inline="always")
-def _set_group_row(cols, weighted, r, X, i, scale):
-    """Row ``i`` of ``X`` into column ``r`` of a group: ``cols[:, r] = x_i`` and
-    ``weighted[:, r] = scale x_i``."""
-    for k in range(X.shape[1]):
-        cols[k, r] = X[i, k]
-        weighted[k, r] = scale * X[i, k]
+def _group_etas(etas, cols, theta, m):
+    """``etas[:m]`` = the group's linear predictors ``x_r . theta``, an axpy per column (the
+    sum of each row in index order, as a dot product row by row)."""
+    e = etas[:m]
+    c0 = cols[0, :m]
+    t0 = theta[0]
+    for r in range(m):
+        e[r] = c0[r] * t0
+    for k in range(1, cols.shape[0]):
+        ck = cols[k, :m]
+        tk = theta[k]
+        for r in range(m):
+            e[r] += ck[r] * tk
+
+
+@njit(cache=True, inline="always")
+def _group_weighted(weighted, cols, scales, m):
+    """``weighted[:, :m]`` = ``cols[:, :m]`` scaled row by row by ``scales[:m]``."""
+    s = scales[:m]
+    for k in range(cols.shape[0]):
+        ck = cols[k, :m]
+        wk = weighted[k, :m]
+        for r in range(m):
+            wk[r] = s[r] * ck[r]
 
 
 @njit(cache=True, inline="always")
@@ -634,45 +652,64 @@ def _add_group_products(H, cols, weighted, m):
 def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
     """parts[c] += the lower triangle of rows c size .. (c + 1) size - 1's terms, a task each.
 
-    The rows go in groups of ``_HESSIAN_ROWS``: a group's columns ``x_a`` and weighted columns
-    ``curv w x_a`` are laid out contiguously for :func:`_add_group_products`.
+    The rows go in groups of ``_HESSIAN_ROWS``, laid out by column (:func:`_group_columns`):
+    the linear predictors, the curvatures and the weighted columns ``curv w x_a`` are then
+    loops over the group's rows that vectorise (the curvatures' exp and log1p too), where
+    row by row they ran one at a time: the fused pass below went from 22 to 12 ms per
+    262 144 rows of 21 columns, on one thread.
     """
-    n, d = X.shape
-    for c in range(parts.shape[0]):
-        cols = np.empty((d, _HESSIAN_ROWS))
-        weighted = np.empty((d, _HESSIAN_ROWS))
-        end = min(n, (c + 1) * size)
-        for i0 in range(c * size, end, _HESSIAN_ROWS):
-            m = min(_HESSIAN_ROWS, end - i0)
-            for r in range(m):
-                i = i0 + r
-                eta = _row_dot(X, i, theta)
-                _set_group_row(cols, weighted, r, X, i, w[i] * curv(family, eta, y[i], extra))
-            _add_group_products(parts[c], cols, weighted, m)
-
-
-@row_task_kernel(THREADED_ROWS, rows=("X", "y", "w"), tasks=("parts", "sums"))
-def _loglik_grad_hessian_tasks(family, theta, X, y, w, extra, size, parts, sums):
-    """:func:`_hessian_tasks`, and sums[c] += the rows' (gradient, log-likelihood)."""
     n, d = X.shape
     param = family.prepare(extra)
     for c in range(parts.shape[0]):
         cols = np.empty((d, _HESSIAN_ROWS))
         weighted = np.empty((d, _HESSIAN_ROWS))
+        etas = np.empty(_HESSIAN_ROWS)
+        scales = np.empty(_HESSIAN_ROWS)
+        end = min(n, (c + 1) * size)
+        for i0 in range(c * size, end, _HESSIAN_ROWS):
+            m = min(_HESSIAN_ROWS, end - i0)
+            _group_columns(cols, X, i0, m)
+            _group_etas(etas, cols, theta, m)
+            e, yb, wb, sc = etas[:m], y[i0 : i0 + m], w[i0 : i0 + m], scales[:m]
+            for r in range(m):
+                sc[r] = wb[r] * family.curvature(e[r], yb[r], param)
+            _group_weighted(weighted, cols, scales, m)
+            _add_group_products(parts[c], cols, weighted, m)
+
+
+@row_task_kernel(THREADED_ROWS, rows=("X", "y", "w"), tasks=("parts", "sums"))
+def _loglik_grad_hessian_tasks(family, theta, X, y, w, extra, size, parts, sums):
+    """:func:`_hessian_tasks`, and sums[c] += the rows' (gradient, log-likelihood); each
+    group's log-likelihoods are summed apart (a loop that vectorises), then added."""
+    n, d = X.shape
+    param = family.prepare(extra)
+    for c in range(parts.shape[0]):
+        cols = np.empty((d, _HESSIAN_ROWS))
+        weighted = np.empty((d, _HESSIAN_ROWS))
+        etas = np.empty(_HESSIAN_ROWS)
+        scales = np.empty(_HESSIAN_ROWS)
         slopes = np.empty(_HESSIAN_ROWS)
+        values = np.empty(_HESSIAN_ROWS)
         total = 0.0
         end = min(n, (c + 1) * size)
         for i0 in range(c * size, end, _HESSIAN_ROWS):
             m = min(_HESSIAN_ROWS, end - i0)
+            _group_columns(cols, X, i0, m)
+            _group_etas(etas, cols, theta, m)
+            e, yb, wb = etas[:m], y[i0 : i0 + m], w[i0 : i0 + m]
+            sc, sl, lv = scales[:m], slopes[:m], values[:m]
             for r in range(m):
-                i = i0 + r
-                eta = _row_dot(X, i, theta)
-                wi = w[i]
-                lv, dv = family.terms(eta, y[i], param)
-                total += wi * (lv + loglik_offset(family, y[i], extra, param))
-                slopes[r] = wi * dv
-                _set_group_row(cols, weighted, r, X, i, wi * curv(family, eta, y[i], extra))
+                value, slope = family.terms(e[r], yb[r], param)
+                lv[r] = value
+                sl[r] = wb[r] * slope
+                sc[r] = wb[r] * family.curvature(e[r], yb[r], param)
+            # the offsets apart: some are library calls (Poisson's lgamma), which would keep
+            # the loop above from vectorising
+            for r in range(m):
+                lv[r] = wb[r] * (lv[r] + loglik_offset(family, yb[r], extra, param))
+            total += sum_reassoc(lv)
+            _group_weighted(weighted, cols, scales, m)
             _add_group_products(parts[c], cols, weighted, m)
             for a in range(d):
-                sums[c, a] += dot_reassoc(cols[a, :m], slopes[:m])
+                sums[c, a] += dot_reassoc(cols[a, :m], sl)
         sums[c, d] = total
