@@ -32,6 +32,28 @@ def test_a_fit_runs_the_blas_on_one_thread_and_restores_it(monkeypatch):
         assert _blas_threads() == {2}
 
 
+def test_a_bayesian_fit_runs_the_blas_on_one_thread_and_restores_it(monkeypatch):
+    # its diagnostics run on the fit's threads, which OpenBLAS's spinning threads would take
+    from skcoreset import BayesianLogisticRegression
+    from skcoreset.linear_model import _base as linear_base
+
+    seen = []
+    diagnostics = linear_base.diagnostics
+
+    def spy(draws):
+        seen.append(_blas_threads())
+        return diagnostics(draws)
+
+    monkeypatch.setattr(linear_base, "diagnostics", spy)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = (X[:, 0] + rng.logistic(size=200) > 0).astype(int)
+    with threadpool_limits(2, user_api="blas"):
+        BayesianLogisticRegression(n_samples=100, n_warmup=100, random_state=0).fit(X, y)
+        assert seen == [{1}]
+        assert _blas_threads() == {2}
+
+
 class _FakeBLAS:
     """A controller whose limit is one Python value (how a BLAS library takes a thread
     count set from another thread differs between versions: not what is tested here)."""

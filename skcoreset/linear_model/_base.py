@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._logging import phase, report
 from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
+from .._threads import one_blas_thread
 from .._warnings import warn
 from ..models import GLM, get_model, laplace_approximation
 from ..models._general import row_blocks
@@ -155,7 +156,10 @@ class _BaseBayesianGLM(BaseEstimator):
         coreset's, the one the exports to probabilistic programming languages write."""
         return self._fit(X, y, sample_weight, data_prior)
 
+    # One BLAS thread: OpenBLAS's threads spin after its calls, and the diagnostics' threads
+    # then waited for the cores (their share of a fit at M = 1000, D = 50: 19% -> 11%)
     @_fit_context(prefer_skip_nested_validation=True)
+    @one_blas_thread()
     def _fit(self, X, y, sample_weight=None, data_prior=None):
         X, y = validate_data(
             self, X, y, dtype=np.float64, y_numeric=not isinstance(self, ClassifierMixin)
