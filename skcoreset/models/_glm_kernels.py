@@ -653,11 +653,11 @@ def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
     """parts[c] += the lower triangle of rows c size .. (c + 1) size - 1's terms, a task each.
 
     The rows go in groups of ``_HESSIAN_ROWS``: a group's columns ``x_a`` and weighted columns
-    ``curv w x_a`` are laid out contiguously for :func:`_add_group_products`. Row by row up to
-    there (the fused pass below vectorises those steps too, for the same bits: no
-    contraction, so vectorised and scalar arithmetic agree): the layout of the fused pass
-    compiled 0.5 s longer, which every fresh install's first fit would pay, and the large
-    data's passes are fused.
+    ``curv w x_a`` are laid out contiguously for :func:`_add_group_products`, row by row. The
+    fused pass below lays each group out by column first, so that those steps vectorise, for
+    the same bits (neither contracts, and vectorised and scalar arithmetic then agree); here
+    that layout compiled 0.5 s longer, which a fresh install's first fit of small data would
+    pay, while the passes over large data are the fused ones.
     """
     n, d = X.shape
     for c in range(parts.shape[0]):

@@ -201,12 +201,12 @@ def _newton(posterior, theta, tol, max_iter, last_step=0.0):
     Returns ``(theta, n_iter, H)``, H the negative Hessian of the log posterior where the
     last step began (at theta itself unless that step was taken unverified). When
     ``last_step`` > 0, a step shorter than ``last_step`` posterior sds (``g^T H^-1 g <
-    last_step^2``), or shorter than the full step before it by a factor sqrt(CONTRACTION)
-    or more, is taken without the evaluation that would confirm it, and ends the iteration:
-    in Newton's quadratic regime it lands within about its square of the mode, and the
-    Hessian changes over it by about its length times the relative third derivative (of
-    order 1/sqrt(n) for n rows; see CONTRACTION). Each evaluation of a posterior given as
-    blocks is a pass over the data: this saves the last.
+    last_step^2``), or at most sqrt(CONTRACTION) times the full step before it, is taken
+    without the evaluation that would confirm it, and ends the iteration: in Newton's
+    quadratic regime it lands within about its square of the mode, and the Hessian changes
+    over it by about its length times the relative third derivative (of order 1/sqrt(n) for n
+    rows; see CONTRACTION). Each evaluation of a posterior given as blocks is a pass over the
+    data: this saves the last.
     """
     f, g = posterior.value_and_grad(theta)
     f, g = -f, -g
