@@ -137,9 +137,13 @@ def in_ranges(run, n_tasks):
     many threads as numba's thread count, the calling one included, which takes the first).
 
     For work that releases the GIL: a numba build with ``nogil``, or NumPy's operations on
-    large arrays. Returns when every range is done (re-raising the first error).
+    large arrays. Returns when every range is done (re-raising the first error). Called from
+    one of the pool's own threads (a range whose work has ranges of its own), it runs them
+    all on that thread: queued behind it, they would wait for it forever.
     """
     n_threads = max(1, min(numba.get_num_threads(), n_tasks))
+    if threading.current_thread().name.startswith(_POOL_NAME):
+        n_threads = 1
     bounds = [n_tasks * k // n_threads for k in range(n_threads + 1)]
     pool = _pool(n_threads) if n_threads > 1 else None
     futures = [pool.submit(run, c0, c1) for c0, c1 in zip(bounds[1:-1], bounds[2:])]
@@ -151,6 +155,7 @@ def in_ranges(run, n_tasks):
 
 
 _POOL = {"executor": None, "workers": 0, "lock": threading.Lock()}
+_POOL_NAME = "skcoreset-rows"
 
 
 def _pool(n_threads):
@@ -159,7 +164,7 @@ def _pool(n_threads):
         if _POOL["workers"] < n_threads - 1:
             if _POOL["executor"] is not None:
                 _POOL["executor"].shutdown(wait=False)
-            _POOL["executor"] = ThreadPoolExecutor(n_threads - 1, "skcoreset-rows")
+            _POOL["executor"] = ThreadPoolExecutor(n_threads - 1, _POOL_NAME)
             _POOL["workers"] = n_threads - 1
         return _POOL["executor"]
 

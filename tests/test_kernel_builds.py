@@ -334,6 +334,46 @@ def test_threaded_pass_in_a_forked_child():
     np.testing.assert_array_equal(got, expected)
 
 
+def test_ranges_within_a_range_run_on_its_thread():
+    """in_ranges called from a range on the pool's thread runs its own ranges there (queued
+    behind that thread, they would wait for it forever); from the calling thread, on the
+    pool as usual. Every task is run once, whatever the nesting."""
+    import threading
+
+    from skcoreset._parallel_kernels import in_ranges
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: no pool")
+    done, names, outer_names = np.zeros((4, 6), dtype=int), {}, {}
+
+    def outer(a, b):
+        for i in range(a, b):
+            outer_names[i] = threading.current_thread().name
+
+            def inner(c, d, i=i):
+                names.setdefault(i, set()).add(threading.current_thread().name)
+                done[i, c:d] += 1
+
+            in_ranges(inner, 6)
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(2)
+    result = []
+    worker = threading.Thread(target=lambda: result.append(in_ranges(outer, 4)), daemon=True)
+    try:
+        worker.start()
+        worker.join(timeout=60)
+    finally:
+        numba.set_num_threads(previous)
+    assert not worker.is_alive(), "nested ranges deadlocked"
+    assert np.all(done == 1)
+    # the ranges of an outer range on the pool's thread stayed on it; the calling thread's
+    # went to the pool too
+    on_pool = [i for i, n in outer_names.items() if n.startswith("skcoreset-rows")]
+    assert on_pool and all(names[i] == {outer_names[i]} for i in on_pool)
+    assert any(len(names[i]) == 2 for i in outer_names if i not in on_pool)
+
+
 def test_unit_weights_view_needs_no_build_of_its_own():
     """Unit weights arrive as a read-only view of one number (stride 0): the Newton passes
     give the kernels a contiguous copy, not a layout numba would compile them for again."""
