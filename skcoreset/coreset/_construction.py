@@ -264,11 +264,11 @@ class Construction:
             return self.reduce(merged, key)
 
     def finalize(self, node, key):
-        """The coreset of the merged chunk coresets (a task)."""
+        """The coreset of the merged chunk coresets, on the caller's threads (the client's:
+        not a task, which would have one worker thread while the rest of the cluster waits)."""
         if node is None:
             return None
-        with one_numba_thread():
-            return self.estimator._finalize(node, self.context, self.seeds(key))
+        return self.estimator._finalize(node, self.context, self.seeds(key))
 
 
 def check_overflow(*arrays):

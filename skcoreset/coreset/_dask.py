@@ -120,18 +120,21 @@ def fit(estimator, X, y, sample_weight, composed=None):
     data = DaskData(estimator, X, y, s, model, labels, estimator._block_rows(X))
     construction = Construction.start(estimator, model, labels, data)
     construction.n_seen, construction.calls = int(X.shape[0]), 1
-    nodes, merged, final = build(construction, X, y, s)
-    merged_node, node = compute(nodes, merged, final, estimator.progress)
-    if node is None:
+    nodes, merged, final_key = build(construction, X, y, s)
+    merged_node = compute(nodes, merged, estimator.progress)
+    if merged_node is None:
         raise ValueError("No row of X has a positive sample_weight.")
+    # the final step here, on the client's threads: as a task it ran on one worker thread
+    # while the cluster stood idle (QNC at 10^7 rows on 2 workers, chunks held: ...)
+    node = construction.finalize(merged_node, final_key)
     # a later partial_fit continues from the merged chunk coresets, as from a fit's tree
     construction.tree.push(merged_node, construction.reduce)
     return construction, node
 
 
 def build(construction, X, y, s):
-    """The delayed chunk coresets, their merged coreset and the final coreset of dask arrays
-    X, y, s (s may be None: unit weights)."""
+    """The delayed chunk coresets, their merged coreset, and the key of the final step, of
+    dask arrays X, y, s (s may be None: unit weights)."""
     from dask import delayed
 
     offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
@@ -147,16 +150,15 @@ def build(construction, X, y, s):
     merged = reduce_pairwise(nodes, merge)
     # the key of the final step counts the blocks, as for data in memory (one chunk: same bits)
     n_blocks = sum(len(block_bounds(int(n), construction.block_rows)) for n in X.chunks[0])
-    final = delayed(construction.finalize, pure=True)(merged, (FINAL, 0, 1, n_blocks))
-    return nodes, merged, final
+    return nodes, merged, (FINAL, 0, 1, n_blocks)
 
 
-def compute(nodes, merged, final, progress):
-    """``(merged, final)`` coresets, with a progress bar of the chunks done when asked."""
+def compute(nodes, merged, progress):
+    """The merged coreset, with a progress bar of the chunks done when asked."""
     import dask
 
     if not progress:
-        return dask.compute(merged, final)
+        return dask.compute(merged)[0]
     from .._progress import ProgressBar
 
     with ProgressBar(len(nodes), True, "chunks", "chunk") as bar:
@@ -170,7 +172,7 @@ def compute(nodes, merged, final, progress):
             futures = client.compute(nodes)
             for _ in as_completed(futures):
                 bar.update()
-            return tuple(client.compute([merged, final], sync=True))
+            return client.compute(merged, sync=True)
         from dask.callbacks import Callback
 
         keys = {n.key for n in nodes}
@@ -180,7 +182,7 @@ def compute(nodes, merged, final, progress):
                 bar.update()
 
         with Callback(posttask=posttask):
-            return dask.compute(merged, final)
+            return dask.compute(merged)[0]
 
 
 def _weights(s, n):
