@@ -490,7 +490,7 @@ def test_fused_pass_vectorised_by_groups_keeps_the_hessians_bits(name):
         "negative_binomial": rng.poisson(np.exp(eta) * rng.gamma(2.0, 0.5, N)).astype(float),
         "gamma": rng.gamma(2.0, np.exp(eta) / 2.0),
     }[name]
-    model = get_model(name, noise_scale=0.7 if name != "logistic" and name != "poisson" else None)
+    model = get_model(name, noise_scale=None if name in ("logistic", "poisson") else 0.7)
     theta, w = 0.1 * rng.standard_normal(P), rng.uniform(0.0, 2.0, N)
     grad, fused_grad = np.empty(P), np.empty(P)
     ll = GK.weighted_loglik_grad(model.family, theta, X, y, w, model.extra, grad)

@@ -18,7 +18,6 @@ from scipy.linalg import solve_triangular
 
 from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
-from .._threads import one_blas_thread
 from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
@@ -218,13 +217,11 @@ class _KLCoreset(BaseCoreset):
             laplace,
             taylor,
         )
-        # one BLAS thread (also where a dask task runs this): the matrices of the loop are
-        # small, and BLAS threads left spinning after each call slowed the Laplace fits of the
-        # loop 30x (11 x 11 inverses, 30 ms) beside the threaded log-likelihood kernel
-        with (
-            phase(self, f"{type(self).__name__} on {len(node)} candidates"),
-            one_blas_thread(),
-        ):
+        # on one BLAS thread, as every fit, stream and dask client step of BaseCoreset runs
+        # (one_blas_thread): the matrices of the loop are small, and BLAS threads left
+        # spinning after each call slowed its Laplace fits 30x (11 x 11 inverses, 30 ms)
+        # beside the threaded log-likelihood kernel
+        with phase(self, f"{type(self).__name__} on {len(node)} candidates"):
             idx, w, info = self._select(problem, node, total, random_state)
             start = info.pop("start", None)
             if start is None:  # SparseVI's own start is no coreset: the others' start instead
