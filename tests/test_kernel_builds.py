@@ -179,7 +179,7 @@ def test_hilbert_passes_same_results_either_build(dtype):
         runs = _both(HK._norms_and_sum_tasks, V, size, np.empty(N), np.zeros((tasks, J)))
         _same(runs, _HILBERT_ULPS)
         best = np.zeros((tasks, 3)), np.empty((tasks, 3), dtype=np.int64)
-        runs = _both(HK._top_tasks, V, scale, x, size, *best)
+        runs = _both(HK._top_tasks, V, scale, x, 0.0, size, *best)
         _same(runs, _HILBERT_ULPS)
         best_val, best_at = runs[1][1][-2:]
         assert np.all((0 <= best_at) & (best_at < size))  # offsets within each task
@@ -225,6 +225,41 @@ def test_hilbert_passes_same_results_either_build(dtype):
     out = np.empty(4)
     HK.matvec_rows(V, rows, x, out)
     np.testing.assert_allclose(out, V[rows].astype(np.float64) @ x, rtol=1e-6, atol=1e-9)
+
+
+def test_quantized_search_within_its_rounding():
+    """int16 rows: each entry within half a step of the row's largest / 32767. The search's
+    values are within the rounding's bound of float64 products (Cauchy-Schwarz on the rows'
+    errors, plus float32 sums of J terms); its rows are the best by its own values; both
+    builds give the same bits."""
+    rng = np.random.default_rng(5)
+    N, J = 3000, 200
+    V = (rng.standard_t(3, (N, J)) * rng.lognormal(0, 2, (N, 1))).astype(np.float32)
+    V[5] = 0.0
+    Q, step = HK.quantize_rows(V)
+    assert Q.dtype == np.int16 and np.all(np.delete(np.abs(Q).max(axis=1), 5) == 32767)
+    assert step[5] == 1.0 and not Q[5].any()
+    err = V.astype(np.float64) - step[:, None] * Q
+    # half a step, and float32's rounding of quotients up to 32767 (2^15 units of 2^-24)
+    assert np.all(np.abs(err) <= (0.5 + 2.0**-8) * step[:, None])
+    scale = rng.uniform(0.5, 2.0, N)
+    scale[::7] = 0.0  # skipped
+    x = rng.standard_normal(J)
+    rows, values = HK.top_quantized_dots(Q, scale * step, x, 10)
+    exact = scale * (V.astype(np.float64) @ x)
+    sums = step * (np.abs(Q) @ np.abs(x))  # float32 sums: (J + 2) units of their terms' sum
+    bound = scale * (np.linalg.norm(err, axis=1) * np.linalg.norm(x) + (J + 2) * 2.0**-24 * sums)
+    assert np.all(np.abs(values - exact[rows]) <= bound[rows])
+    assert np.all(scale[rows] > 0)
+    own = np.where(scale > 0, scale * step * (Q @ x.astype(np.float32).astype(np.float64)), -np.inf)
+    slack = (J + 2) * 2.0**-24 * (scale * sums)
+    others = np.delete(own, rows)
+    assert values[-1] >= others.max() - slack.max()
+    nch = wide_row_tasks(N, ())[1].shape[0]
+    size = -(-N // nch)
+    best = np.zeros((nch, 3)), np.empty((nch, 3), dtype=np.int64)
+    x32 = x.astype(np.float32)
+    _same(_both(HK._top_tasks, Q, scale * step, x32, np.float32(0.0), size, *best))
 
 
 def test_glm_hessian_same_bits_either_build():

@@ -73,6 +73,9 @@ _GOOD_START_KL = 1e-3
 # credit, BikeTrips, AirportDelays at 250 to 1000 points, three seeds) the median was 0.6 to
 # 1.8 times, at most 0.009 nats, and those fits took 10% to 50% less time.
 _TWO_PER_PASS_FROM = 10
+# The OMP start searches int16 copies of the pool's projected rows from this many entries
+# (hilbert._omp._omp's quantize)
+_QUANTIZE_FROM = 4_000_000
 # Rows the start may swap in, one per direction it leaves to the prior (see _identify).
 _IDENTIFY = 5
 
@@ -404,7 +407,8 @@ class _KLCoreset(BaseCoreset):
         sigma, _ = row_norms_and_sum(V)
         sigma[_kl.flat(sigma)] = 0.0  # never chosen
         per_pass = 2 if M >= _TWO_PER_PASS_FROM * problem.n_params else 1
-        w, _, _ = _omp(V, M, sigma, target, per_pass=per_pass)
+        quantize = V.size >= _QUANTIZE_FROM
+        w, _, _ = _omp(V, M, sigma, target, per_pass=per_pass, quantize=quantize)
         idx = np.flatnonzero(w)
         if idx.shape[0] == 0:
             return None

@@ -96,18 +96,46 @@ def _first(rows, values):
 def top_scaled_dots(V, scale, x, k):
     """The ``k`` rows of largest scale[n] * <v_n, x> among rows with scale[n] != 0, in one pass:
     ``(rows, values)``, best first (the first row on ties), fewer when fewer rows count."""
+    return _top(V, scale, x, k, 0.0)
+
+
+def _top(V, scale, x, k, zero):
+    # zero: the dot products' first value, whose type is that of their sums
     size, best_val = wide_row_tasks(V.shape[0], (k,))
     best_at = np.empty(best_val.shape, dtype=np.int64)
-    _top_tasks.for_size(V.size)(V, scale, x, size, best_val, best_at)
+    _top_tasks.for_size(V.size)(V, scale, x, zero, size, best_val, best_at)
     rows, values = np.empty(k, dtype=np.int64), np.empty(k)
     found = _merge_tasks(best_val, best_at, size, rows, values)
     return rows[:found], values[:found]
 
 
+# The largest code of a quantised row: its entries are int16 multiples of max|v_n| / _LEVELS
+_LEVELS = 32767
+
+
+def quantize_rows(V):
+    """``(Q, step)``: the rows as int16 multiples of ``step[n] = max_j |v_nj| / 32767``, half
+    the bytes of float32 for a memory-bound search. An entry is off by half a step, and by
+    float32's rounding of the quotient for float32 rows (at most 0.504 steps). A zero row gets
+    step 1."""
+    top = np.abs(V).max(axis=1).astype(np.float64)
+    step = np.where(top > 0, top / _LEVELS, 1.0)
+    Q = V / step[:, None].astype(V.dtype)
+    np.rint(Q, out=Q)
+    return Q.astype(np.int16), step
+
+
+def top_quantized_dots(Q, scale, x, k):
+    """:func:`top_scaled_dots` of quantised rows (int16, from :func:`quantize_rows`; ``scale``
+    times the rows' steps), the dot products summed in float32: ranking values that differ from
+    float64 ones by the quantisation, relative to the row's largest entry."""
+    return _top(Q, scale, x.astype(np.float32), k, np.float32(0.0))
+
+
 @row_task_kernel(
     PARALLEL_MIN_ENTRIES, rows=("V", "scale"), tasks=("best_val", "best_at"), fastmath=_FM
 )
-def _top_tasks(V, scale, x, size, best_val, best_at):
+def _top_tasks(V, scale, x, zero, size, best_val, best_at):
     """Task c's best values, best first, and where they are, as offsets in the task (a thread
     sees its tasks' rows alone, numbered from its first: the offsets are the same either
     way); -1: none. A later row enters only if strictly better, so ties keep the first."""
@@ -123,7 +151,7 @@ def _top_tasks(V, scale, x, size, best_val, best_at):
             s = scale[n]
             if s == 0.0:
                 continue
-            acc = 0.0
+            acc = zero
             for j in range(J):
                 acc += V[n, j] * x[j]
             val = acc * s

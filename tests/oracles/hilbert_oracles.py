@@ -155,13 +155,19 @@ def iht(V, k, debias=False, max_iter=300, c=0.5, tol=1e-5, target=None):
     return best
 
 
-def omp(V, n_points, tol=1e-12, max_iter=None, target=None, per_pass=1):
+def omp(V, n_points, tol=1e-12, max_iter=None, target=None, per_pass=1, rerank=None):
     """NN-OMP: S <- supp(nnls(Phi_{S u {f}}, y)) with f = argmax <v_n / sigma_n, r> > 0.
 
     ``per_pass`` > 1: the ``per_pass`` best rows of one ranking enter in turn, each while it
     still correlates positively with the residual; then a new ranking.
+    ``rerank``: the ranking is by the rows rounded to int16 multiples of max_j |v_nj| / 32767;
+    its ``per_pass + rerank`` best are then ranked by their exact correlations.
     """
     V, y, sigma = _prep(V, target)
+    if rerank is not None:
+        top = np.abs(V).max(axis=1)
+        step = np.where(top > 0, top / 32767, 1.0)
+        rounded = np.rint(V / step[:, None]) * step[:, None]
     N = V.shape[0]
     max_iter = 10 * n_points + 100 if max_iter is None else max_iter
     ok = sigma > 0
@@ -175,10 +181,17 @@ def omp(V, n_points, tol=1e-12, max_iter=None, target=None, per_pass=1):
             break
         fresh = not picks
         if fresh:
+            k = min(per_pass, n_points - S.size)
             score = np.full(N, -np.inf)
             score[ok] = (V[ok] @ r) / sigma[ok]
             score[S] = -np.inf
-            ranked = np.lexsort((np.arange(N), -score))[: min(per_pass, n_points - S.size)]
+            if rerank is None:
+                ranked = np.lexsort((np.arange(N), -score))[:k]
+            else:
+                rough = np.where(score > -np.inf, (rounded @ r) / np.where(ok, sigma, 1), -np.inf)
+                found = np.lexsort((np.arange(N), -rough))[: k + rerank]
+                found = found[rough[found] > -np.inf]
+                ranked = found[np.argsort(-score[found], kind="stable")][:k]
             picks = [int(f) for f in ranked[::-1] if score[f] > -np.inf]
             if not picks:
                 break
