@@ -150,6 +150,7 @@ class GLMProblem:
         self.taylor = taylor
         self._mode = None
         self._support = None
+        self._pool_out = None
         # whether the draws' last entry is log(extra) (no chains: problems that take draws)
         self._extra = chains is not None and chains.sample_extra
 
@@ -168,11 +169,13 @@ class GLMProblem:
             kept = self._support = (idx.copy(), self.Xd[idx], self.y[idx])
         return kept[1], kept[2]
 
-    def loglik(self, thetas, idx):
+    def loglik(self, thetas, idx, out=None):
+        """The (S, len(idx)) log-likelihoods (``idx`` None: every pooled row), written in
+        ``out`` (len(idx), S) when given and the fused kernel computes them."""
         Xd, y = (self.Xd, self.y) if idx is None else self._rows(idx)
         coef, extras = self._split(thetas)
         if self.model.family is None or Xd.shape[0] * thetas.shape[0] >= _FUSED_MIN:
-            return self.model.loglik_matrix(Xd, y, coef, extras=extras).T
+            return self.model.loglik_matrix(Xd, y, coef, out=out, extras=extras).T
         # few draws: one BLAS product and the vectorised log density
         noise = None if extras is None else extras[:, None]
         return self.model.log_density(y[None, :], coef @ Xd.T, noise_scale=noise)
@@ -201,8 +204,14 @@ class GLMProblem:
             # the batch's linear predictors serve its control variate too (the coefficients':
             # it is a quadratic in them, unbiased whatever the extra parameter)
             return sums[0] + taylor.correction(coef, sums[1:])
-        g = self.loglik(thetas, None) if g_all is None else g_all
-        r = g @ self.full_weights
+        if g_all is None:
+            # one (N, S) array for every step's pool, not 60 MB (16 000 rows, 500 draws)
+            # mapped afresh, page by page, each time: 28 -> 24 ms a step
+            shape = (self.Xd.shape[0], thetas.shape[0])
+            if self._pool_out is None or self._pool_out.shape != shape:
+                self._pool_out = np.empty(shape)
+            g_all = self.loglik(thetas, None, out=self._pool_out)
+        r = g_all @ self.full_weights
         if self.taylor is not None:
             r += self.taylor.correction(coef)
         return r

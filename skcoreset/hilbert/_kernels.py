@@ -18,6 +18,7 @@ from numba import njit
 
 from .._parallel_kernels import (
     PARALLEL_MIN_ENTRIES,
+    in_ranges,
     row_task_kernel,
     sum_in_order,
     wide_row_tasks,
@@ -111,6 +112,8 @@ def _top(V, scale, x, k, zero):
 
 # The largest code of a quantised row: its entries are int16 multiples of max|v_n| / _LEVELS
 _LEVELS = 32767
+# Rows a chunk of the quantisation converts at once
+_QUANTIZE_ROWS = 512
 
 
 def quantize_rows(V):
@@ -118,11 +121,21 @@ def quantize_rows(V):
     the bytes of float32 for a memory-bound search. An entry is off by half a step, and by
     float32's rounding of the quotient for float32 rows (at most 0.504 steps). A zero row gets
     step 1."""
-    top = np.abs(V).max(axis=1).astype(np.float64)
-    step = np.where(top > 0, top / _LEVELS, 1.0)
-    Q = V / step[:, None].astype(V.dtype)
-    np.rint(Q, out=Q)
-    return Q.astype(np.int16), step
+    N = V.shape[0]
+    Q = np.empty(V.shape, dtype=np.int16)
+    step = np.empty(N)
+
+    def run(c0, c1):  # chunks of rows whose temporaries stay in cache, on the fit's threads
+        for i0 in range(c0 * _QUANTIZE_ROWS, min(N, c1 * _QUANTIZE_ROWS), _QUANTIZE_ROWS):
+            rows = V[i0 : i0 + _QUANTIZE_ROWS]
+            top = np.maximum(rows.max(axis=1), -rows.min(axis=1)).astype(np.float64)
+            s = step[i0 : i0 + _QUANTIZE_ROWS]
+            s[:] = np.where(top > 0, top / _LEVELS, 1.0)
+            scaled = rows / s[:, None].astype(rows.dtype)
+            Q[i0 : i0 + _QUANTIZE_ROWS] = np.rint(scaled, out=scaled)
+
+    in_ranges(run, -(-N // _QUANTIZE_ROWS))
+    return Q, step
 
 
 def top_quantized_dots(Q, scale, x, k):

