@@ -201,3 +201,27 @@ class TestDask:
             OMPCoreset(n_points=20).fit(
                 dd.from_pandas(frame, npartitions=2), dd.from_pandas(y, npartitions=2)
             )
+
+
+@pytest.mark.parametrize("n_rows", [9_000, 40_000])
+def test_a_kl_stream_takes_the_datas_laplace_fit(n_rows):
+    """A stream's Laplace fit saw its first chunk alone, a posterior sqrt(3) times as wide as
+    the data's. The KL methods' chains and criterion take the data's instead: laplace_ is the
+    fit of all rows (the pool whole at 9 000 rows; at 40 000 a sample of it, with the rest of
+    the data's second-order sums), and laplace_kl_ measures the coreset against it."""
+    from skcoreset.metrics import gaussian_kl
+    from skcoreset.models import get_model, laplace_approximation
+
+    X, y = make_logistic_regression(n_rows, 5, random_state=1)
+    full = QuasiNewtonCoreset(40, prior_scale=1.0, random_state=0).fit(X, y)
+    stream = QuasiNewtonCoreset(40, prior_scale=1.0, random_state=0)
+    chunks = np.array_split(np.arange(n_rows), 3)
+    for rows in chunks:
+        stream.partial_fit(X[rows], y[rows])
+    model = get_model("logistic", prior_scale=1.0)
+    first = laplace_approximation(model, X[chunks[0]], y[chunks[0]])
+    s, f = stream.laplace_, full.laplace_
+    assert gaussian_kl(first.mean, first.cov, f.mean, f.cov) > 0.5  # the first chunk's: far
+    assert gaussian_kl(s.mean, s.cov, f.mean, f.cov) < 1e-3
+    # the coreset, measured against the data's fit, as the fit of all rows measures its own
+    assert stream.laplace_kl_ < 10 * max(full.laplace_kl_, 1e-3)

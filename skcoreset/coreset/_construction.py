@@ -46,6 +46,8 @@ class Context:
         The rows of the fit that started the Laplace fit (reported as ``laplace_indices_``).
     random_state : RandomState or None
         The generator of a fit that kept every row (the chains of :class:`CoresetMCMC`).
+    laplace_weight : float or None
+        The total weight of the rows the Laplace fit saw (a stream's first chunk's).
     """
 
     model: object
@@ -53,6 +55,7 @@ class Context:
     projection: object = None
     laplace_indices: np.ndarray | None = None
     random_state: object = None
+    laplace_weight: float | None = None
 
 
 @dataclass

@@ -11,6 +11,7 @@ estimated under a control variate. Memory is bounded by the pool. The pool, its 
 chains make the *problem* the algorithms work on (:mod:`._kl_problem`).
 """
 
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
 from ..metrics._fidelity import coreset_fit, gaussian_kl
 from ..models import laplace_approximation
+from ..models._laplace import fit_posterior
 from ..models._prior import Moments
 from ..projection import Projection
 from ..sampler._chains import MALAChains
@@ -30,7 +32,15 @@ from . import _kl
 from ._base import BaseCoreset, CoresetQualityWarning
 from ._blocks import laplace_of_all_rows
 from ._construction import Context, check_overflow
-from ._kl_problem import BURN_IN, GLMProblem, Taylor, data_summary, row_spread, split_summary
+from ._kl_problem import (
+    BURN_IN,
+    GLMProblem,
+    PoolPosterior,
+    Taylor,
+    data_summary,
+    row_spread,
+    split_summary,
+)
 from ._merge_reduce import Node, largest
 
 # n_candidates='auto': the pool of the greedy Hilbert methods, max(10 000, 50 n_points) rows.
@@ -116,7 +126,7 @@ class _KLCoreset(BaseCoreset):
         the expansion point of the control variate (:class:`Taylor`)."""
         with phase(self, "Laplace fit"):
             laplace, _ = laplace_of_all_rows(data, model, random_state)
-        return Context(model, laplace=laplace)
+        return Context(model, laplace=laplace, laplace_weight=data.total_weight)
 
     def _begin_exact(self, data, model, random_state):
         # every row kept: CoresetMCMC's chains then sample the exact posterior with this
@@ -200,11 +210,14 @@ class _KLCoreset(BaseCoreset):
         taylor = None
         if not exact or self._full_batch() is not None:
             taylor = Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y, full_weights)
-        mean, chol, s_prior = laplace.mean, laplace.chol, None
+        data_fit = laplace
+        if total > context.laplace_weight * (1 + 1e-9):
+            data_fit = self._data_fit(laplace, Xd, node.y, full_weights, taylor)
+        mean, chol, s_prior = data_fit.mean, data_fit.chol, None
         if laplace.log_extra_sd is not None:
             # the chains sample the extra parameter too (its log, last), so that the weights
             # aim at its posterior as well as the coefficients'
-            mean, _, chol = laplace.with_log_extra(laplace.log_extra_sd)
+            mean, _, chol = data_fit.with_log_extra(laplace.log_extra_sd)
             _, _, y_mean, y_sd = Moments.of(node.X, node.y, full_weights).mean_and_sd()
             s_prior = model.extra_log_prior(y_mean, y_sd)
         init = mean + 0.1 * random_state.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
@@ -219,7 +232,7 @@ class _KLCoreset(BaseCoreset):
             chains,
             random_state,
             self._full_batch(),
-            laplace,
+            data_fit,
             taylor,
         )
         # on one BLAS thread, as every fit, stream and dask client step of BaseCoreset runs
@@ -235,7 +248,7 @@ class _KLCoreset(BaseCoreset):
             self._warn_if_wide(problem, idx, w)
         keep = w > 0
         idx, w = idx[keep], w[keep]
-        info.update(kls, problem=problem)
+        info.update(kls, problem=problem, laplace=data_fit)
         return Node(
             indices=node.indices[idx],
             weights=w,
@@ -244,6 +257,19 @@ class _KLCoreset(BaseCoreset):
             summary=node.summary,
             info=info,
         )
+
+    @staticmethod
+    def _data_fit(laplace, Xd, y, weights, taylor):
+        """The data's Laplace fit, for a stream whose ``laplace`` saw only its first rows (a
+        posterior sqrt(N / n) times as wide as all N rows'; the chains, the weights' KL
+        criterion and ``laplace_`` need the data's): Newton from it on the pooled rows, plus
+        the rest of the data's second-order sums at its mean when they are a sample (the
+        control variate, which stays expanded there). QNC's partial_fit of 300 000 rows in
+        3 chunks: KL 3e-6 to the fit of all rows, where the first chunk's was 11 nats away
+        (and the coreset's laplace_kl_ read 11.1 instead of 1.2e-5)."""
+        model = laplace.model
+        fit = fit_posterior(model, PoolPosterior(model, Xd, y, weights, taylor), laplace.mean)
+        return replace(fit, log_extra_sd=laplace.log_extra_sd)
 
     def _keep_better(self, problem, result, start):
         """``(support, weights, KLs)``: the optimised coreset, or its start when the optimised
@@ -423,7 +449,7 @@ class _KLCoreset(BaseCoreset):
             "stop_reason_": info.get("stop_reason", "all_rows"),
         }
         if context.laplace is not None:
-            fitted["laplace_"] = context.laplace
+            fitted["laplace_"] = info.get("laplace", context.laplace)
         if "laplace_kl" in info:
             fitted["laplace_kl_"] = info["laplace_kl"]
             fitted["start_laplace_kl_"] = info["start_laplace_kl"]

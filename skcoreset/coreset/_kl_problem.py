@@ -82,6 +82,15 @@ class Taylor:
             return weights @ self.rows_grad, H
         return Xd.T @ (weights * self.d), Xd.T @ (Xd * (weights * self.c)[:, None])
 
+    def rest(self, theta):
+        """``(value, gradient, negative Hessian)`` at ``theta`` of the quadratic the control
+        variate adds to the pool's estimate at its weights: ``(G - G_pool) . delta -
+        delta^T (H - H_pool) delta / 2``, ``delta = theta - theta0``, without the cap (a fit
+        near theta0 never reaches it)."""
+        delta = theta - self.theta0
+        Hd = self._H_rest @ delta
+        return self._G_rest @ delta - 0.5 * (delta @ Hd), self._G_rest - Hd, self._H_rest
+
     def batch_terms(self, rows, v, thetas):
         """A batch's linear and quadratic Taylor sums for a model of draws: ``sum_b v_b g_b .
         delta`` and ``delta^T (sum_b v_b C_b) delta`` (``C_b`` minus row b's Hessian at
@@ -112,6 +121,29 @@ class Taylor:
         return capped_correction(
             thetas, self.theta0, G, H, self._whiten_t, self._bulk, batch[0], batch[1]
         )
+
+
+class PoolPosterior:
+    """The data's log posterior from the pooled rows at their weights, plus, when they are a
+    sample of the data, the rest of the data's second-order sums (:meth:`Taylor.rest`): what
+    :func:`~skcoreset.models._laplace.fit_posterior` fits the data's Laplace fit to when the
+    rows that made the first one were only a stream's first."""
+
+    def __init__(self, model, Xd, y, weights, taylor):
+        self.model, self.Xd, self.y, self.weights, self.taylor = model, Xd, y, weights, taylor
+
+    def value_and_grad(self, theta):
+        ll, grad = self.model.weighted_loglik(theta, self.Xd, self.y, self.weights)
+        if self.taylor is not None:
+            value, g, _ = self.taylor.rest(theta)
+            ll, grad = ll + value, grad + g
+        return self.model.add_log_prior(theta, ll, grad)
+
+    def neg_hessian(self, theta):
+        H = self.model.weighted_loglik_hessian(theta, self.Xd, self.y, self.weights)
+        if self.taylor is not None:
+            H = H + self.taylor.rest(theta)[2]
+        return self.model.add_prior_hessian(H)
 
 
 class GLMProblem:

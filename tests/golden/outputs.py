@@ -14,7 +14,9 @@ chunks) were added by ``python -m tests.golden.outputs --add`` (which writes onl
 the file lacks) before the fit state of the coreset estimators was refactored (issue 24). The
 KL methods' records were rewritten once, alone, when their OMP start became the best of four
 projections by its Laplace KL (issue 27): one projection's start varied by 10^2-10^3 nats at
-a few points more than the parameters.
+a few points more than the parameters. ``qnc_stream`` was rewritten alone when the KL
+methods' streams began to take the data's Laplace fit (from the pool and the rest of the data's
+second-order sums) for their chains and criterion, instead of the first chunk's.
 """
 
 import pathlib
