@@ -139,8 +139,12 @@ def test_build_matches_the_estimator(files, data, tmp_path, source, output, algo
     # the summary: size, and the Hilbert error with what it means (none without a projection)
     assert f"{len(rows)} rows, weights summing to" in result.stdout
     hilbert = re.search(r"hilbert error (\S+):", result.stdout)
-    if algorithm in ("sensitivity", "qnc"):  # no projection
-        assert hilbert is None and "no fidelity measure" in result.stdout
+    laplace_kl = re.search(r"laplace KL (\S+):", result.stdout)
+    if algorithm == "sensitivity":  # no projection
+        assert hilbert is laplace_kl is None and "no fidelity measure" in result.stdout
+    elif algorithm == "qnc":  # its own criterion: the Laplace fits' KL
+        assert hilbert is None and "no fidelity measure" not in result.stdout
+        assert float(laplace_kl.group(1)) == pytest.approx(expected.laplace_kl_, rel=1e-2)
     else:
         assert float(hilbert.group(1)) == pytest.approx(expected.hilbert_error_, rel=1e-2)
 
@@ -628,14 +632,14 @@ def test_a_bad_seed_is_refused_before_any_file_is_read(tmp_path, capsys, monkeyp
 
 
 def test_build_defaults_are_the_estimators(files, data, tmp_path, capsys):
-    """Without --model and --algorithm, build is OMPCoreset() (model='auto'), the library's
-    recommended algorithm, and its help says so."""
+    """Without --model and --algorithm, build is QuasiNewtonCoreset() (model='auto'), and its
+    help says so."""
     out = tmp_path / "coreset.npz"
     argv = ["build", files["npz"], "--n-points", 40, "--random-state", 3, "-o", out]
     assert main([str(a) for a in argv]) == 0
     stdout = capsys.readouterr().out
-    assert "OMP coreset for the logistic model (the model the labels call for)" in stdout
-    expected = OMPCoreset(40, random_state=3).fit(*data)
+    assert "QNC coreset for the logistic model (the model the labels call for)" in stdout
+    expected = QuasiNewtonCoreset(40, random_state=3).fit(*data)
     rows, weights = read_output(out)
     np.testing.assert_array_equal(rows, expected.sample_indices_)
     np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)
@@ -643,7 +647,8 @@ def test_build_defaults_are_the_estimators(files, data, tmp_path, capsys):
     text = " ".join(commands["build"].format_help().split())
     assert "default: auto, the model the labels call for" in text
     assert f"(see below; default: {RECOMMENDED})" in text
-    assert f"{RECOMMENDED} non-negative orthogonal matching pursuit (the default)" in text
+    qnc = "qnc quasi-Newton steps on the KL, from the OMP coreset (Naik et al. 2022)"
+    assert RECOMMENDED == "qnc" and f"{qnc} (the default)" in text
 
 
 def test_auto_settles_the_model_on_the_whole_label_column(tmp_path, capsys):
@@ -658,8 +663,8 @@ def test_auto_settles_the_model_on_the_whole_label_column(tmp_path, capsys):
     out = tmp_path / "coreset.npz"
     argv = ["build", tmp_path / "d.npz", "--n-points", 30, "--chunk-rows", 400, "-o", out]
     assert main([str(a) for a in argv]) == 0
-    assert "OMP coreset for the gaussian model" in capsys.readouterr().out
-    expected = OMPCoreset(30, model="gaussian", random_state=0)
+    assert "QNC coreset for the gaussian model" in capsys.readouterr().out
+    expected = QuasiNewtonCoreset(30, model="gaussian", random_state=0)
     for start in range(0, 1200, 400):
         expected.partial_fit(X[start : start + 400], y[start : start + 400])
     rows, weights = read_output(out)

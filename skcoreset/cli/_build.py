@@ -167,11 +167,17 @@ def _describe(
         f"(the data: {n_rows} rows), built in {seconds:.1f} s"
     )
     error = getattr(estimator, "hilbert_error_", None)
+    laplace_kl = getattr(estimator, "laplace_kl_", None)
     if error is not None:
         print(
             f"hilbert error {error:.3g}: distance between the coreset's and the data's "
             f"log-likelihoods in a {estimator.n_projections}-dimensional random projection, "
             "relative to the data's (0 = exact; an empty coreset scores 1)"
+        )
+    elif laplace_kl is not None:
+        print(
+            f"laplace KL {laplace_kl:.3g}: KL divergence, in nats, from the Laplace fit of the "
+            "coreset's posterior to the data's (0 = the same Gaussian)"
         )
     else:
         print(
