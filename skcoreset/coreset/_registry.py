@@ -160,10 +160,10 @@ ALGORITHMS = (
 BY_NAME = {algorithm.name: algorithm for algorithm in ALGORITHMS}
 
 #: The command line's default: the faster way to the same posterior on the files it is for
-#: (one 10^6-row .npz of the profile's data, 253 points, whole commands: QNC 3.7 s, OMP
-#: 4.1-4.4 s; 3 x 10^5 rows: 2.8-2.9 s against 3.3 s; 10^5: a tie at 2.6-2.8 s), at a Laplace
-#: KL to the data's no larger than OMP's. The meta-estimators build OMPCoreset when given no
-#: coreset (data in memory, often small: OMP is the faster below 10^5 rows).
+#: (a 10^6-row .npz of the profile's data, 253 points, whole commands: QNC 2.9-3.5 s, OMP
+#: 4.5-4.7 s, at Laplace KLs of 6.9e-6 and 4.2e-5; 3 x 10^5 rows: 3.3-3.5 s against 3.6-4.0
+#: s; 10^5: tied at 2.7-2.9 s). The meta-estimators build OMPCoreset when given no coreset
+#: (data in memory, often small, where OMP is the faster).
 RECOMMENDED = "qnc"
 
 #: Every estimator class, in the order of :data:`ALGORITHMS`: class name -> its module.
