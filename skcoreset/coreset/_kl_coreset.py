@@ -211,8 +211,9 @@ class _KLCoreset(BaseCoreset):
         if not exact or self._full_batch() is not None:
             taylor = Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y, full_weights)
         data_fit = laplace
-        if total > context.laplace_weight * (1 + 1e-9):
-            data_fit = self._data_fit(laplace, Xd, node.y, full_weights, taylor)
+        seen = context.laplace_weight
+        if seen is not None and total > seen * (1 + 1e-9):
+            data_fit = self._data_fit(laplace, Xd, node.y, full_weights, taylor, seen / total)
         mean, chol, s_prior = data_fit.mean, data_fit.chol, None
         if laplace.log_extra_sd is not None:
             # the chains sample the extra parameter too (its log, last), so that the weights
@@ -259,17 +260,19 @@ class _KLCoreset(BaseCoreset):
         )
 
     @staticmethod
-    def _data_fit(laplace, Xd, y, weights, taylor):
-        """The data's Laplace fit, for a stream whose ``laplace`` saw only its first rows (a
-        posterior sqrt(N / n) times as wide as all N rows'; the chains, the weights' KL
-        criterion and ``laplace_`` need the data's): Newton from it on the pooled rows, plus
-        the rest of the data's second-order sums at its mean when they are a sample (the
-        control variate, which stays expanded there). QNC's partial_fit of 300 000 rows in
-        3 chunks: KL 3e-6 to the fit of all rows, where the first chunk's was 11 nats away
+    def _data_fit(laplace, Xd, y, weights, taylor, share):
+        """The data's Laplace fit, for a stream whose ``laplace`` saw only its first rows,
+        ``share`` of the data's weight (a posterior sqrt(1 / share) times as wide; the chains,
+        the weights' KL criterion and ``laplace_`` need the data's): Newton from it on the
+        pooled rows, plus the rest of the data's second-order sums at its mean when they are
+        a sample (the control variate, which stays expanded there). The extra parameter's sd
+        shrinks as its information grows, with the weight. QNC's partial_fit of 300 000 rows
+        in 3 chunks: KL 3e-6 to the fit of all rows, where the first chunk's was 11 nats away
         (and the coreset's laplace_kl_ read 11.1 instead of 1.2e-5)."""
         model = laplace.model
         fit = fit_posterior(model, PoolPosterior(model, Xd, y, weights, taylor), laplace.mean)
-        return replace(fit, log_extra_sd=laplace.log_extra_sd)
+        sd = laplace.log_extra_sd
+        return replace(fit, log_extra_sd=None if sd is None else sd * np.sqrt(share))
 
     def _keep_better(self, problem, result, start):
         """``(support, weights, KLs)``: the optimised coreset, or its start when the optimised

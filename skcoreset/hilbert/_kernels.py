@@ -1,7 +1,8 @@
 """numba kernels shared by the Hilbert coreset algorithms.
 
 Every kernel reads the (N, J) matrix ``V`` whose rows are the vectors v_n, stored C-contiguous
-in float64 or float32, and accumulates in float64.  The per-iteration work of every greedy
+in float64 or float32, and accumulates in float64 (the search of int16 rows, from
+:func:`quantize_rows`, in float32).  The per-iteration work of every greedy
 algorithm is one pass over ``V``; those passes are memory-bound, so they are split into
 contiguous tasks of rows, run on Python threads for large matrices (from
 ``PARALLEL_MIN_ENTRIES``; :class:`~skcoreset._parallel_kernels.RowTaskKernel`): one build,
