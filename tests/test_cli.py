@@ -31,7 +31,7 @@ from skcoreset.coreset import (
     QuasiNewtonCoreset,
     SensitivityCoreset,
 )
-from skcoreset.coreset._registry import RECOMMENDED
+from skcoreset.coreset._registry import COMMAND_LINE_DEFAULT
 from skcoreset.datasets import load_phishing
 
 N_ROWS = 1500
@@ -646,9 +646,9 @@ def test_build_defaults_are_the_estimators(files, data, tmp_path, capsys):
     commands = next(a for a in make_parser()._actions if a.dest == "command").choices
     text = " ".join(commands["build"].format_help().split())
     assert "default: auto, the model the labels call for" in text
-    assert f"(see below; default: {RECOMMENDED})" in text
+    assert f"(see below; default: {COMMAND_LINE_DEFAULT})" in text
     qnc = "qnc quasi-Newton steps on the KL, from the OMP coreset (Naik et al. 2022)"
-    assert RECOMMENDED == "qnc" and f"{qnc} (the default)" in text
+    assert COMMAND_LINE_DEFAULT == "qnc" and f"{qnc} (the default)" in text
 
 
 def test_auto_settles_the_model_on_the_whole_label_column(tmp_path, capsys):

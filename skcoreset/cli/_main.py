@@ -12,7 +12,7 @@ import textwrap
 import warnings
 
 from .. import __version__
-from ..coreset._registry import ALGORITHMS, BY_NAME, RECOMMENDED
+from ..coreset._registry import ALGORITHMS, BY_NAME, COMMAND_LINE_DEFAULT
 from ..models import MODEL_NAMES
 from ..models._names import MODELS
 from ._demo_settings import FULL, QUICK, columns_help
@@ -158,7 +158,8 @@ def _demo_parser(commands):
 
 def _build_parser(commands):
     algorithms = "\n".join(
-        f"  {a.name:<13} {a.description}" + (" (the default)" if a.name == RECOMMENDED else "")
+        f"  {a.name:<13} {a.description}"
+        + (" (the default)" if a.name == COMMAND_LINE_DEFAULT else "")
         for a in ALGORITHMS
     )
     build = commands.add_parser(
@@ -203,11 +204,12 @@ def _build_parser(commands):
     )
     build.add_argument(
         "--algorithm",
-        default=RECOMMENDED,
+        default=COMMAND_LINE_DEFAULT,
         type=str.lower,
         choices=list(BY_NAME),
         metavar="NAME",
-        help=f"the coreset algorithm: {', '.join(BY_NAME)} (see below; default: {RECOMMENDED})",
+        help=f"the coreset algorithm: {', '.join(BY_NAME)} "
+        f"(see below; default: {COMMAND_LINE_DEFAULT})",
     )
     build.add_argument(
         "--n-points",

@@ -159,12 +159,16 @@ ALGORITHMS = (
 #: The algorithms by name.
 BY_NAME = {algorithm.name: algorithm for algorithm in ALGORITHMS}
 
-#: The command line's default: the faster way to the same posterior on the files it is for
-#: (a 10^6-row .npz of the profile's data, 253 points, whole commands: QNC 2.9-3.5 s, OMP
+#: The recommended algorithm: the smallest error for a given size on GLM posteriors (see the
+#: user guide's "Choosing an algorithm"), and the one the meta-estimators build when given no
+#: coreset (data in memory, often small, where OMP is the faster).
+RECOMMENDED = "omp"
+
+#: The command line's default: the faster way to the same posterior on the large files it is
+#: for (a 10^6-row .npz of the profile's data, 253 points, whole commands: QNC 2.9-3.5 s, OMP
 #: 4.5-4.7 s, at Laplace KLs of 6.9e-6 and 4.2e-5; 3 x 10^5 rows: 3.3-3.5 s against 3.6-4.0
-#: s; 10^5: tied at 2.7-2.9 s). The meta-estimators build OMPCoreset when given no coreset
-#: (data in memory, often small, where OMP is the faster).
-RECOMMENDED = "qnc"
+#: s; 10^5: tied at 2.7-2.9 s).
+COMMAND_LINE_DEFAULT = "qnc"
 
 #: Every estimator class, in the order of :data:`ALGORITHMS`: class name -> its module.
 ESTIMATORS = {algorithm.estimator: algorithm.module for algorithm in ALGORITHMS}
