@@ -552,7 +552,9 @@ class QuasiNewtonCoreset(_KLCoreset):
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the chains start from and are preconditioned with.
+        The data's Laplace fit: the chains start from it and are preconditioned with it, and
+        ``laplace_kl_`` measures against it (a stream's, from the pooled rows and the sums
+        of all its rows: its first rows alone made the one its blocks were summarised at).
     prior_scale_ : ndarray
         The prior's standard deviations.
     n_iter_ : int
@@ -772,7 +774,9 @@ class SparseVICoreset(_KLCoreset):
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the chains start from.
+        The data's Laplace fit: the chains start from it, and ``laplace_kl_`` measures against
+        it (a stream's, from the pooled rows and the sums of all its rows: its first rows
+        alone made the one its blocks were summarised at).
     prior_scale_ : ndarray
         The prior's standard deviations.
     n_iter_ : int
@@ -989,7 +993,9 @@ class CoresetMCMC(_KLCoreset):
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the chains start from and are preconditioned with.
+        The data's Laplace fit: the chains start from it and are preconditioned with it, and
+        ``laplace_kl_`` measures against it (a stream's, from the pooled rows and the sums
+        of all its rows: its first rows alone made the one its blocks were summarised at).
     prior_scale_ : ndarray
         The prior's standard deviations.
     n_iter_ : int
