@@ -16,6 +16,7 @@ import scipy.linalg
 
 from .._parallel_kernels import in_ranges, sum_in_order
 from ..models import SeparationWarning, laplace_from_blocks
+from ..models._laplace import _Posterior
 from ._kl_problem_kernels import batch_sums, capped_correction
 
 # MALA steps after each change of the weights before draws are kept (the chains start from
@@ -123,27 +124,23 @@ class Taylor:
         )
 
 
-class PoolPosterior:
+class PoolPosterior(_Posterior):
     """The data's log posterior from the pooled rows at their weights, plus, when they are a
     sample of the data, the rest of the data's second-order sums (:meth:`Taylor.rest`): what
     :func:`~skcoreset.models._laplace.fit_posterior` fits the data's Laplace fit to when the
-    rows that made the first one were only a stream's first."""
+    rows that made the first one were only a stream's first. The pool is one block of
+    :class:`~skcoreset.models._laplace._Posterior` (which adds the parts and the prior), the
+    rest one part more."""
 
     def __init__(self, model, Xd, y, weights, taylor):
-        self.model, self.Xd, self.y, self.weights, self.taylor = model, Xd, y, weights, taylor
+        super().__init__(model, lambda: [(Xd, y, weights)])
+        self.taylor = taylor
 
-    def value_and_grad(self, theta):
-        ll, grad = self.model.weighted_loglik(theta, self.Xd, self.y, self.weights)
+    def _parts(self, theta, value):
+        yield from super()._parts(theta, value)
         if self.taylor is not None:
-            value, g, _ = self.taylor.rest(theta)
-            ll, grad = ll + value, grad + g
-        return self.model.add_log_prior(theta, ll, grad)
-
-    def neg_hessian(self, theta):
-        H = self.model.weighted_loglik_hessian(theta, self.Xd, self.y, self.weights)
-        if self.taylor is not None:
-            H = H + self.taylor.rest(theta)[2]
-        return self.model.add_prior_hessian(H)
+            rest_value, rest_grad, rest_hessian = self.taylor.rest(theta)
+            yield (rest_value, rest_grad) if value else rest_hessian
 
 
 class GLMProblem:
