@@ -215,13 +215,22 @@ class _Coding:
     model: object
     labels: object
     block_rows: int
+    #: Whether a pass has validated every chunk (later passes read the rows as they are, as
+    #: an in-memory fit's later passes do).
+    validated: bool = False
 
 
 def _coded_chunk(coding, X, y, s, label=None, dtype=np.float64):
-    """A chunk's validated rows, coded targets and weights, rows of weight 0 dropped (copied
-    only then). ``dtype`` as for :func:`read_block`: ``_FLOATS`` keeps float32 rows, for a
-    pass that builds its float64 design from them."""
-    X = read_block(np.asarray(X), 0, len(X), label=label, estimator=coding.estimator, dtype=dtype)
+    """A chunk's rows, coded targets and weights, rows of weight 0 dropped (copied only
+    then). The rows are validated until a pass has checked every chunk, then read as they
+    are (for a pass that builds its float64 design from them). ``dtype`` as for
+    :func:`read_block`: ``_FLOATS`` keeps float32 rows."""
+    if coding.validated:
+        X = np.asarray(X)
+    else:
+        X = read_block(
+            np.asarray(X), 0, len(X), label=label, estimator=coding.estimator, dtype=dtype
+        )
     s = _weights(s, X.shape[0])
     y = encode_targets(np.asarray(y), coding.model, coding.labels)
     keep = s > 0
@@ -282,12 +291,15 @@ class _DaskPosterior(_Posterior):
 
         task = delayed(task, pure=True)
         d = self.data
-        return dask.compute(
+        coding = replace(self.coding, validated=d.validated)
+        parts = dask.compute(
             *[
-                task(self.coding, Xc, yc, sc, *args, where)
+                task(coding, Xc, yc, sc, *args, where)
                 for Xc, yc, sc, where in zip(d.X_blocks, d.y_blocks, d.s_blocks, d.where)
             ]
         )
+        d.validated = True
+        return parts
 
     def _parts(self, theta, value):
         for parts in self._map(_chunk_loglik, theta, value):
@@ -315,9 +327,10 @@ class DaskData:
             f"chunk {c} (rows {a} to {b - 1})" for c, (a, b) in enumerate(zip(bounds, bounds[1:]))
         ]
         self._total = None
+        self.validated = False  # set by the first pass of tasks over every chunk
 
     def coding(self):
-        return _Coding(self.estimator, self.model, self.labels, self.block_rows)
+        return _Coding(self.estimator, self.model, self.labels, self.block_rows, self.validated)
 
     @property
     def n_rows(self):
@@ -352,6 +365,7 @@ class DaskData:
                 )
             ]
         )
+        self.validated = True
         total = parts[0]
         for part in parts[1:]:  # in chunk order
             total += part
