@@ -7,7 +7,12 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
-from skcoreset.coreset import GIGACoreset, OMPCoreset, SensitivityCoreset  # noqa: E402
+from skcoreset.coreset import (  # noqa: E402
+    GIGACoreset,
+    OMPCoreset,
+    QuasiNewtonCoreset,
+    SensitivityCoreset,
+)
 from skcoreset.datasets import make_logistic_regression, make_poisson_regression  # noqa: E402
 
 N = 12_000
@@ -109,6 +114,14 @@ def test_bad_chunk_and_ambiguous_targets(data):
             ValueError, match="(chunk 2 \\(rows 6000 to 8999\\)|row 7000) of X.*NaN"
         ):
             OMPCoreset(20, n_projections=30, block_size=1000).fit(
+                da.from_array(Xbad, chunks=(3000, 4)), da.from_array(y, chunks=3000)
+            )
+        # no moments pass with a given prior scale: the start's sample or the first of
+        # Newton's passes (later passes read the rows unchecked) names the row
+        with pytest.raises(
+            ValueError, match="(chunk 2 \\(rows 6000 to 8999\\)|row 7000) of X.*NaN"
+        ):
+            QuasiNewtonCoreset(20, prior_scale=1.0).fit(
                 da.from_array(Xbad, chunks=(3000, 4)), da.from_array(y, chunks=3000)
             )
         with pytest.raises(ValueError, match="distinct integer values"):

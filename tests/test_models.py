@@ -326,6 +326,26 @@ def test_one_label_coding_larger_label_is_class_one(labels, codes):
 def test_unknown_labels_are_named():
     with pytest.raises(ValueError, match="not among the classes.*'maybe'"):
         BinaryLabels(np.array(["no", "yes"])).encode(["yes", "maybe"])
+    with pytest.raises(ValueError, match=r"not among the classes.*\b2\b"):  # numbers' path
+        BinaryLabels(np.array([0, 1])).encode(np.array([0, 2, 1], dtype=np.int8))
+
+
+@pytest.mark.parametrize(
+    "classes, y",
+    [
+        ([0, 1], np.array([1, 0, 0, 1], dtype=np.int8)),
+        ([-1, 1], [-1.0, 1.0, 1.0]),
+        ([0.0, 2.5], np.array([2.5, 0.0, -0.0])),
+        ([False, True], [True, False, True]),
+        ([0, 1], np.array([True, False])),
+    ],
+)
+def test_two_numeric_classes_are_coded_by_their_sorted_index(classes, y):
+    # the comparisons' path against the definition: the index of the label among the classes
+    codes = BinaryLabels(np.array(classes)).encode(y)
+    expected = np.searchsorted(np.array(classes), np.asarray(y)).astype(np.float64)
+    assert codes.dtype == np.float64
+    np.testing.assert_array_equal(codes, expected)
 
 
 def test_model_arguments_are_checked():
