@@ -85,6 +85,10 @@ def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
         "skcoreset.models._glm_kernels._hessian_tasks",
     ):
         assert builds[name] == 1, name
+    # nothing compiled that the call does not need: a small block's projected sums come from
+    # the features loglik_matrix computes anyway, not from the fused statistics' kernel
+    assert builds["skcoreset.projection._projection_kernels.add_rows"] == 1
+    assert builds["skcoreset.projection._projection_kernels.feature_stats"] == 0
 
 
 def test_builds_by_size():

@@ -53,6 +53,27 @@ def test_projection_matches_oracle(name, projection):
     np.testing.assert_allclose(V32, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("name", ["logistic", "poisson", "gaussian"])
+def test_summaries_from_stored_features_are_the_fused_kernels(name, monkeypatch):
+    """A block's sum and norms: from the features in slices (small blocks) or by the fused
+    kernel that stores none (large ones): the oracle's, and the same bits either way."""
+    from skcoreset.projection import _projection
+
+    model, Xd, y, lap = _problem(name, n=3000)
+    draws = _projection.Projection.draw(lap, n_projections=64, random_state=3)
+    draws.model = model
+    w = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
+    monkeypatch.setattr(_projection, "_SLICE_ENTRIES", 64 * 100)  # slices inside the tasks
+    total, norms = draws.summarize(Xd, y, w)
+    V = draws.transform(Xd, y, w)
+    np.testing.assert_allclose(total, V.sum(axis=0), rtol=1e-12, atol=1e-12 * np.abs(V).max())
+    np.testing.assert_allclose(norms, np.linalg.norm(V, axis=1), rtol=1e-13)
+    monkeypatch.setattr(_projection, "_STORED_SUMMARY_ENTRIES", 0)  # the fused kernel
+    fused_total, fused_norms = draws.summarize(Xd, y, w)
+    np.testing.assert_array_equal(total, fused_total)
+    np.testing.assert_array_equal(norms, fused_norms)
+
+
 def test_loglik_inner_product_estimates_posterior_covariance():
     # <v_n, v_m> -> Cov_{pi_hat}(l_n, l_m) as J grows: compare with a large independent draw.
     model, Xd, y, lap = _problem("logistic", n=6)

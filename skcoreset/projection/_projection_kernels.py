@@ -1,6 +1,7 @@
 """Fused numba kernels of the projections: the Fisher features, and the statistics of either
-kind of features (column sums, row norms) computed without storing them. The log-likelihood
-features themselves are the model's own ``loglik_matrix`` kernel with centring and scaling."""
+kind of features (column sums, row norms) computed without storing them, or added from
+stored ones. The log-likelihood features themselves are the model's own ``loglik_matrix``
+kernel with centring and scaling."""
 
 import numpy as np
 from numba import njit
@@ -101,6 +102,14 @@ def feature_stats(family, X, thetas_t, y, w, extra, extras, coords, scale, size,
                     for j in range(J):
                         buf[j] = (scale * buf[j]) * wi
                 norms[i] = _add_row(buf, colsums[c])
+
+
+@njit(cache=True, nogil=True, fastmath=_CONTRACT)
+def add_rows(V, colsum, norms):
+    """``colsum += V``'s rows, ``norms`` their norms: :func:`feature_stats`'s sums of rows
+    already computed (the same arithmetic, row by row)."""
+    for i in range(V.shape[0]):
+        norms[i] = _add_row(V[i], colsum)
 
 
 @njit(cache=True, inline="always")
