@@ -288,10 +288,10 @@ def whiten_chains(L, grad, u):
 
 
 # n_rows x P from which the fixed-step phase runs the chains on threads (with >= 2 chains and
-# >= 2 threads), later than the break-even: threading needs the other core free (OpenBLAS's
-# workers spin for ~0.1 s after a threaded BLAS call). Draws are identical either way; the
+# >= 2 threads): a default fit 1.3-1.4x as fast from 10^4 with the other core free, 3-8%
+# slower with it busy, and below, no more than 8% faster. Draws are identical either way; the
 # measurements are in benchmarks/README.md ("Thresholds").
-CHAINS_MIN_WORK = 200_000
+CHAINS_MIN_WORK = 10_000
 
 
 @row_task_kernel(
