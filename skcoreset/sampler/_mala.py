@@ -144,7 +144,7 @@ def sample_mala(
 
     Notes
     -----
-    When ``n_rows * P`` reaches 200 000 and there are several chains, the fixed-step phase
+    When ``n_rows * P`` reaches 10 000 and there are several chains, the fixed-step phase
     (after warm-up) runs the chains on threads, as many as numba's
     (``numba.set_num_threads`` / ``NUMBA_NUM_THREADS``). The random numbers are drawn from
     ``random_state`` outside the compiled code, so the draws are the same for any number of
