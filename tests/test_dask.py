@@ -103,6 +103,10 @@ def test_laplace_on_all_rows_by_parallel_newton(data):
     ref = OMPCoreset(20, n_projections=50, laplace_subsample=None, block_size=2000).fit(X, y)
     np.testing.assert_allclose(est.laplace_.mean, ref.laplace_.mean, rtol=1e-8)
     np.testing.assert_allclose(est.laplace_.cov, ref.laplace_.cov, rtol=1e-7)
+    # the threads' design arrays, reused from task to task, are not kept after the fit
+    from skcoreset.coreset import _dask
+
+    assert _dask._DESIGNS == {}
 
 
 def test_bad_chunk_and_ambiguous_targets(data):

@@ -87,6 +87,13 @@ def fit(estimator, X, y, sample_weight, composed=None):
     """``(construction, final node)`` of a fit on a dask array or DataFrame: per-chunk
     coresets built by tasks where the chunks live, merged pairwise by tasks; only the final
     coreset reaches the client."""
+    try:
+        return _fit(estimator, X, y, sample_weight, composed)
+    finally:
+        _DESIGNS.clear()
+
+
+def _fit(estimator, X, y, sample_weight, composed):
     import dask
     from dask import delayed
 
@@ -247,11 +254,12 @@ def _chunk_moments(coding, X, y, s, label):
     return Moments.of(*_coded_chunk(coding, X, y, s, label))
 
 
-#: Where each worker thread builds its blocks' designs, one array reused from task to task
-#: (as an in-memory fit reuses one for all its passes): a fresh one per task, 44 MB at
-#: 262 144 rows of 21 columns, comes from the system page by page. Held by the thread after
-#: the fit: one block's design, within the memory the fit's block size allows.
-_BUFFERS = threading.local()
+#: Where each thread running the tasks builds its blocks' designs (by thread id): one array
+#: reused from task to task, as an in-memory fit reuses one for all its passes (a fresh one
+#: per task, 44 MB at 262 144 rows of 21 columns, comes from the system page by page).
+#: Emptied when a fit ends, for the local schedulers, whose threads are the client's; a
+#: distributed worker keeps one block's design a thread, within the fit's block size.
+_DESIGNS = {}
 
 
 def _chunk_designs(coding, X, y, s, label):
@@ -260,9 +268,9 @@ def _chunk_designs(coding, X, y, s, label):
     X, y, w = _coded_chunk(coding, X, y, s, label, dtype=_FLOATS)
     for start, stop in block_bounds(len(w), coding.block_rows):
         rows = X[start:stop]
-        design = coding.model.design(rows, out=getattr(_BUFFERS, "design", None))
+        design = coding.model.design(rows, out=_DESIGNS.get(threading.get_ident()))
         if design is not rows and design.base is None:  # a new array: ours from now on
-            _BUFFERS.design = design
+            _DESIGNS[threading.get_ident()] = design
         yield design, y[start:stop], w[start:stop]
 
 
