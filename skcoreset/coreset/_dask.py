@@ -300,31 +300,15 @@ class _DaskPosterior(_Posterior):
     def __init__(self, data, model):
         super().__init__(model, blocks=None, fused=True)
         self.data = data
-        self.coding = replace(data.coding(), model=model)
-
-    def _map(self, task, *args):
-        import dask
-        from dask import delayed
-
-        task = delayed(task, pure=True)
-        d = self.data
-        coding = replace(self.coding, validated=d.validated)
-        parts = dask.compute(
-            *[
-                task(coding, Xc, yc, sc, *args, where)
-                for Xc, yc, sc, where in zip(d.X_blocks, d.y_blocks, d.s_blocks, d.where)
-            ]
-        )
-        d.validated = True
-        return parts
 
     def _parts(self, theta, value):
-        for parts in self._map(_chunk_loglik, theta, value):
+        for parts in self.data.map_chunks(_chunk_loglik, theta, value, model=self.model):
             yield from parts
 
     def extra_information(self, theta):
         """The information on the log extra parameter at ``theta``, a pass of tasks."""
-        return float(sum(self._map(_chunk_extra_information, theta)))
+        parts = self.data.map_chunks(_chunk_extra_information, theta, model=self.model)
+        return float(sum(parts))
 
 
 class DaskData:
@@ -349,6 +333,26 @@ class DaskData:
     def coding(self):
         return _Coding(self.estimator, self.model, self.labels, self.block_rows, self.validated)
 
+    def map_chunks(self, task, *args, model=None):
+        """``task(coding, X, y, s, *args, where)`` of every chunk, a pass of tasks: their
+        results in chunk order (the coding's model ``model`` when given). The first pass
+        validates the rows; it marks them so for the later ones."""
+        import dask
+        from dask import delayed
+
+        coding = self.coding() if model is None else replace(self.coding(), model=model)
+        task = delayed(task, pure=True)
+        results = dask.compute(
+            *[
+                task(coding, Xc, yc, sc, *args, where)
+                for Xc, yc, sc, where in zip(
+                    self.X_blocks, self.y_blocks, self.s_blocks, self.where
+                )
+            ]
+        )
+        self.validated = True
+        return results
+
     @property
     def n_rows(self):
         return int(self.X.shape[0])
@@ -369,20 +373,7 @@ class DaskData:
         return (rows[keep], *_coded_chunk(self.coding(), X, y, s))
 
     def moments(self):
-        import dask
-        from dask import delayed
-
-        task = delayed(_chunk_moments, pure=True)
-        coding = self.coding()
-        parts = dask.compute(
-            *[
-                task(coding, Xc, yc, sc, where)
-                for Xc, yc, sc, where in zip(
-                    self.X_blocks, self.y_blocks, self.s_blocks, self.where
-                )
-            ]
-        )
-        self.validated = True
+        parts = self.map_chunks(_chunk_moments)
         total = parts[0]
         for part in parts[1:]:  # in chunk order
             total += part
