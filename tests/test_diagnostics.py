@@ -134,6 +134,47 @@ def test_folded_scores_merge_equals_a_sort(n_draws):
     np.testing.assert_array_equal(folded.reshape(4, -1).T, ref_folded)
 
 
+def test_bucket_argsort_sorts_or_declines():
+    """The bucket sort's order sorts each row it accepts; it declines exactly the rows it
+    says it does (a non-finite or empty range, crowded buckets), and NumPy then sorts those:
+    the ranks through either path are scipy's."""
+    from skcoreset.sampler._diagnostics import _split_scores
+    from skcoreset.sampler._diagnostics_kernels import bucket_argsort
+
+    rng = np.random.default_rng(13)
+    n = 2000
+    rows = {
+        "normal": rng.standard_normal(n),
+        "ties": np.repeat(rng.standard_normal(n // 4), 4),  # rejected steps
+        "rounded": np.round(rng.standard_normal(n), 1),  # a few values, buckets empty between
+        "shifted": 1e6 + 1e-6 * rng.standard_normal(n),  # a narrow range far from 0
+        "uniform": rng.random(n),
+        "cauchy": rng.standard_cauchy(n),  # the range is the tails': crowded buckets
+        "outlier": np.r_[rng.standard_normal(n - 1), 1e9],
+        "constant": np.full(n, 0.5),
+        "nan": np.r_[rng.standard_normal(n - 1), np.nan],
+        "inf": np.r_[rng.standard_normal(n - 1), -np.inf],
+        "huge": np.r_[rng.standard_normal(n - 2), -1e308, 1e308],  # the range overflows
+    }
+    columns = np.array(list(rows.values()))
+    order = np.empty(columns.shape, dtype=np.intp)
+    declined = np.empty(len(rows), dtype=np.bool_)
+    bucket_argsort(columns, order, declined)
+    expect_declined = {"cauchy", "outlier", "constant", "nan", "inf", "huge"}
+    assert {name for name, d in zip(rows, declined) if d} == expect_declined
+    for p, name in enumerate(rows):
+        if not declined[p]:
+            np.testing.assert_array_equal(np.sort(order[p]), np.arange(n), err_msg=name)
+            np.testing.assert_array_equal(columns[p, order[p]], np.sort(columns[p]), err_msg=name)
+    # through the diagnostics (finite rows: both paths), against scipy's ranks
+    finite = [name for name in rows if name not in ("nan", "inf", "huge")]
+    draws = np.array([rows[name] for name in finite]).T.reshape(4, n // 4, len(finite))
+    bulk, folded = _split_scores(draws)
+    ref_bulk, ref_folded = _oracle_split_scores(draws)
+    np.testing.assert_array_equal(bulk.reshape(len(finite), -1).T, ref_bulk)
+    np.testing.assert_array_equal(folded.reshape(len(finite), -1).T, ref_folded)
+
+
 def test_matches_arviz_on_tied_draws():
     """Rejected MALA steps repeat draws; R-hat and ESS stay ArviZ's to 1e-10."""
     az = pytest.importorskip("arviz")
