@@ -160,6 +160,32 @@ def test_family_key_follows_its_code():
     assert copy.key == MyLogistic.family.key
 
 
+def test_family_methods_are_built_with_the_calling_kernels_options():
+    """A family's method is compiled once for all kernels with the same floating-point options
+    (numba would build it again for each kernel), and apart for kernels with other options:
+    built by a kernel that contracts, it must not contract in one whose bits must not."""
+    from numba.core import cpu
+    from numba.core.compiler import Flags
+    from numba.core.targetconfig import ConfigStack
+
+    from skcoreset.models._family import _compiled
+
+    family_type = get_model("logistic").family._numba_type_
+    contracting, plain, numpy_errors = Flags(), Flags(), Flags()
+    contracting.fastmath = cpu.FastMathOptions({"contract"})
+    numpy_errors.error_model = "numpy"
+    builds = {}
+    for label, flags in (("contract", contracting), ("plain", plain), ("numpy", numpy_errors)):
+        with ConfigStack().enter(flags):
+            builds[label] = _compiled(family_type, "terms", 3)
+            assert _compiled(family_type, "terms", 3) is builds[label]
+    assert len({id(b) for b in builds.values()}) == 3
+    assert builds["contract"].targetoptions["fastmath"] == {"contract"}
+    assert not builds["plain"].targetoptions["fastmath"]
+    assert builds["numpy"].targetoptions["error_model"] == "numpy"
+    assert all(b.targetoptions["forceinline"] for b in builds.values())
+
+
 def test_family_needs_numba_functions():
     with pytest.raises(TypeError, match="terms must be a numba.njit function"):
         SingleIndexFamily("bad", lambda eta, y, p: (0.0, 0.0), probit_curvature)

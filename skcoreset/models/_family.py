@@ -21,6 +21,7 @@ import hashlib
 import math
 
 from numba import njit, types
+from numba.core.targetconfig import ConfigStack
 from numba.extending import (
     NativeValue,
     models,
@@ -59,8 +60,10 @@ class SingleIndexFamily:
     """A single-index likelihood, given by numba functions of the linear predictor.
 
     The likelihood depends on the parameters through ``eta = x . beta`` only (and on one
-    optional extra scalar). Every function must be compiled with ``numba.njit``
-    (``inline="always"`` lets the kernels' loops vectorise through it). ``param`` is whatever
+    optional extra scalar). Every function must be compiled with ``numba.njit``; the kernels'
+    loops vectorise through it. With ``inline="always"``, as in the built-in families, it gets
+    the floating-point options of each kernel that calls it (FMA contraction or not); a plain
+    ``njit`` function keeps those of the first kernel compiled. ``param`` is whatever
     ``prepare(extra)`` returns (a float or a tuple of floats): quantities of the extra
     parameter that every row needs, computed once per call instead of once per row.
 
@@ -219,10 +222,40 @@ def _unbox_family(typ, obj, c):
     return NativeValue(c.context.get_dummy_value())
 
 
-#: The methods are compiled once per family and signature and inlined by LLVM, not numba: numba
-#: inlining a family's functions into every kernel retyped them in each (4.5 s of the first
-#: fit's compilation); LLVM's inlining keeps the kernels' loops vectorising through them.
+#: The methods are compiled apart and inlined by LLVM, not numba: numba inlining a family's
+#: functions into every kernel retyped them in each (4.5 s of the first fit's compilation);
+#: LLVM's inlining keeps the kernels' loops vectorising through them.
 _INLINED = {"forceinline": True}
+
+#: (family key, method name, the calling kernel's floating-point options) -> the method's
+#: function compiled apart, one build per signature for all kernels with those options: numba
+#: builds an overload's implementation again for each kernel that types it, and the logistic
+#: terms took 0.4-0.6 s to compile each time.
+_COMPILED = {}
+
+
+def _compiled(family_type, name, arity):
+    """The method's function, compiled with the options of the kernel being compiled.
+
+    A callee compiled inside a kernel inherits the kernel's ``fastmath`` and ``error_model``
+    (so the family's arithmetic contracts in the kernels that allow it, and not in those whose
+    bits must match another's): the shared build must have the options it would have
+    inherited, or the first kernel to compile it would decide them for all.
+    """
+    flags = ConfigStack.top_or_none()  # the kernel's, while numba types its calls
+    fastmath = frozenset(flags.fastmath.flags) if flags is not None else frozenset()
+    error_model = flags.error_model if flags is not None else "python"
+    key = (family_type.key, name, fastmath, error_model)
+    if key not in _COMPILED:
+        fn = getattr(family_type.family, name)
+        call = {
+            1: lambda a: fn(a),
+            2: lambda a, b: fn(a, b),
+            3: lambda a, b, c: fn(a, b, c),
+        }[arity]
+        options = dict(_INLINED, fastmath=set(fastmath) or False, error_model=error_model)
+        _COMPILED[key] = njit(**options)(call)
+    return _COMPILED[key]
 
 
 def _method(name, arity):
@@ -231,21 +264,21 @@ def _method(name, arity):
 
         @overload_method(FamilyType, name, jit_options=_INLINED)
         def _one(family, a):
-            fn = getattr(family.family, name)
+            fn = _compiled(family, name, 1)
             return lambda family, a: fn(a)
 
     elif arity == 2:
 
         @overload_method(FamilyType, name, jit_options=_INLINED)
         def _two(family, a, b):
-            fn = getattr(family.family, name)
+            fn = _compiled(family, name, 2)
             return lambda family, a, b: fn(a, b)
 
     else:
 
         @overload_method(FamilyType, name, jit_options=_INLINED)
         def _three(family, a, b, c):
-            fn = getattr(family.family, name)
+            fn = _compiled(family, name, 3)
             return lambda family, a, b, c: fn(a, b, c)
 
 
