@@ -7,8 +7,9 @@ the folded draws ``|x - median|``). Here one sort per parameter serves both: the
 ascending order are a merge of the draws below the median, read backwards, and those above it.
 The sort is a bucket sort (:func:`bucket_argsort`): MCMC draws of a parameter spread over their
 range much as a normal sample does, so one bucket per draw holds a draw or two and the sort is
-a few linear passes (51 parameters x 4000 draws: 1.6 ms, NumPy's ``argsort`` 5.6 ms). Rows whose
-buckets crowd (heavy tails, a far outlier) are left to NumPy.
+a few linear passes (51 parameters x 4000 draws: 1.6 ms with a third of them repeated, 2.6 ms
+with none; NumPy's ``argsort`` 5.6-5.9 ms). Rows whose buckets crowd (heavy tails, a far
+outlier) are left to NumPy.
 
 The kernels compute exactly what the formulas in ``_diagnostics`` say, in the same order of
 operations, so the values stay those of ArviZ (the tests check to 1e-10). They release the
@@ -34,6 +35,9 @@ def bucket_argsort(columns, order, declined):
     then not an argsort.
     """
     P, n = columns.shape
+    if n == 0:  # no first value to start the range from
+        declined[:] = True
+        return
     starts = np.empty(n + 1, dtype=np.int64)
     bucket = np.empty(n, dtype=np.int64)
     values = np.empty(n)
