@@ -273,7 +273,7 @@ def main(argv=None):
         type=int,
         default=1,
         help="threads of both numba and the BLAS (1: per-core speed, least noisy on a shared "
-        "machine; numba's threads run only the fixed-step phase at M D >= 20000)",
+        "machine; numba's threads run only the fixed-step phase, from M D >= 10000)",
     )
     p.add_argument(
         "--pipeline", action="store_true", help="also run Part 2 (N = 10^6 pipeline, minutes)"
