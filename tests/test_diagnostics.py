@@ -151,6 +151,7 @@ def test_bucket_argsort_sorts_or_declines():
         "uniform": rng.random(n),
         "cauchy": rng.standard_cauchy(n),  # the range is the tails': crowded buckets
         "outlier": np.r_[rng.standard_normal(n - 1), 1e9],
+        "bunched": np.r_[rng.random(n - 10), np.full(10, 50.0)],  # 40 buckets of ~50 draws
         "constant": np.full(n, 0.5),
         "nan": np.r_[rng.standard_normal(n - 1), np.nan],
         "inf": np.r_[rng.standard_normal(n - 1), -np.inf],
@@ -160,7 +161,12 @@ def test_bucket_argsort_sorts_or_declines():
     order = np.empty(columns.shape, dtype=np.intp)
     declined = np.empty(len(rows), dtype=np.bool_)
     bucket_argsort(columns, order, declined)
-    expect_declined = {"cauchy", "outlier", "constant", "nan", "inf", "huge"}
+    expect_declined = {"cauchy", "outlier", "bunched", "constant", "nan", "inf", "huge"}
+    # "bunched" passes the pairs' bound (64 n) and fails on the insertion's moves (8 n, about
+    # half its pairs in random order); "cauchy" and "outlier" fail on the bound
+    x = rows["bunched"]
+    counts = np.bincount(((x - x.min()) * ((n - 1) / np.ptp(x))).astype(np.int64), minlength=n)
+    assert 16 * n < (counts * (counts - 1) // 2).sum() < 64 * n
     assert {name for name, d in zip(rows, declined) if d} == expect_declined
     for p, name in enumerate(rows):
         if not declined[p]:

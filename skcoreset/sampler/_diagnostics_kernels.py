@@ -30,9 +30,9 @@ def bucket_argsort(columns, order, declined):
     Each row's values go to ``n`` equal buckets over their range (counting sort), then one
     insertion pass puts each bucket in order: it moves a value only past the larger ones of its
     own bucket (ties, as rejected MCMC steps make, cost nothing). A row whose insertion pass
-    passes ``8 n`` moves (the draws bunch in few buckets: heavy tails, an outlier) or whose
-    range is not finite and positive (NaN, inf, a constant row) is declined: ``order[p]`` is
-    then not an argsort.
+    passes ``8 n`` moves, or whose buckets hold more than ``64 n`` pairs of draws (the draws
+    bunch in few buckets: heavy tails, an outlier), or whose range is not finite and positive
+    (NaN, inf, a constant row) is declined: ``order[p]`` is then not an argsort.
     """
     P, n = columns.shape
     if n == 0:  # no first value to start the range from
@@ -57,8 +57,13 @@ def bucket_argsort(columns, order, declined):
             b = np.int64((x[t] - lo) * scale)
             bucket[t] = b
             starts[b + 1] += 1
+        pairs = 0  # of draws sharing a bucket: the insertion moves at most this many
         for b in range(1, n + 1):
+            pairs += starts[b] * (starts[b] - 1) // 2
             starts[b] += starts[b - 1]
+        declined[p] = pairs > 64 * n  # bunched beyond hope (a Cauchy's range): no pass wasted
+        if declined[p]:
+            continue
         for t in range(n):
             s = starts[bucket[t]]
             starts[bucket[t]] = s + 1
