@@ -19,10 +19,18 @@ The machine is shared (2 cores, other jobs running): compile times are noisy. Ea
 measurement is repeated (``--repeat``) and the table gives the best and the median, and the
 median of the warm runs.
 
+``--kernels`` runs the snippet once more on an empty cache with numba's compile events
+recorded (``numba.core.event``, apart from the timed runs, whose imports it would shift) and
+lists where its compilation goes: each jitted function's builds (one per signature and
+options; a function built twice for one use is a duplicate specialisation) and seconds. A
+function's seconds exclude those of the functions compiled while numba typed its calls, so
+the column adds up to the compilation's total.
+
 Usage::
 
     python -m benchmarks.bench_first_fit --out benchmarks/results/bench_first_fit.json
     python -m benchmarks.bench_first_fit --quick   # one run each, demo --quick
+    python -m benchmarks.bench_first_fit --no-demo --repeat 1 --kernels
 """
 
 import argparse
@@ -57,6 +65,37 @@ with contextlib.redirect_stdout(io.StringIO()):
             (node.lineno, time.perf_counter() - wall, time.process_time() - cpu)
         )
 print(json.dumps(timings))
+"""
+
+#: The child process of ``--kernels``: the snippet on stdin, run whole with numba's compile
+#: events recorded; prints one JSON line ``[[module, name, builds, seconds], ...]``.
+_CHILD_KERNELS = r"""
+import contextlib, io, json, sys, time
+from numba.core import event
+
+compiles, stack = {}, []  # (module, name) -> [builds, seconds]; [start, nested seconds]
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        stack.append([time.perf_counter(), 0.0])
+
+    def on_end(self, ev):
+        start, nested = stack.pop()
+        seconds = time.perf_counter() - start
+        if stack:  # the caller's typing compiled this one: not the caller's own seconds
+            stack[-1][1] += seconds
+        fn = ev.data["dispatcher"].py_func
+        entry = compiles.setdefault((fn.__module__, fn.__qualname__), [0, 0.0])
+        entry[0] += 1
+        entry[1] += seconds - nested
+
+
+source = sys.stdin.read()
+with event.install_listener("numba:compile", Compiles()):
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(source, "<README>", "exec"), {"__name__": "__main__"})
+print(json.dumps([[m, n, b, s] for (m, n), (b, s) in compiles.items()]))
 """
 
 
@@ -110,6 +149,48 @@ def run_snippet(source, cache_dir):
         result[phase] = [sum(timings[n][k] for n in lines) for k in (0, 1)]
     result["end to end"] = [wall, cpu]
     return result
+
+
+def compile_profile(source):
+    """The snippet in a child process on an empty cache, its compilations recorded:
+    ``[{"function", "builds", "seconds"}]``, most seconds first."""
+    with tempfile.TemporaryDirectory() as cache:
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD_KERNELS],
+            input=source,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NUMBA_CACHE_DIR": cache},
+            cwd=ROOT,
+            check=True,
+        )
+    rows = [
+        {"function": f"{module}.{name}", "builds": builds, "seconds": seconds}
+        for module, name, builds, seconds in json.loads(out.stdout.strip().splitlines()[-1])
+    ]
+    return sorted(rows, key=lambda r: -r["seconds"])
+
+
+def kernel_table(rows, most=30):
+    """The ``most`` costliest functions, then the rest and the total."""
+    total = sum(r["seconds"] for r in rows)
+    builds = sum(r["builds"] for r in rows)
+    lines = [
+        "README snippet's numba compilation on an empty cache, per jitted function (one more "
+        "cold run; seconds exclude the functions compiled while typing its calls)",
+        f"{'function':<76}{'builds':>7}{'seconds':>9}",
+    ]
+    for r in rows[:most]:
+        name = r["function"].removeprefix("skcoreset.")
+        lines.append(f"{name[-76:]:<76}{r['builds']:>7}{r['seconds']:>9.2f}")
+    rest = rows[most:]
+    if rest:
+        label = f"{len(rest)} more functions"
+        lines.append(
+            f"{label:<76}{sum(r['builds'] for r in rest):>7}{sum(r['seconds'] for r in rest):>9.2f}"
+        )
+    lines.append(f"{f'total: {len(rows)} functions':<76}{builds:>7}{total:>9.2f}")
+    return lines
 
 
 def run_demo(cache_dir, quick, workdir):
@@ -184,6 +265,11 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=3, help="cold runs (each then run warm)")
     p.add_argument("--quick", action="store_true", help="one run each, and demo --quick")
     p.add_argument("--no-demo", action="store_true", help="the README snippet only")
+    p.add_argument(
+        "--kernels",
+        action="store_true",
+        help="also list the snippet's compilation per jitted function (one more cold run)",
+    )
     p.add_argument("--out", type=pathlib.Path, default=None, help="write results as JSON")
     args = p.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
@@ -211,6 +297,10 @@ def main(argv=None):
             results["readme"]["summary"],
         )
     )
+    if args.kernels:
+        results["readme"]["compilation"] = compile_profile(source)
+        emit([""])
+        emit(kernel_table(results["readme"]["compilation"]))
     if not args.no_demo:
         cold, warm = measure(repeat, lambda cache, work: run_demo(cache, args.quick, work))
         results["demo"] = {"cold": cold, "warm": warm, "summary": summarize(cold, warm)}

@@ -247,12 +247,14 @@ def _compiled(family_type, name, arity):
     error_model = flags.error_model if flags is not None else "python"
     key = (family_type.key, name, fastmath, error_model)
     if key not in _COMPILED:
-        fn = getattr(family_type.family, name)
+        family = family_type.family
+        fn = getattr(family, name)
         call = {
             1: lambda a: fn(a),
             2: lambda a, b: fn(a, b),
             3: lambda a, b, c: fn(a, b, c),
         }[arity]
+        call.__qualname__ = f"{family.name}.{name}"  # as numba's messages and events name it
         options = dict(_INLINED, fastmath=set(fastmath) or False, error_model=error_model)
         _COMPILED[key] = njit(**options)(call)
     return _COMPILED[key]
