@@ -129,21 +129,27 @@ def _child_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def run_snippet(source, cache_dir):
-    """One child process on ``cache_dir``: ``{phase: (wall, cpu)}`` plus 'end to end'."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
-    cpu0, wall0 = _child_cpu(), time.perf_counter()
+def _snippet_child(code, source, cache_dir):
+    """``code`` in a child process on ``cache_dir``, the snippet on its standard input: the
+    JSON of its last line of output."""
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD],
+        [sys.executable, "-c", code],
         input=source,
         capture_output=True,
         text=True,
-        env=env,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)},
         cwd=ROOT,
         check=True,
     )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_snippet(source, cache_dir):
+    """One child process on ``cache_dir``: ``{phase: (wall, cpu)}`` plus 'end to end'."""
+    cpu0, wall0 = _child_cpu(), time.perf_counter()
+    lines = _snippet_child(_CHILD, source, cache_dir)
     wall, cpu = time.perf_counter() - wall0, _child_cpu() - cpu0
-    timings = {line: (w, c) for line, w, c in json.loads(out.stdout.strip().splitlines()[-1])}
+    timings = {line: (w, c) for line, w, c in lines}
     result = {}
     for phase, lines in snippet_phases(source):
         result[phase] = [sum(timings[n][k] for n in lines) for k in (0, 1)]
@@ -155,18 +161,10 @@ def compile_profile(source):
     """The snippet in a child process on an empty cache, its compilations recorded:
     ``[{"function", "builds", "seconds"}]``, most seconds first."""
     with tempfile.TemporaryDirectory() as cache:
-        out = subprocess.run(
-            [sys.executable, "-c", _CHILD_KERNELS],
-            input=source,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "NUMBA_CACHE_DIR": cache},
-            cwd=ROOT,
-            check=True,
-        )
+        compiles = _snippet_child(_CHILD_KERNELS, source, cache)
     rows = [
         {"function": f"{module}.{name}", "builds": builds, "seconds": seconds}
-        for module, name, builds, seconds in json.loads(out.stdout.strip().splitlines()[-1])
+        for module, name, builds, seconds in compiles
     ]
     return sorted(rows, key=lambda r: -r["seconds"])
 
