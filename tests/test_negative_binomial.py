@@ -88,6 +88,70 @@ def test_loglik_against_scipy_and_derivatives(alpha):
         assert g == pytest.approx((lp - lm) / (2 * h), rel=1e-5, abs=1e-5)
 
 
+def _exact_nb(y, eta, alpha):
+    """The NB2 log pmf and its derivative in log alpha (mpmath), with twice the digits the
+    difference of lgamma(1 / alpha) or digamma(1 / alpha) terms cancels, and 40 more."""
+    with mpmath.workdps(40 + 2 * int(abs(np.log10(alpha)))):
+        v, e, r = mpmath.mpf(y), mpmath.mpf(eta), 1 / mpmath.mpf(alpha)
+        mu = mpmath.exp(e)
+        ll = (
+            mpmath.loggamma(v + r)
+            - mpmath.loggamma(r)
+            - mpmath.loggamma(v + 1)
+            + r * mpmath.log(r / (r + mu))
+            + v * (e - mpmath.log(r + mu))
+        )
+        dl_dr = (
+            mpmath.digamma(v + r) - mpmath.digamma(r) - mpmath.log(1 + mu / r) + (mu - v) / (r + mu)
+        )
+        return float(ll), float(-r * dl_dr)
+
+
+@pytest.mark.parametrize("alpha", [1e-300, 1e-100, 1e-16, 1e-13, 1e-8, 1e-5, 0.01, 0.5])
+def test_loglik_and_dispersion_score_toward_the_poisson_limit(alpha):
+    """As alpha -> 0 the log pmf stays exact (it was lgamma(y + 1/alpha) - lgamma(1/alpha),
+    each near r log r, their difference off by r log r ulp: -53 856 for a Poisson limit of
+    -7 462 at alpha = 1e-16) in the kernels, the weighted sums and log_density, and so does
+    the score in log alpha (a difference of digammas times r, garbage of 1e273 at alpha =
+    1e-289, where it is alpha ((y - mu)^2 - y) / 2): against mpmath, 1e-12 relative."""
+    rng = np.random.default_rng(1)
+    eta = rng.uniform(-3, 6, 60)
+    y = np.concatenate([rng.poisson(np.exp(eta[:50])), rng.integers(0, 3000, 10)]).astype(float)
+    family = get_model("negative_binomial").family
+    model = get_model("negative_binomial", noise_scale=alpha)
+    exact = np.array([_exact_nb(v, e, alpha) for v, e in zip(y, eta)])
+    np.testing.assert_allclose(GK.loglik_vector(family, eta, y, alpha), exact[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(model.log_density(y, eta), exact[:, 0], rtol=1e-12)
+    score = [
+        GK.weighted_dlog_extra(family, eta[i : i + 1], y[i : i + 1], np.ones(1), alpha)
+        for i in range(60)
+    ]
+    np.testing.assert_allclose(score, exact[:, 1], rtol=1e-10)
+    # the weighted sum of a fit (the extra parameter's constant times the total weight, where
+    # the cancellation happened), against the Poisson limit as alpha -> 0
+    Xd = np.column_stack([eta, np.ones(60)])
+    ll, _ = model.weighted_loglik(np.array([1.0, 0.0]), Xd, y, np.ones(60))
+    assert ll == pytest.approx(exact[:, 0].sum(), rel=1e-12)
+    if alpha <= 1e-13:
+        poisson = scipy.stats.poisson.logpmf(y, np.exp(eta)).sum()
+        assert ll == pytest.approx(poisson, rel=1e-10)
+
+
+def test_no_chain_sticks_at_a_vanishing_dispersion():
+    """One count of 1e9 among NB counts: at seed 0 a chain's warm-up reached alpha near
+    1e-87, where the score in log alpha (the digamma difference times 1/alpha) was rounding
+    error of 1e71, and stayed there with acceptance 0. With the score exact every chain moves
+    and stays at the data's dispersion (near 20)."""
+    X, y = _nb_data(500, seed=0, alpha=0.5)
+    y[0] = 1e9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # R-hat 1.03: one wild count, 500 draws
+        fit = BayesianNegativeBinomialRegression(n_samples=500, n_warmup=500, random_state=0)
+        fit.fit(X, y)
+    assert np.all(fit.acceptance_rate_ > 0.3), fit.acceptance_rate_
+    assert np.all(np.median(fit.alpha_samples_, axis=1) > 5.0)
+
+
 def test_coreset_beats_uniform_and_poisson_warns():
     """On overdispersed counts an OMP coreset of the NB model is far closer (Laplace KL) to
     the full NB posterior than a uniform subsample of the same size, and the Poisson model
