@@ -352,12 +352,58 @@ def test_stan_likelihood_line(name, line):
     assert f"    target += w[n] * {line};" in program.splitlines()
 
 
-def test_stan_rejects_non_integer_counts():
+def _rates_coreset():
+    """A Poisson coreset of rates (counts / 3: not integers), which the library's Poisson
+    model takes, its density ``y eta - exp(eta) - lgamma(y + 1)``."""
     X, y = _data("poisson")
     coreset = UniformCoreset(n_points=30, projection=None, model="poisson", random_state=0)
-    coreset.fit(X, y + 0.5)
-    with pytest.raises(ValueError, match="integer targets"):
-        coreset.to_stan()
+    return coreset.fit(X, y / 3.0), X, y / 3.0
+
+
+def test_poisson_rates_pymc_log_density_is_the_library_log_posterior():
+    """PyMC's Poisson floors rates (-1941.64 against the library's -1733.69 in issue 46): the
+    export writes the library's density."""
+    pytest.importorskip("pymc")
+    coreset, X, y = _rates_coreset()
+    assert not np.all(coreset.get_coreset()[1] == np.round(coreset.get_coreset()[1]))
+    model = coreset.to_pymc(X, y)
+    logp = model.compile_logp(jacobian=True)
+    thetas, points = _random_points(coreset)
+    got = [logp({k: np.asarray(v) for k, v in point.items()}) for point in points]
+    np.testing.assert_allclose(got, _library_log_posterior(coreset, thetas), rtol=1e-10)
+
+
+def test_poisson_rates_numpyro_log_density_is_the_library_log_posterior():
+    """NumPyro's Poisson is -inf off the integers (NUTS could not start): the export writes
+    the library's density, its draws counts."""
+    numpyro = pytest.importorskip("numpyro")
+    from numpyro.infer.util import potential_energy
+
+    numpyro.enable_x64()
+    coreset, X, y = _rates_coreset()
+    model = coreset.to_numpyro(X, y)
+    thetas, points = _random_points(coreset)
+    got = [-float(potential_energy(model, (), {}, point)) for point in points]
+    np.testing.assert_allclose(got, _library_log_posterior(coreset, thetas), rtol=1e-10)
+    trace = numpyro.handlers.trace(numpyro.handlers.seed(model, 0)).get_trace()
+    assert trace["y"]["fn"].log_prob(trace["y"]["value"]).shape == (coreset.n_points_,)
+
+
+def test_poisson_rates_in_stan_and_bambi():
+    """Stan's Poisson takes integers: the program takes real targets and writes the library's
+    density of each; Bambi's Poisson family cannot, and says so."""
+    coreset, X, y = _rates_coreset()
+    program, data = coreset.to_stan(X, y)
+    assert "  vector<lower=0>[N] y;" in program.splitlines()
+    row = "    target += w[n] * (y[n] * eta[n] - exp(eta[n]) - lgamma(y[n] + 1));"
+    assert row in program.splitlines()
+    np.testing.assert_array_equal(data["y"], coreset.get_coreset()[1])
+    assert data["y"].dtype == np.float64
+    with pytest.raises(NotImplementedError, match="rates .* to_pymc, to_numpyro or to_stan"):
+        coreset.to_bambi()
+    # integer counts keep Stan's own Poisson
+    program, data = _coreset("poisson")[0].to_stan()
+    assert "    target += w[n] * poisson_log_lpmf(y[n] | eta[n]);" in program.splitlines()
 
 
 # -- Bambi -------------------------------------------------------------------------------------

@@ -117,6 +117,12 @@ def build(spec):
             "negative_binomial models only (it takes no categories, and its weighted "
             "Bernoulli, gamma and Student-t are not built right). Use to_pymc or to_numpyro."
         )
+    if spec.rates:
+        raise NotImplementedError(
+            "These Poisson targets are rates (not all integers), whose density the library's "
+            "Poisson model takes but Bambi's Poisson family does not (PyMC's Poisson floors "
+            "them). Use to_pymc, to_numpyro or to_stan, which write the library's density."
+        )
     try:
         import pandas as pd
     except ImportError as exc:

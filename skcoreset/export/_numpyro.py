@@ -6,11 +6,14 @@ import numpy as np
 from ._spec import missing
 
 
-def _likelihood(dist, jnp, likelihood, eta, extras):
-    """NumPyro's distribution of the likelihood's name at the linear predictors."""
+def _likelihood(dist, jnp, likelihood, eta, extras, rates=False):
+    """NumPyro's distribution of the likelihood's name at the linear predictors (``rates``:
+    Poisson targets that are not all integers)."""
     if likelihood == "bernoulli_logit":
         return dist.Bernoulli(logits=eta)
     if likelihood == "poisson_log":
+        if rates:  # NumPyro's Poisson gives -inf off the integers: the library's density
+            return _poisson_rates(dist)(eta)
         return dist.Poisson(rate=jnp.exp(eta))
     if likelihood == "normal":
         (sigma,) = extras
@@ -30,6 +33,31 @@ def _likelihood(dist, jnp, likelihood, eta, extras):
         scale, df = extras
         return dist.StudentT(df=df, loc=eta, scale=scale)
     raise NotImplementedError(f"No NumPyro likelihood for {likelihood!r}.")
+
+
+def _poisson_rates(dist):
+    """The Poisson density of the library on non-negative reals, ``y eta - exp(eta) -
+    lgamma(y + 1)``, as a NumPyro distribution of log rate ``eta`` (its draws are counts)."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.distributions import constraints
+
+    class PoissonRate(dist.Distribution):
+        arg_constraints = {"log_rate": constraints.real}
+        support = constraints.nonnegative
+
+        def __init__(self, log_rate, *, validate_args=None):
+            self.log_rate = log_rate
+            super().__init__(jnp.shape(log_rate), validate_args=validate_args)
+
+        def sample(self, key, sample_shape=()):
+            return dist.Poisson(jnp.exp(self.log_rate)).sample(key, sample_shape)
+
+        def log_prob(self, value):
+            eta = self.log_rate
+            return value * eta - jnp.exp(eta) - jax.scipy.special.gammaln(value + 1.0)
+
+    return PoissonRate
 
 
 def build(spec):
@@ -72,6 +100,7 @@ def build(spec):
         }
         extras = [free.get(name, spec.fixed.get(name)) for name in spec.extra_names()]
         with numpyro.plate("rows", X.shape[0]), handlers.scale(scale=w):
-            numpyro.sample("y", _likelihood(dist, jnp, spec.likelihood, eta, extras), obs=y)
+            likelihood = _likelihood(dist, jnp, spec.likelihood, eta, extras, spec.rates)
+            numpyro.sample("y", likelihood, obs=y)
 
     return model

@@ -11,6 +11,9 @@ def _loglik(pm, pt, likelihood, eta, y, extras):
     if likelihood == "bernoulli_logit":
         return pm.logp(pm.Bernoulli.dist(logit_p=eta), y)
     if likelihood == "poisson_log":
+        if not np.all(y == np.round(y)):
+            # rates: the library's density (PyMC's Poisson would floor them)
+            return y * eta - pt.exp(eta) - pt.gammaln(y + 1.0)
         return pm.logp(pm.Poisson.dist(mu=pt.exp(eta)), y)
     if likelihood == "normal":
         (sigma,) = extras

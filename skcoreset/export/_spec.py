@@ -99,6 +99,16 @@ class ExportSpec:
     model: str
 
     @property
+    def rates(self):
+        """Whether a Poisson likelihood's targets are rates (not all integers).
+
+        The library's Poisson density ``y eta - exp(eta) - lgamma(y + 1)`` takes them; the
+        languages' Poisson distributions do not (Stan refuses real targets, PyMC floors them,
+        NumPyro gives -inf), so the exports write that density themselves.
+        """
+        return self.likelihood == "poisson_log" and not np.all(self.y == np.round(self.y))
+
+    @property
     def n_classes(self):
         """K for the multinomial model (its coefficients are (K - 1, D)), else None."""
         return self.coef_sd.shape[0] + 1 if self.coef_sd.ndim == 2 else None

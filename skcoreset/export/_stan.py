@@ -32,6 +32,14 @@ _LIKELIHOODS = {
     "student_t": ("vector[N]", "student_t_lpdf(y[n] | {1}, eta[n], {0})", False),
 }
 
+#: The Poisson likelihood of rates (non-integer targets, which the library's Poisson takes):
+#: ``y eta - exp(eta) - lgamma(y + 1)``, its log density as the library computes it.
+_POISSON_RATES = (
+    "vector<lower=0>[N]",
+    "(y[n] * eta[n] - exp(eta[n]) - lgamma(y[n] + 1))",
+    False,
+)
+
 
 def build(spec):
     """The Stan program and data of an :class:`~skcoreset.export.ExportSpec`.
@@ -49,13 +57,11 @@ def build(spec):
         Its data.
     """
     y_type, row, integer = _LIKELIHOODS[spec.likelihood]
+    if spec.rates:
+        # Stan's Poisson takes integers: the library's density of rates, written out
+        y_type, row, integer = _POISSON_RATES
     y = spec.y
     if integer:
-        if not np.all(y == np.round(y)):
-            raise ValueError(
-                f"Stan's {spec.likelihood} likelihood takes integer targets; these are not "
-                "(rates: use PyMC or NumPyro, whose Poisson takes them)."
-            )
         y = y.astype(np.int64) + (spec.likelihood == "categorical_logit")
     multiclass = spec.n_classes is not None
     M, D = spec.X.shape
