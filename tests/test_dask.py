@@ -167,8 +167,9 @@ def test_arrays_on_disk_are_read_chunk_by_chunk(data, store, tmp_path):
 
 
 def test_estimated_extra_parameter_is_drawn_by_the_projection():
-    """A Gaussian fit through dask estimates the noise scale and, as in memory, gives its log
-    the spread of the likelihood's information, 1 / sqrt(2 N), for the projections to draw."""
+    """A Gaussian fit through dask fits the noise scale jointly with the coefficients, as in
+    memory: the same joint Laplace fit (its log's sd about 1 / sqrt(2 N), the likelihood's
+    information), for the projections to draw."""
     from skcoreset.datasets import make_linear_regression
 
     X, y = make_linear_regression(N, 3, noise_scale=0.5, random_state=0)
@@ -176,10 +177,12 @@ def test_estimated_extra_parameter_is_drawn_by_the_projection():
     with dask.config.set(scheduler="synchronous"):
         est = OMPCoreset(40, model="gaussian", n_projections=100, random_state=0).fit(Xd, yd)
     lap = est.laplace_
-    assert lap.log_extra_sd == pytest.approx(1.0 / np.sqrt(2 * N), rel=1e-12)
+    assert lap.n_extra == 1
+    assert np.sqrt(lap.cov[-1, -1]) == pytest.approx(1.0 / np.sqrt(2 * N), rel=0.01)
     assert lap.model.noise_scale == pytest.approx(0.5, rel=0.05)
     mem = OMPCoreset(40, model="gaussian", n_projections=100, random_state=0).fit(X, y)
-    assert mem.laplace_.log_extra_sd == pytest.approx(lap.log_extra_sd, rel=1e-12)
+    np.testing.assert_allclose(mem.laplace_.mean, lap.mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mem.laplace_.cov, lap.cov, rtol=1e-7, atol=1e-15)
 
 
 def _models_of_draws(rng, n):

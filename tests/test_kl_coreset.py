@@ -736,12 +736,23 @@ def test_coreset_mcmc_draws_the_coreset_posterior(regression):
     with pytest.warns(UserWarning, match="larger than"):
         cs.fit(X, y)
     assert cs.stop_reason_ == "all_rows"
-    draws = np.concatenate([cs.coef_samples_, cs.intercept_samples_[..., None]], axis=2)
-    draws = draws.reshape(-1, 4)
+    draws = np.concatenate(
+        [
+            cs.coef_samples_,
+            cs.intercept_samples_[..., None],
+            np.log(cs.noise_scale_samples_)[..., None],
+        ],
+        axis=2,
+    )
+    draws = draws.reshape(-1, 5)
+    # the noise scale is sampled too, its log the Laplace fit's last parameter
     mean, cov = cs.laplace_.mean, cs.laplace_.cov
     # effective sample size at least a tenth of the draws (MALA on a Gaussian, preconditioned
     # with its exact covariance)
     se = np.sqrt(np.diag(cov) / (draws.shape[0] / 10))
+    # the mean of log sigma sits above the joint mode by about P / (2 N) (its marginal
+    # integrates the coefficients out: sigma^2 ~ RSS / (N - P) rather than RSS / N)
+    mean = mean + np.append(np.zeros(4), 0.5 * np.log(200 / (200 - 4)))
     assert np.all(np.abs(draws.mean(axis=0) - mean) < 4 * se)
     assert cs.coef_samples_.shape == (4, 2000, 3)
 
@@ -874,7 +885,7 @@ def test_taylor_total_and_remainder_on_all_rows_give_the_exact_sum(poisson_taylo
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
     assert W == pytest.approx(w.sum()) and n == len(y)
-    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
+    taylor = Taylor(lap, G, H, Xd, y, w)
     ll = model.loglik_matrix(Xd, y, thetas).T
     estimate = ll @ w + taylor.correction(thetas)
     # equal up to one constant (the expansion's value at theta0, left out)
@@ -890,7 +901,7 @@ def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
     from skcoreset.coreset._kl_problem_kernels import batch_sums
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
-    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
+    taylor = Taylor(lap, G, H, Xd, y, w)
     rows = np.random.default_rng(4).integers(len(y), size=300)
     scale = len(y) / 300
     near = thetas[:20]  # the bulk, where the quadratic is not capped
@@ -929,7 +940,7 @@ def test_weight_steps_estimate_the_full_sum_on_batches_without_bias(poisson_tayl
     from skcoreset.coreset._kl_problem import GLMProblem, Taylor
 
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
-    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd, y, w)
+    taylor = Taylor(lap, G, H, Xd, y, w)
     rng = np.random.RandomState(0)
     problem = GLMProblem(model, Xd, y, w, None, rng, full_batch=50, start=lap, taylor=taylor)
     near = thetas[:6]
@@ -953,7 +964,7 @@ def test_taylor_control_variate_beats_the_plain_pool_estimate(poisson_taylor):
     ll = model.loglik_matrix(Xd[pool], y[pool], thetas).T
     per_row = np.full(len(pool), W / len(pool))
     plain = ll @ per_row
-    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool], per_row)
+    taylor = Taylor(lap, G, H, Xd[pool], y[pool], per_row)
     controlled = plain + taylor.correction(thetas)
     # what matters to the KL gradient is how the error varies over the posterior's draws
     # (a constant cancels): the control variate cuts it by orders of magnitude
@@ -990,7 +1001,7 @@ def test_taylor_correction_grows_at_most_linearly_far_out(poisson_taylor):
     model, Xd, y, w, lap, (W, n, G, H), thetas, exact = poisson_taylor
     pool = np.arange(200)
     per_row = np.full(len(pool), W / len(pool))
-    taylor = Taylor(model, lap.mean, lap.chol, G, H, Xd[pool], y[pool], per_row)
+    taylor = Taylor(lap, G, H, Xd[pool], y[pool], per_row)
     G_pool, H_pool = taylor._pool_sums(per_row)
     # the direction (in the posterior's units) where the pool's curvature most exceeds H's
     L = lap.chol
@@ -1038,7 +1049,7 @@ def _kept_kl(cs, X, y):
 
     full = cs.laplace_
     idx = cs.sample_indices_
-    core = coreset_fit(full.model, full.model.design(X[idx]), y[idx], cs.sample_weight_)
+    core = coreset_fit(full.free_model, full.model.design(X[idx]), y[idx], cs.sample_weight_)
     return gaussian_kl(core.mean, core.cov, full.mean, full.cov)
 
 

@@ -14,8 +14,9 @@ from skcoreset.models import (
     laplace_from_blocks,
     model_from_targets,
 )
-from skcoreset.models._laplace import solve_spd
+from skcoreset.models._laplace import mcmc_start, solve_spd
 
+from .oracles import extra_oracle
 from .oracles import models_oracle as oracle
 
 MODELS = ["logistic", "poisson", "gaussian"]
@@ -120,17 +121,28 @@ def test_laplace_mode_and_covariance(name):
     w = np.random.default_rng(3).uniform(0.5, 1.5, len(y))
     lap = laplace_approximation(model, X, y, w)
     Xd = model.design(X)
-    noise = lap.model.noise
-    res = minimize(
-        lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0, noise)[0],
-        np.zeros(Xd.shape[1]),
-        jac=lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0, noise)[1],
-        method="BFGS",
-        options={"gtol": 1e-9},
-    )
+    if model.n_extra:
+        # the noise scale is a parameter of the fit: the joint mode and curvature of the
+        # coefficients and its log, under its prior (the model's extra_prior)
+        assert lap.n_extra == 1 and lap.mean.shape == (Xd.shape[1] + 1,)
+        f = extra_oracle.log_posterior(name, Xd, y, 2.0, model.extra_prior, w, design=True)
+        start = np.append(np.zeros(Xd.shape[1]), 0.0)
+        res = minimize(lambda t: -f(t)[0], start, jac=lambda t: -f(t)[1], method="BFGS",
+                       options={"gtol": 1e-9})  # fmt: skip
+        H = extra_oracle.neg_hessian(f, lap.mean)
+        rtol = 1e-6  # central differences of the oracle's gradient
+    else:
+        res = minimize(
+            lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0)[0],
+            np.zeros(Xd.shape[1]),
+            jac=lambda t: -oracle.log_posterior(name, t, Xd, y, w, 2.0)[1],
+            method="BFGS",
+            options={"gtol": 1e-9},
+        )
+        H = oracle.neg_hessian(name, lap.mean, Xd, y, w, 2.0)
+        rtol = 1e-8
     np.testing.assert_allclose(lap.mean, res.x, atol=1e-5)
-    H = oracle.neg_hessian(name, lap.mean, Xd, y, w, 2.0, noise)
-    np.testing.assert_allclose(lap.cov, np.linalg.inv(H), rtol=1e-8)
+    np.testing.assert_allclose(lap.cov, np.linalg.inv(H), rtol=rtol)
     np.testing.assert_allclose(lap.chol @ lap.chol.T, lap.cov, rtol=1e-10, atol=1e-14)
     # lbfgs finds the same mode
     lap2 = laplace_approximation(model, X, y, w, method="lbfgs", tol=1e-9, max_iter=1000)
@@ -406,12 +418,16 @@ def test_overflowing_data_gives_a_clear_error():
 
 
 def test_gaussian_noise_with_no_more_rows_than_parameters():
-    # Interpolation leaves zero residuals: the noise falls back to the spread of y, so the
-    # Laplace fit stays finite instead of collapsing (it used to hit a singular Hessian).
+    # Interpolation leaves zero residuals and the noise scale's posterior degenerates: the
+    # joint Laplace fit says so, and MCMC starts from the coefficients' fit at the spread of
+    # y (the noise falls back to it), not from a singular Hessian.
     rng = np.random.default_rng(5)
     X, y = rng.standard_normal((3, 4)), np.array([1.0, 2.0, 4.0])
-    lap = laplace_approximation(get_model("gaussian"), X, y)
-    assert lap.model.noise_scale == pytest.approx(np.std(y))
-    assert np.all(np.isfinite(lap.cov))
-    const = laplace_approximation(get_model("gaussian"), X, np.full(3, 2.0))
+    model = get_model("gaussian")
+    with pytest.raises(ValueError, match="as many rows as parameters"):
+        laplace_approximation(model, X, y)
+    start = mcmc_start(model, model.design(X), y, np.ones(3))
+    assert start.model.noise_scale == pytest.approx(np.std(y))
+    assert start.n_extra == 1 and np.all(np.isfinite(start.cov))
+    const = mcmc_start(model, model.design(X), np.full(3, 2.0), np.ones(3))
     assert const.model.noise_scale == 1.0

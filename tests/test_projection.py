@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 
-from skcoreset.models import get_model, laplace_approximation
-from skcoreset.projection import project
+from skcoreset.models import LaplaceApproximation, get_model, laplace_approximation
+from skcoreset.projection import Projection, project
 
 from .oracles import models_oracle as oracle
 
@@ -30,27 +29,51 @@ def _problem(name, n=400, seed=0):
 def test_projection_matches_oracle(name, projection):
     model, Xd, y, lap = _problem(name)
     V = project(model, Xd, y, lap, projection=projection, n_projections=50, random_state=7)
-    # replay the same random draws: the coefficients, the Fisher coordinates, then (Gaussian,
-    # its noise scale estimated) the noise scale of each draw, around the estimate
-    rng = np.random.RandomState(7)
-    thetas = lap.sample(50, random_state=rng)
-    per_draw = lap.log_extra_sd is not None
-    assert per_draw == (name == "gaussian")
-    coords = rng.randint(0, Xd.shape[1] + per_draw, size=50) if projection == "fisher" else None
-    noise = model.noise
-    if per_draw:  # one of 16 quantiles of the log noise scale's spread, at random
-        levels = model.noise * np.exp(lap.log_extra_sd * norm.ppf((np.arange(16) + 0.5) / 16))
-        noise = levels[rng.randint(0, 16, size=50)]
+    # the oracle's features at the projection's own draws: the coefficients, the Fisher
+    # coordinates and (Gaussian, its noise scale a parameter of the fit) each draw's noise
+    proj = Projection.draw(lap, projection=projection, n_projections=50, random_state=7)
+    thetas = proj.thetas_t.T
+    per_draw = proj.extras is not None
+    assert per_draw == (name == "gaussian") == bool(lap.n_extra)
+    noise = proj.extras if per_draw else model.noise
     if projection == "loglik":
         expected = oracle.loglik_features(name, Xd, y, thetas, noise)
     else:
-        expected = oracle.fisher_features(name, Xd, y, thetas, coords, noise)
+        expected = oracle.fisher_features(name, Xd, y, thetas, proj.coords, noise)
     np.testing.assert_allclose(V, expected, rtol=1e-10, atol=1e-12)
     V32 = project(
         model, Xd, y, lap, projection=projection, n_projections=50, dtype=np.float32, random_state=7
     )
     assert V32.dtype == np.float32
     np.testing.assert_allclose(V32, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
+    if not per_draw:  # the draws of a model without an extra parameter: the Laplace fit's
+        rng = np.random.RandomState(7)
+        np.testing.assert_array_equal(thetas, lap.sample(50, random_state=rng))
+
+
+def test_joint_draws_follow_the_joint_laplace_fit():
+    """With a free extra parameter the draws are the joint Laplace fit's: its log takes 16
+    quantile levels of its marginal, the coefficients their conditional given it, so the
+    draws' mean and covariance (correlations with the log extra parameter included) are the
+    fit's within their Monte Carlo error."""
+    # a fit whose log extra parameter is correlated with the coefficients (the models' own
+    # parametrisations are nearly orthogonal at the mode: a made-up covariance tests more)
+    A = np.random.default_rng(1).standard_normal((4, 4))
+    cov = A @ A.T + 0.5 * np.eye(4)
+    model = get_model("negative_binomial", noise_scale=0.5)
+    mean = np.array([0.3, -0.2, 1.0, np.log(0.5)])
+    lap = LaplaceApproximation(mean, cov, np.linalg.cholesky(cov), model, n_extra=1)
+    J = 40_000
+    draws = Projection.draw(lap, n_projections=J, random_state=0).joint_draws()
+    assert np.unique(draws[:, -1]).shape[0] == 16
+    sd = np.sqrt(np.diag(lap.cov))
+    z = (draws.mean(axis=0) - lap.mean) / (sd / np.sqrt(J))
+    assert np.all(np.abs(z) < 4.5)
+    corr = np.corrcoef(draws.T)
+    expected = lap.cov / np.outer(sd, sd)
+    # sd of a sample correlation: at most 1 / sqrt(J); of a sample sd, 1 / sqrt(2 J) of it
+    np.testing.assert_allclose(corr, expected, atol=4.5 / np.sqrt(J))
+    np.testing.assert_allclose(draws.std(axis=0), sd, rtol=4.5 / np.sqrt(2 * J))
 
 
 @pytest.mark.parametrize("name", ["logistic", "poisson", "gaussian"])

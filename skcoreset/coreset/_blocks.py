@@ -207,7 +207,7 @@ def laplace_of_all_rows(data, model, random_state, start_rows="auto"):
         None if start_rows is None else laplace_of_sample(data, model, start_rows, random_state)
     )
     start, indices = (None, None) if sample is None else sample
-    return data.laplace(model if start is None else start.model, start), indices
+    return data.laplace(model, start), indices
 
 
 class InMemoryData:

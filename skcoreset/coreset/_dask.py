@@ -283,12 +283,6 @@ def _chunk_loglik(coding, X, y, s, theta, value, label):
     return [part(theta, *block) for block in _chunk_designs(coding, X, y, s, label)]
 
 
-def _chunk_extra_information(coding, X, y, s, theta, label):
-    """A chunk's information on the model's log extra parameter (a dask task)."""
-    X, y, w = _coded_chunk(coding, X, y, s, label)
-    return coding.model.log_extra_information(coding.model.design(X) @ theta, y, w)
-
-
 class _DaskPosterior(_Posterior):
     """The weighted log posterior of all rows, each evaluation a pass of tasks over the
     chunks: ``models._laplace._Posterior`` (fused) with the chunks' parts from the workers.
@@ -304,11 +298,6 @@ class _DaskPosterior(_Posterior):
     def _parts(self, theta, value):
         for parts in self.data.map_chunks(_chunk_loglik, theta, value, model=self.model):
             yield from parts
-
-    def extra_information(self, theta):
-        """The information on the log extra parameter at ``theta``, a pass of tasks."""
-        parts = self.data.map_chunks(_chunk_extra_information, theta, model=self.model)
-        return float(sum(parts))
 
 
 class DaskData:
@@ -391,21 +380,24 @@ class DaskData:
 
     def laplace(self, model, start=None):
         from ..models import with_noise
-        from ..models._laplace import LAST_STEP, fit_posterior, with_extra_information
+        from ..models._joint import JointExtra
+        from ..models._laplace import LAST_STEP, as_joint, fit_posterior
 
-        # The noise scale from a large uniform sample (fixed seed: not the fit's random
-        # stream); the Newton passes then run over every chunk, from the start the in-memory
-        # fit uses (zeros, or the constant rate of all the counts).
-        estimated = model.has_noise and model.noise_scale is None
-        if estimated:
+        # A free extra parameter starts at its estimate on a large uniform sample (fixed
+        # seed: not the fit's random stream); the Newton passes then run over every chunk,
+        # from the start the in-memory fit uses (zeros, or the constant rate of all the
+        # counts), of the coefficients and the log extra parameter together.
+        joint = model.n_extra > 0
+        fixed = model
+        if joint and start is None:
             _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
-            model = with_noise(model, model.estimate_noise(model.design(X), y, w))
+            fixed = with_noise(model, model.estimate_noise(model.design(X), y, w))
         if start is not None:
             theta0 = start.mean.copy()
         elif type(model).initial_params is not GLM.initial_params:
             # a start of the model's own (least squares, class log-odds): from a sample
             _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
-            theta0 = model.initial_params(model.design(X), y, w)
+            theta0 = fixed.initial_params(fixed.design(X), y, w)
         else:
             mean = None
             if model.starts_from_mean:
@@ -413,11 +405,12 @@ class DaskData:
                 mean = float((self.y * w).sum().compute()) / self.total_weight
             n_params = model.n_params(self.X.shape[1] + model.fit_intercept)
             theta0 = model.mean_start(np.zeros(n_params), mean)
-        posterior = _DaskPosterior(self, model)
-        laplace = fit_posterior(model, posterior, theta0, last_step=LAST_STEP)
-        if estimated:  # the projections draw the extra parameter too (LaplaceApproximation)
-            laplace = with_extra_information(laplace, posterior.extra_information(laplace.mean))
-        return laplace
+        if joint and start is None:
+            theta0 = np.append(theta0, np.log(fixed.noise))
+        fitted = JointExtra(model) if joint else model
+        posterior = _DaskPosterior(self, fitted)
+        laplace = fit_posterior(fitted, posterior, theta0, last_step=LAST_STEP)
+        return as_joint(laplace, model) if joint else laplace
 
 
 def _float_columns(X):

@@ -11,7 +11,6 @@ estimated under a control variate. Memory is bounded by the pool. The pool, its 
 chains make the *problem* the algorithms work on (:mod:`._kl_problem`).
 """
 
-from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,10 +21,9 @@ from .._sklearn_compat import Interval, StrOptions
 from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
-from ..metrics._fidelity import coreset_fit, gaussian_kl
 from ..models import laplace_approximation
-from ..models._laplace import fit_posterior
-from ..models._prior import Moments
+from ..models._joint import JointExtra
+from ..models._laplace import as_joint, fit_posterior
 from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
@@ -195,38 +193,23 @@ class _KLCoreset(BaseCoreset):
             sampled = np.zeros(len(node), dtype=bool)
             sampled[largest(node.keys[:, 0], self._pool_size()[0])] = True
             full_weights = np.where(sampled, total / np.count_nonzero(sampled), 0.0)
-        if laplace.log_extra_sd is not None and not exact:
-            name = model.extra_name
-            warn(
-                f"{type(self).__name__} estimates the full data's log-likelihood from a pool "
-                f"of {np.count_nonzero(full_weights)} of its {int(count)} rows; the control "
-                f"variate that corrects the estimate covers the coefficients, not the "
-                f"{model.name} model's {name}, whose coreset posterior may then sit a "
-                "posterior sd or two from the full one (the pool's own). n_candidates at "
-                f"least the number of rows, or OMPCoreset, keep it.",
-                CoresetQualityWarning,
-            )
         Xd = model.design(node.X)
         taylor = None
         if not exact or self._full_batch() is not None:
-            taylor = Taylor(model, laplace.mean, laplace.chol, G, H, Xd, node.y, full_weights)
+            # the control variate of every parameter the chains sample, a free extra
+            # parameter's log included (Taylor sums in the coefficients and it together)
+            taylor = Taylor(laplace, G, H, Xd, node.y, full_weights)
         data_fit = laplace
         seen = context.laplace_weight
         if seen is not None and total > seen * (1 + 1e-9):
-            data_fit = self._data_fit(laplace, Xd, node.y, full_weights, taylor, seen / total)
-        mean, chol, s_prior = data_fit.mean, data_fit.chol, None
-        if laplace.log_extra_sd is not None:
-            # the chains sample the extra parameter too (its log, last), so that the weights
-            # aim at its posterior as well as the coefficients'
-            mean, _, chol = data_fit.with_log_extra(laplace.log_extra_sd)
-            _, _, y_mean, y_sd = Moments.of(node.X, node.y, full_weights).mean_and_sd()
-            s_prior = model.extra_log_prior(y_mean, y_sd)
+            data_fit = self._data_fit(laplace, Xd, node.y, full_weights, taylor)
+        # the chains sample all the posterior's parameters (a free extra parameter's log
+        # last), so that the weights aim at its posterior as well as the coefficients'
+        mean, chol = data_fit.mean, data_fit.chol
         init = mean + 0.1 * random_state.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
-        chains = MALAChains(
-            model, init, model.prior_scale, model.extra, chol, random_state, s_prior
-        )
+        chains = _chains(data_fit, init, random_state)
         problem = GLMProblem(
-            model,
+            data_fit.free_model,
             Xd,
             node.y,
             full_weights,
@@ -260,19 +243,20 @@ class _KLCoreset(BaseCoreset):
         )
 
     @staticmethod
-    def _data_fit(laplace, Xd, y, weights, taylor, share):
-        """The data's Laplace fit, for a stream whose ``laplace`` saw only its first rows,
-        ``share`` of the data's weight (a posterior sqrt(1 / share) times as wide; the chains,
-        the weights' KL criterion and ``laplace_`` need the data's): Newton from it on the
-        pooled rows, plus the rest of the data's second-order sums at its mean when they are
-        a sample (the control variate, which stays expanded there). The extra parameter's sd
-        shrinks as its information grows, with the weight. QNC's partial_fit of 300 000 rows
-        in 3 chunks: KL 3e-6 to the fit of all rows, where the first chunk's was 11 nats away
-        (and the coreset's laplace_kl_ read 11.1 instead of 1.2e-5)."""
-        model = laplace.model
-        fit = fit_posterior(model, PoolPosterior(model, Xd, y, weights, taylor), laplace.mean)
-        sd = laplace.log_extra_sd
-        return replace(fit, log_extra_sd=None if sd is None else sd * np.sqrt(share))
+    def _data_fit(laplace, Xd, y, weights, taylor):
+        """The data's Laplace fit, for a stream whose ``laplace`` saw only its first rows (a
+        posterior wider than the data's; the chains, the weights' KL criterion and
+        ``laplace_`` need the data's): Newton from it on the pooled rows, plus the rest of
+        the data's second-order sums at its mean when they are a sample (the control
+        variate, which stays expanded there), in all the posterior's parameters. QNC's
+        partial_fit of 300 000 rows in 3 chunks: KL 3e-6 to the fit of all rows, where the
+        first chunk's was 11 nats away (and the coreset's laplace_kl_ read 11.1 instead of
+        1.2e-5)."""
+        model = laplace.free_model
+        fitted = JointExtra(model) if laplace.n_extra else model
+        posterior = PoolPosterior(fitted, Xd, y, weights, taylor)
+        fit = fit_posterior(fitted, posterior, laplace.mean)
+        return as_joint(fit, model) if laplace.n_extra else fit
 
     def _keep_better(self, problem, result, start):
         """``(support, weights, KLs)``: the optimised coreset, or its start when the optimised
@@ -309,7 +293,7 @@ class _KLCoreset(BaseCoreset):
         keep = w > 0
         full = problem.start
         try:
-            core = coreset_fit(full.model, problem.Xd[idx[keep]], problem.y[idx[keep]], w[keep])
+            core = problem.coreset_fit(idx[keep], w[keep])
         except (ValueError, np.linalg.LinAlgError):
             return np.inf, None
         half = solve_triangular(full.chol, core.cov, lower=True)
@@ -355,7 +339,7 @@ class _KLCoreset(BaseCoreset):
                 break
             # the three points in one pass of the (N, J) kernel every fit compiles anyway
             thetas = full.mean + np.array([-1.0, 0.0, 1.0])[:, None] * d
-            loglik = full.model.loglik_matrix(problem.Xd, problem.y, thetas).T
+            loglik = problem.loglik(thetas, None, out=np.empty((problem.Xd.shape[0], 3)))
             curvature = 2.0 * loglik[1] - loglik[0] - loglik[2]
             curvature[idx] = 0.0  # a row in the support already informs nothing new
             new = int(np.argmax(curvature))
@@ -372,15 +356,7 @@ class _KLCoreset(BaseCoreset):
 
     def _laplace_kl(self, problem, idx, w):
         """KL of the Laplace fit of the coreset ``(idx, w)`` of the pool to the data's."""
-        if not np.all(np.isfinite(w)):  # weights that overflowed: the worst
-            return np.inf
-        keep = w > 0
-        full = problem.start
-        try:
-            core = coreset_fit(full.model, problem.Xd[idx[keep]], problem.y[idx[keep]], w[keep])
-            return gaussian_kl(core.mean, core.cov, full.mean, full.cov)
-        except (ValueError, np.linalg.LinAlgError):  # no proper Laplace fit: the worst
-            return np.inf
+        return problem.laplace_kl(idx, w)
 
     def _full_batch(self):
         return _FULL_BATCH if self.full_batch == "auto" else self.full_batch
@@ -433,7 +409,7 @@ class _KLCoreset(BaseCoreset):
         V = proj.transform(problem.Xd, problem.y, node.weights)
         target = (problem.full_weights / node.weights).astype(V.dtype) @ V
         if problem.taylor is not None:
-            fix = problem.taylor.correction(proj.thetas_t.T)
+            fix = problem.taylor.correction(proj.joint_draws())
             target += (fix - fix.mean()) / np.sqrt(proj.n_projections)
         sigma, _ = row_norms_and_sum(V)
         sigma[_kl.flat(sigma)] = 0.0  # never chosen
@@ -1103,6 +1079,10 @@ class CoresetMCMC(_KLCoreset):
             _, acc = chains.advance(BURN_IN)
             chains.tune(acc)
             draws, fitted["acceptance_rate_"] = chains.advance(self.n_samples, store=True)
+        model = problem.model
+        if model.n_extra:  # a free extra parameter's log comes last
+            fitted[f"{model.extra_name}_samples_"] = np.exp(draws[:, :, -1])
+            draws = draws[:, :, :-1]
         n_coef = draws.shape[2] - self.fit_intercept
         fitted["coef_samples_"] = np.ascontiguousarray(draws[:, :, :n_coef])
         if self.fit_intercept:
@@ -1116,7 +1096,16 @@ class CoresetMCMC(_KLCoreset):
         model, rng = context.model, context.random_state
         Xd = model.design(node.X)
         laplace = laplace_approximation(model, Xd, node.y, node.weights, design=True)
-        model = laplace.model
-        init = np.tile(laplace.mean, (self.n_chains, 1))
-        chains = MALAChains(model, init, model.prior_scale, model.extra, laplace.chol, rng)
-        return GLMProblem(model, Xd, node.y, node.weights, chains, rng, start=laplace)
+        chains = _chains(laplace, np.tile(laplace.mean, (self.n_chains, 1)), rng)
+        return GLMProblem(laplace.free_model, Xd, node.y, node.weights, chains, rng, start=laplace)
+
+
+def _chains(laplace, init, random_state):
+    """MALA chains on all the parameters of ``laplace``'s posterior (a free extra
+    parameter's log, under its prior, last), started at ``init`` and preconditioned with its
+    factor; their target is set later."""
+    model = laplace.model
+    extra_prior = model.extra_prior if laplace.n_extra else None
+    return MALAChains(
+        model, init, model.prior_scale, model.extra, laplace.chol, random_state, extra_prior
+    )

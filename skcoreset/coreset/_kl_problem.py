@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from .._parallel_kernels import in_ranges, sum_in_order
+from ..metrics._fidelity import coreset_fit, laplace_kl
 from ..models import SeparationWarning, laplace_from_blocks
 from ..models._laplace import _Posterior
 from ._kl_problem_kernels import batch_sums, capped_correction
@@ -56,19 +57,24 @@ class Taylor:
     pool's posterior, some sqrt(N / B) sd away), and they settled in it.
     """
 
-    def __init__(self, model, theta0, chol, G, H, Xd, y, weights):
+    def __init__(self, laplace, G, H, Xd, y, weights):
+        theta0, chol = laplace.mean, laplace.chol
         self.theta0, self.G, self.H, self.Xd = theta0, G, np.ascontiguousarray(H), Xd
-        self.model, self.y = model, y
+        self.model, self.y = laplace.model, y
+        self.n_extra = laplace.n_extra
         # whitens theta - theta0 for the cap (transposed): one product, not a triangular solve
         P = theta0.shape[0]
         self._whiten_t = np.ascontiguousarray(
             scipy.linalg.solve_triangular(chol, np.eye(P), lower=True).T
         )
+        model = self.model
         if model.family is None:  # a model of draws: each row's gradient at theta0
             self.rows_grad = model.loglik_grad_per_datum(theta0, Xd, y)
         else:
-            self.eta0 = Xd @ theta0
+            self.eta0 = Xd @ laplace.coef_mean
             self.d, self.c = model.loglik_derivatives(self.eta0, y)
+            if self.n_extra:  # each row's terms in the log extra parameter (a free one)
+                self.g, self.b, self.a = model.extra_derivatives(self.eta0, y)
         # the data's sums less those of all the pooled rows at their weights: the correction
         # of the pool's own estimate, the same for every call
         G_pool, H_pool = self._pool_sums(weights)
@@ -76,12 +82,16 @@ class Taylor:
         self._bulk = P + 4.0 * np.sqrt(2.0 * P)
 
     def _pool_sums(self, weights):
-        """``sum_b weights_b l_b' x_b`` and ``sum_b weights_b c_b x_b x_b^T`` over the pool."""
+        """``sum_b weights_b l_b' x_b`` and ``sum_b weights_b c_b x_b x_b^T`` over the pool
+        (with a free extra parameter, in the coefficients and its log together)."""
         Xd = self.Xd
         if self.model.family is None:
             H = self.model.weighted_loglik_hessian(self.theta0, Xd, self.y, weights)
             return weights @ self.rows_grad, H
-        return Xd.T @ (weights * self.d), Xd.T @ (Xd * (weights * self.c)[:, None])
+        G, H = Xd.T @ (weights * self.d), Xd.T @ (Xd * (weights * self.c)[:, None])
+        if not self.n_extra:
+            return G, H
+        return joint_sums(G, H, Xd, weights, self.g, self.b, self.a)
 
     def rest(self, theta):
         """``(value, gradient, negative Hessian)`` at ``theta`` of the quadratic the control
@@ -100,6 +110,20 @@ class Taylor:
         Hb = self.model.weighted_loglik_hessian(self.theta0, self.Xd[rows], self.y[rows], v)
         return np.stack(
             [delta @ (v @ self.rows_grad[rows]), np.einsum("sp,pq,sq->s", delta, Hb, delta)]
+        )
+
+    def extra_batch_terms(self, rows, v, thetas):
+        """A batch's Taylor terms in the log extra parameter, to add to the coefficients'
+        (``batch_sums``'s): with ``t`` the log extra parameter's and ``e_b`` the predictor's
+        distance from the expansion point, ``sum_b v_b g_b t`` to the linear term and
+        ``sum_b v_b (2 b_b e_b t + a_b t^2)`` to the quadratic one; ``e_b`` enters through
+        the batch's sum ``sum_b v_b b_b x_b``, so the cost is one product of the batch's
+        rows."""
+        delta = thetas - self.theta0
+        t = delta[:, -1]
+        u = (v * self.b[rows]) @ self.Xd[rows]
+        return np.stack(
+            [(v @ self.g[rows]) * t, 2.0 * t * (delta[:, :-1] @ u) + (v @ self.a[rows]) * t * t]
         )
 
     def correction(self, thetas, batch=None):
@@ -150,9 +174,10 @@ class GLMProblem:
     weights in the full data's sum (0 for the rows that are candidates only);
     ``full_batch``: rows drawn from the weighted ones for each estimate of that sum (None:
     all the pool), which needs the control variate ``taylor``; ``start``: the data's Laplace
-    fit. When the chains sample the model's extra parameter (its ``log_extra_sd`` is set),
-    each draw's last entry is its log: the log-likelihoods, the full sums and the restarts
-    follow it, so the weights aim at its posterior too.
+    fit. When the model's extra parameter is free (``model.n_extra``: the chains sample
+    it), each draw's last entry is its log: the log-likelihoods, the full sums, their
+    control variate and the restarts follow it, so the weights aim at its posterior too.
+    ``model`` is the posterior's, its extra parameter free.
     """
 
     def __init__(
@@ -180,8 +205,8 @@ class GLMProblem:
         self._mode = None
         self._support = None
         self._pool_out = None
-        # whether the draws' last entry is log(extra) (no chains: problems that take draws)
-        self._extra = chains is not None and chains.sample_extra
+        # whether the draws' last entry is log(extra)
+        self._extra = bool(model.n_extra)
 
     def _split(self, thetas):
         """``(coefficients, each draw's extra parameter or None)`` of draws."""
@@ -221,18 +246,22 @@ class GLMProblem:
             # with replacement: unbiased all the same, and no permutation of the pool per step
             rows = self._weighted[self.rng.randint(n, size=self.full_batch)]
             taylor = self.taylor
+            scale = n / self.full_batch
             if self.model.family is None:
-                v = (n / self.full_batch) * self.full_weights[rows]
+                v = scale * self.full_weights[rows]
                 ll = self.model.loglik_draws(coef, self.Xd[rows], self.y[rows]) @ v
                 return ll + taylor.correction(coef, taylor.batch_terms(rows, v, coef))
             sums = batch_sums(
-                self.model.family, self.Xd, self.y, rows, self.full_weights, n / self.full_batch,
+                self.model.family, self.Xd, self.y, rows, self.full_weights, scale,
                 coef, self.model.extra, extras, taylor.eta0,
                 taylor.d, taylor.c, np.empty((3, thetas.shape[0])),
             )  # fmt: skip
-            # the batch's linear predictors serve its control variate too (the coefficients':
-            # it is a quadratic in them, unbiased whatever the extra parameter)
-            return sums[0] + taylor.correction(coef, sums[1:])
+            # the batch's linear predictors serve its control variate too
+            batch = sums[1:]
+            if self._extra:
+                v = scale * self.full_weights[rows]
+                batch = batch + taylor.extra_batch_terms(rows, v, np.asarray(thetas))
+            return sums[0] + taylor.correction(thetas, batch)
         if g_all is None:
             # one (N, S) array for every step's pool, not 60 MB (16 000 rows, 500 draws)
             # mapped afresh, page by page, each time: 28 -> 24 ms a step
@@ -242,7 +271,7 @@ class GLMProblem:
             g_all = self.loglik(thetas, None, out=self._pool_out)
         r = g_all @ self.full_weights
         if self.taylor is not None:
-            r += self.taylor.correction(coef)
+            r += self.taylor.correction(thetas)
         return r
 
     def _retarget(self, idx, w):
@@ -253,17 +282,26 @@ class GLMProblem:
         return self.model.n_params(self.Xd.shape[1]) + self._extra
 
     def laplace_draws(self, n):
-        mean, chol = self._placement(self.start, self.start.log_extra_sd)
         z = self.rng.standard_normal((n, self.n_params))
-        return mean + z @ chol.T
+        return self.start.mean + z @ self.start.chol.T
 
-    def _placement(self, fit, sd):
-        """A Laplace fit's mean and factor, extended by the log extra parameter (spread
-        ``sd``) when the chains sample it."""
-        if not self._extra:
-            return fit.mean, fit.chol
-        mean, _, chol = fit.with_log_extra(sd)
-        return mean, chol
+    def coreset_fit(self, idx, w):
+        """The Laplace fit of the coreset posterior of the pooled rows ``idx`` at weights
+        ``w`` (all of its parameters, the data's prior): what the keep-the-better rule and
+        ``laplace_kl_`` judge a coreset by."""
+        return coreset_fit(self.model, self.Xd[idx], self.y[idx], w)
+
+    def laplace_kl(self, idx, w):
+        """KL of the Laplace fit of the coreset ``(idx, w)`` of the pool to the data's (inf
+        when it has no proper Laplace fit, or its weights overflowed)."""
+        if not np.all(np.isfinite(w)):  # weights that overflowed: the worst
+            return np.inf
+        keep = w > 0
+        try:
+            core = self.coreset_fit(idx[keep], w[keep])
+        except (ValueError, np.linalg.LinAlgError):  # no proper Laplace fit: the worst
+            return np.inf
+        return laplace_kl(core, self.start)
 
     def draws(self, idx, w, n):
         if not np.any(w > 0):
@@ -307,13 +345,8 @@ class GLMProblem:
                 continue
         if fit is not None:
             self._mode = fit.mean
-            sd = None
-            if self._extra:  # the coreset's information on the log extra parameter
-                info = self.model.log_extra_information(Xd @ fit.mean, y, w)
-                sd = 1.0 / np.sqrt(info) if np.isfinite(info) and info > 0 else 1.0
-            mean, chol = self._placement(fit, sd)
-            z = self.rng.standard_normal((self.chains.n_chains, mean.shape[0]))
-            self.chains.reset(mean + z @ chol.T, chol)
+            z = self.rng.standard_normal((self.chains.n_chains, fit.mean.shape[0]))
+            self.chains.reset(fit.mean + z @ fit.chol.T, fit.chol)
         self.chains.set_target(Xd, y, w)
 
     def transition(self, idx, w):
@@ -336,9 +369,10 @@ def data_summary(laplace, node):
     """``(summary, spread)`` of a node's rows.
 
     ``summary = [W, n, G, H.ravel()]``: the total weight, the row count, and the weighted sums
-    of the log-likelihood's gradient and curvature at the Laplace mean (:class:`Taylor`);
-    sums, so that the summaries of blocks add up to that of their union. ``spread``: each
-    row's :func:`row_spread`, from the same derivatives. Computed in chunks of rows.
+    of the log-likelihood's gradient and curvature at the Laplace mean (:class:`Taylor`; in
+    the coefficients and the log extra parameter together when it is free); sums, so that the
+    summaries of blocks add up to that of their union. ``spread``: each row's
+    :func:`row_spread`, from the same derivatives. Computed in chunks of rows.
     """
     model = laplace.model
     if model.family is None:  # a model of draws: its own sums, each row's gradient's spread
@@ -356,11 +390,17 @@ def data_summary(laplace, node):
         for k in range(k0, k1):
             rows = slice(k * _SUMMARY_ROWS, (k + 1) * _SUMMARY_ROWS)
             design = Xd = model.design(node.X[rows], out=design)
-            d, c = model.loglik_derivatives(Xd @ laplace.mean, node.y[rows])
-            w = node.weights[rows]
-            parts[k, :P] = Xd.T @ (w * d)
-            parts[k, P:] = (Xd.T @ (Xd * (w * c)[:, None])).ravel()
-            spread[rows] = _spread(laplace, Xd, d, c)
+            y, w = node.y[rows], node.weights[rows]
+            eta = Xd @ laplace.coef_mean
+            d, c = model.loglik_derivatives(eta, y)
+            G, H = Xd.T @ (w * d), Xd.T @ (Xd * (w * c)[:, None])
+            score = None
+            if laplace.n_extra:
+                score, cross, curv = model.extra_derivatives(eta, y)
+                G, H = joint_sums(G, H, Xd, w, score, cross, curv)
+            parts[k, :P] = G
+            parts[k, P:] = H.ravel()
+            spread[rows] = _spread(laplace, Xd, d, c, score)
 
     # the chunks' NumPy and BLAS work releases the GIL: on the fit's threads (its BLAS runs
     # on one), each chunk summed alone and the sums added in order, the same bits for any
@@ -371,35 +411,51 @@ def data_summary(laplace, node):
     return summary, spread
 
 
+def joint_sums(G, H, Xd, w, score, cross, curv):
+    """The coefficients' Taylor sums ``(G, H)`` of rows extended by the log extra parameter:
+    ``sum_n w_n dl_n/ds`` after ``G``, and ``H``'s last row and column ``sum_n w_n
+    (-d2l_n/(deta ds)) x_n`` and ``sum_n w_n (-d2l_n/ds2)``
+    (:meth:`~skcoreset.models.GLM.extra_derivatives`)."""
+    P = G.shape[0]
+    out = np.empty((P + 1, P + 1))
+    out[:P, :P] = H
+    out[:P, P] = out[P, :P] = Xd.T @ (w * cross)
+    out[P, P] = w @ curv
+    return np.append(G, w @ score), out
+
+
 def row_spread(laplace, X, y):
     """How much each row's log-likelihood varies under the data's Laplace fit.
 
     The standard deviation of its second-order expansion at the mean,
     ``l_n(theta) - l_n(mu) ~ d_n e - c_n e^2 / 2`` with ``e = x_n . (theta - mu)`` normal of
-    variance ``s_n^2 = x_n^T Sigma x_n``: ``sqrt(d_n^2 s_n^2 + c_n^2 s_n^4 / 2)``. Large for
-    the rows the posterior is uncertain about (a rare category's, a point near the decision
-    boundary), near 0 for rows the fit already explains; it is the Laplace counterpart of
-    the norm of a row's log-likelihood projection. For a model of draws, the first-order
-    term alone: ``sqrt(g_n^T Sigma g_n)`` with ``g_n`` the row's gradient at the mean.
+    variance ``s_n^2 = x_n^T Sigma x_n``: ``sqrt(d_n^2 s_n^2 + c_n^2 s_n^4 / 2)``; with a free
+    extra parameter, the first-order term is the row's whole gradient's (the log extra
+    parameter's score included). Large for the rows the posterior is uncertain about (a rare
+    category's, a point near the decision boundary), near 0 for rows the fit already
+    explains; it is the Laplace counterpart of the norm of a row's log-likelihood projection.
+    For a model of draws, the first-order term alone: ``sqrt(g_n^T Sigma g_n)`` with ``g_n``
+    the row's gradient at the mean.
     """
     model = laplace.model
     if model.family is None:
         g = model.loglik_grad_per_datum(laplace.mean, model.design(X), y)
         return np.linalg.norm(g @ laplace.chol, axis=1)
-    return _spread(laplace, *_taylor_terms(laplace, X, y))
-
-
-def _taylor_terms(laplace, X, y):
-    model = laplace.model
     Xd = model.design(X)
-    d, c = model.loglik_derivatives(Xd @ laplace.mean, y)
-    return Xd, d, c
+    eta = Xd @ laplace.coef_mean
+    d, c = model.loglik_derivatives(eta, y)
+    score = model.extra_derivatives(eta, y)[0] if laplace.n_extra else None
+    return _spread(laplace, Xd, d, c, score)
 
 
-def _spread(laplace, Xd, d, c):
-    XL = Xd @ laplace.chol  # Sigma = L L^T: s_n^2 = ||x_n L||^2
+def _spread(laplace, Xd, d, c, score=None):
+    L = laplace.chol
+    XL = Xd @ L[: Xd.shape[1]]  # Sigma = L L^T: s_n^2 = ||x_n L||^2 (coefficients' block)
     s2 = np.einsum("ij,ij->i", XL, XL)
-    return np.sqrt(s2 * (d * d + 0.5 * (c * c) * s2))
+    if score is None:
+        return np.sqrt(s2 * (d * d + 0.5 * (c * c) * s2))
+    grad = d[:, None] * XL + score[:, None] * L[-1]  # the row's gradient, whitened
+    return np.sqrt(np.einsum("ij,ij->i", grad, grad) + 0.5 * (c * c) * s2 * s2)
 
 
 def split_summary(summary, P):

@@ -22,8 +22,9 @@ from .._logging import phase, report
 from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
 from .._threads import one_blas_thread
 from .._warnings import warn
-from ..models import GLM, get_model, laplace_approximation
+from ..models import GLM, get_model
 from ..models._general import row_blocks
+from ..models._laplace import mcmc_start
 from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 from ..sampler import diagnostics, sample_mala
 
@@ -187,17 +188,10 @@ class _BaseBayesianGLM(BaseEstimator):
         model = replace(model.with_data_scale(*self._data_scale), prior_scale=self.prior_scale_)
         Xd = model.design(X)
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {Xd.shape[1]} parameters)"):
-            lap = laplace_approximation(model, Xd, y, w, design=True)
+            lap = mcmc_start(model, Xd, y, w)
+        # the fit of all the posterior's parameters, a free extra parameter's log last:
+        # where the chains start, and their preconditioner
         mean, cov, chol = lap.mean, lap.cov, lap.chol
-        if sample_noise:
-            # the chains start and are preconditioned at the model's information on the log
-            # extra parameter at the mode, plus its prior's precision
-            info = lap.model.log_extra_information(Xd @ lap.mean, y, w)
-            precision = (info if np.isfinite(info) and info > 0 else 0.0) + 1.0 / (
-                self._noise_log_prior[1] ** 2
-            )
-            mean, cov, chol = lap.with_log_extra(np.sqrt(1.0 / precision))
-
         if self.preconditioner == "laplace":
             precond = chol
         elif self.preconditioner == "diag":

@@ -45,6 +45,24 @@ def coreset_fit(model, Xd, y, sample_weight):
         return laplace_approximation(model, Xd, y, sample_weight, design=True)
 
 
+def laplace_kl(core, full):
+    """KL(core || full) of two Laplace fits of one posterior's parameters: of a coreset's to
+    the data's, the quality figure every coreset reports as ``laplace_kl_``.
+
+    Parameters
+    ----------
+    core, full : LaplaceApproximation
+        The coreset posterior's fit and the data's (the same parameters: coefficients, then
+        the log of a free extra parameter).
+
+    Returns
+    -------
+    kl : float
+        In nats; 0 when the two fits coincide.
+    """
+    return gaussian_kl(core.mean, core.cov, full.mean, full.cov)
+
+
 def _check_data(X, y, sample_indices, sample_weight, data_weight):
     """Validated (X, y, indices, coreset weights, data weights) for the Laplace-based measures.
 
@@ -266,8 +284,9 @@ def coreset_laplace(
     sample_weight : array-like of shape (M,)
         Coreset weights (``coreset.sample_weight_``; they include ``data_weight``).
     model : 'auto', str or GLM, default='auto'
-        Likelihood ('auto' infers it from ``y``). For the Gaussian model the noise scale is
-        estimated once, on the full data, and used by both fits.
+        Likelihood ('auto' infers it from ``y``). A free extra parameter (the Gaussian noise
+        scale, the negative binomial dispersion, the gamma shape) is a parameter of both
+        fits: each is the joint Laplace fit of the coefficients and its log.
     prior_scale : float or 'auto', default='auto'
         Prior standard deviation of both fits; 'auto' is the coreset estimators' default
         (:func:`~skcoreset.models.default_prior_scale` on the full data), so that the fits
@@ -296,8 +315,7 @@ def coreset_laplace(
     lik, yv = _resolve(model, X, y, prior_scale, fit_intercept, s)
     Xd = lik.design(X)
     full = laplace_approximation(lik, Xd, yv, s, design=True)
-    lik = full.model  # Gaussian: the noise scale of the full data, shared by both fits
-    core = coreset_fit(lik, np.ascontiguousarray(Xd[idx]), yv[idx], w)
+    core = coreset_fit(full.free_model, np.ascontiguousarray(Xd[idx]), yv[idx], w)
     return full, core
 
 
@@ -330,7 +348,7 @@ def coreset_laplace_kl(
 
     'forward' is KL(pi || pi_w) (full posterior first: large when the coreset posterior misses
     mass of the full one), 'reverse' is KL(pi_w || pi), 'symmetric' their mean. Both fits
-    share the model, prior and (Gaussian) noise scale; see :func:`coreset_laplace`.
+    share the model and prior, and fit a free extra parameter jointly; see :func:`coreset_laplace`.
 
     Parameters
     ----------

@@ -105,11 +105,13 @@ class CustomModel(GeneralModel):
         set_(self, "n_parameters", fields.pop("n_parameters", n_params))
         set_(self, "model_name", fields.pop("model_name", name))
         set_(self, "targets_fn", fields.pop("targets_fn", encode_targets))
+        fields.pop("extra_prior", None)  # every parameter is in theta: no extra parameter
         if fields:
             raise TypeError(f"Unexpected arguments: {sorted(fields)}.")
         set_(self, "prior_scale", prior_scale)
         set_(self, "fit_intercept", False)  # the functions see X as given
         set_(self, "noise_scale", None)
+        set_(self, "extra_prior", None)
         if not (callable(self.loglik_fn) and callable(self.grad_fn)):
             raise TypeError(
                 "CustomModel needs two functions: loglik(theta, X, y), grad(theta, X, y)."

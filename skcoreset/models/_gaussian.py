@@ -87,10 +87,6 @@ class GaussianModel(GLM):
         centre = np.log(y_sd) if y_sd is not None and y_sd > 0 else 0.0
         return float(centre), 3.0
 
-    def log_extra_information(self, eta, y, w):
-        # the Fisher information of log sigma: 2 per unit of weight
-        return 2.0 * float(w.sum())
-
     def prior_level(self, y_mean, y_sd):
         # the response's own scale (its level if it is constant), the intercept at its mean
         return (y_sd or max(abs(y_mean), 1.0)), y_mean

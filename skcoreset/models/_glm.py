@@ -22,6 +22,9 @@ from .._parallel_kernels import in_ranges
 from . import _glm_kernels as K
 from ._names import MODEL_NAMES, MODELS
 
+#: Step of the central differences in the log of the extra parameter (its curvatures).
+_LOG_EXTRA_STEP = 1e-4
+
 # Rows of a design matrix copied on one thread: a block of 262 144 float32 rows (20
 # features) took 3.8 ms on one thread, 2.0 ms on two
 _DESIGN_ROWS = 65_536
@@ -41,8 +44,14 @@ class GLM:
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
         The model's extra parameter, when it has one (``has_noise``): the Gaussian noise
-        standard deviation, the negative binomial dispersion, the gamma shape. None: to be
-        estimated (and drawn, and sampled).
+        standard deviation, the negative binomial dispersion, the gamma shape. None: a
+        parameter of the posterior, fitted jointly with the coefficients by the Laplace fit
+        and sampled on the log scale.
+    extra_prior : (float, float) or None, default=None
+        The normal prior ``(mean, sd)`` of the log of a free extra parameter: part of the
+        posterior, as ``prior_scale`` is. None: the model's rule without the data's scale
+        (:meth:`extra_log_prior` at ``y_sd=None``); :meth:`with_data_scale` sets it from the
+        data. Unused by models without an extra parameter.
 
     Examples
     --------
@@ -60,6 +69,7 @@ class GLM:
     prior_scale: float | np.ndarray = 1.0
     fit_intercept: bool = True
     noise_scale: float | None = None
+    extra_prior: tuple | None = None
 
     #: The model's name, as the ``model=`` parameters spell it.
     name = "glm"
@@ -100,6 +110,27 @@ class GLM:
             not np.isfinite(self.noise_scale) or self.noise_scale <= 0
         ):
             raise ValueError(f"noise_scale must be positive and finite, got {self.noise_scale!r}.")
+        if self.has_noise and self.extra_prior is None:
+            # the one home of the default: every fit of the posterior reads the field
+            object.__setattr__(self, "extra_prior", self._extra_log_prior(0.0, None))
+
+    def _extra_log_prior(self, y_mean, y_sd):
+        """:meth:`extra_log_prior` as a checked ``(mean, sd)`` of floats."""
+        mean, sd = map(float, self.extra_log_prior(y_mean, y_sd))
+        if not (np.isfinite(mean) and np.isfinite(sd) and sd > 0):
+            raise ValueError(
+                f"The prior of log {self.extra_name} must have a finite mean and a positive "
+                f"finite sd; got ({mean!r}, {sd!r}) from the data's scale."
+            )
+        return mean, sd
+
+    @property
+    def n_extra(self):
+        """How many parameters of the posterior follow the coefficients: 1 when the model's
+        extra parameter is free (``has_noise`` and ``noise_scale`` None; its log is sampled
+        and fitted), else 0. A model of draws (:class:`GeneralModel`) has every parameter in
+        its coefficients: 0."""
+        return int(self.has_noise and self.noise_scale is None)
 
     # -- data ----------------------------------------------------------------------------
     def n_params(self, n_columns):
@@ -118,10 +149,11 @@ class GLM:
         return int(n_columns)
 
     def with_data_scale(self, y_mean, y_sd):
-        """The model with the priors that follow the response's scale set (itself here).
+        """The model with the priors that follow the response's scale set.
 
-        Called where the 'auto' prior reads the data's moments; the Student-t model centres
-        its scale's prior there.
+        Called where the prior is set from the data's moments: a model with an extra
+        parameter sets its prior (``extra_prior``, from :meth:`extra_log_prior`); the
+        Student-t model centres its scale's prior there.
 
         Parameters
         ----------
@@ -135,7 +167,9 @@ class GLM:
         model : GLM
             The model for data of that scale.
         """
-        return self
+        if not self.has_noise:
+            return self
+        return replace(self, extra_prior=self._extra_log_prior(y_mean, y_sd))
 
     def with_classes(self, classes):
         """The model for these class labels (itself, but for models that count classes).
@@ -377,32 +411,45 @@ class GLM:
             return ()
         return ((self.extra_name, *map(float, self.extra_log_prior(y_mean, y_sd))),)
 
-    def log_extra_information(self, eta, y, w):
-        """Return the information of the weighted log-likelihood on the log extra parameter.
+    def extra_derivatives(self, eta, y):
+        """Return each row's derivatives in the log of the extra parameter.
 
-        Minus its second derivative in ``log(noise_scale)`` at the model's extra parameter
-        (by central differences of the family's ``dlog_extra``), the coefficients fixed: the
-        scale on which MALA starts and preconditions that parameter.
+        At the model's extra parameter: the score ``dl/ds`` (``s = log(extra)``, the family's
+        ``dlog_extra``), and by central differences of the family's functions in ``s``
+        (step 1e-4, relative error near 1e-8) the curvatures ``-d2l/(deta ds)`` and
+        ``-d2l/ds2``: with :meth:`loglik_derivatives`, each row's second-order expansion in
+        the coefficients and the log extra parameter together (the joint Laplace fit's
+        Hessian, the KL coresets' control variate).
 
         Parameters
         ----------
         eta : ndarray of shape (N,)
-            Linear predictors at the mode.
+            Linear predictors.
         y : ndarray of shape (N,)
             Coded targets.
-        w : ndarray of shape (N,)
-            Weights of the rows.
 
         Returns
         -------
-        information : float
-            The information (may be non-positive far from the mode).
+        score : ndarray of shape (N,)
+            ``dl_n / ds``.
+        cross : ndarray of shape (N,)
+            ``-d2 l_n / (deta ds)``.
+        curv : ndarray of shape (N,)
+            ``-d2 l_n / ds2``.
         """
-        s0, h = float(np.log(self.noise)), 1e-4
-        up, down = (
-            K.weighted_dlog_extra(self.family, eta, y, w, float(np.exp(s0 + d))) for d in (h, -h)
-        )
-        return -(up - down) / (2 * h)
+        eta = np.ascontiguousarray(eta, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        extra, h = self.noise, _LOG_EXTRA_STEP
+        up, down = extra * np.exp(h), extra * np.exp(-h)
+        score = K.dlog_extra_vector(self.family, eta, y, extra)
+        cross = (
+            K.dloglik_vector(self.family, eta, y, down) - K.dloglik_vector(self.family, eta, y, up)
+        ) / (2 * h)
+        curv = (
+            K.dlog_extra_vector(self.family, eta, y, down)
+            - K.dlog_extra_vector(self.family, eta, y, up)
+        ) / (2 * h)
+        return score, cross, curv
 
     def initial_intercept(self, y_mean):
         """Return the intercept where Newton's method starts.

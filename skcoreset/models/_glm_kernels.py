@@ -533,6 +533,17 @@ def weighted_dlog_extra(family, eta, y, w, extra):
     return total
 
 
+@njit(cache=True, fastmath=_CONTRACT)
+def dlog_extra_vector(family, eta, y, extra):
+    """Each row's ``dl / d log(extra)`` at linear predictors ``eta`` (one parameter): the
+    extra parameter's score, row by row (its joint Laplace fit's derivatives)."""
+    param = family.prepare(extra)
+    out = np.empty(eta.shape[0])
+    for i in range(eta.shape[0]):
+        out[i] = family.dlog_extra(eta[i], y[i], param)
+    return out
+
+
 @njit(cache=True)
 def weighted_offset(family, y, w, extra):
     """``sum_n w_n offset(y_n)`` at a fixed extra parameter: the part of the weighted

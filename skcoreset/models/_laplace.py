@@ -1,5 +1,6 @@
 """Laplace approximation of a (weighted) GLM posterior: MAP plus inverse Hessian."""
 
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -8,6 +9,7 @@ import scipy.optimize
 from sklearn.utils import check_consistent_length, check_random_state
 
 from ._glm import GLM, with_noise
+from ._joint import JointExtra
 
 
 class SeparationWarning(UserWarning):
@@ -44,7 +46,9 @@ class SeparationWarning(UserWarning):
 class LaplaceApproximation:
     """Gaussian approximation N(mean, cov) of a posterior.
 
-    Made by :func:`laplace_approximation` and :func:`laplace_from_blocks`.
+    Made by :func:`laplace_approximation` and :func:`laplace_from_blocks`. Its parameters
+    are all the posterior's: the coefficients (intercept last), then, when the model's extra
+    parameter is free (``n_extra``), the log of that parameter, fitted jointly with them.
 
     Parameters
     ----------
@@ -55,14 +59,12 @@ class LaplaceApproximation:
     chol : ndarray of shape (P, P)
         Lower Cholesky factor of ``cov``.
     model : GLM
-        The model, with its extra parameter (e.g. the Gaussian noise scale) resolved.
+        The model, with its extra parameter (e.g. the Gaussian noise scale) at the mode.
     n_iter : int, default=0
         Optimiser iterations.
-    log_extra_sd : float or None, default=None
-        When the extra parameter was estimated, the standard deviation of its log (the
-        inverse square root of the likelihood's information on it at the estimate, the
-        coefficients fixed): the projections draw it too, so that a coreset represents the
-        likelihood's dependence on it. None when it is fixed or there is none.
+    n_extra : int, default=0
+        How many of the last parameters are the log of the model's extra parameter: 1 when
+        it was free (fitted and sampled), 0 when it is fixed or there is none.
 
     Examples
     --------
@@ -80,37 +82,26 @@ class LaplaceApproximation:
     chol: np.ndarray
     model: GLM
     n_iter: int = 0
-    log_extra_sd: float | None = None
+    n_extra: int = 0
 
-    def with_log_extra(self, sd):
-        """Return the fit extended by the log of the model's extra parameter.
+    @property
+    def free_model(self):
+        """The model whose posterior this approximates: ``model`` with its extra parameter
+        free again when it was fitted (``n_extra``), e.g. for the Laplace fit of a coreset of
+        the same posterior."""
+        return replace(self.model, noise_scale=None) if self.n_extra else self.model
 
-        The log is placed last, at the model's value, with standard deviation ``sd`` and
-        uncorrelated with the coefficients: where the chains that sample it start, and their
-        preconditioner.
+    @property
+    def coef_mean(self):
+        """The coefficients' mode: ``mean`` without the log extra parameter."""
+        return self.mean[: self.mean.shape[0] - self.n_extra]
 
-        Parameters
-        ----------
-        sd : float
-            The standard deviation of the log extra parameter.
-
-        Returns
-        -------
-        mean : ndarray of shape (P + 1,)
-            The extended mean.
-        cov : ndarray of shape (P + 1, P + 1)
-            The extended covariance.
-        chol : ndarray of shape (P + 1, P + 1)
-            Its lower Cholesky factor.
-        """
-        P = self.mean.shape[0]
-        cov = np.zeros((P + 1, P + 1))
-        cov[:P, :P] = self.cov
-        cov[P, P] = sd * sd
-        chol = np.zeros((P + 1, P + 1))
-        chol[:P, :P] = self.chol
-        chol[P, P] = sd
-        return np.append(self.mean, np.log(self.model.extra)), cov, chol
+    @property
+    def coef_chol(self):
+        """A factor of the coefficients' marginal covariance: the leading block of ``chol``
+        (the log extra parameter comes last)."""
+        P = self.mean.shape[0] - self.n_extra
+        return self.chol[:P, :P]
 
     def sample(self, n_draws, random_state=None):
         """Draw parameter vectors from N(mean, cov).
@@ -283,26 +274,110 @@ def _lbfgs(posterior, theta, tol, max_iter):
     return res.x, res.nit
 
 
-def _with_extra_sd(laplace, blocks):
-    """The fit with ``log_extra_sd``, from the information on the log extra parameter."""
-    info = sum(
-        laplace.model.log_extra_information(Xd @ laplace.mean, y, w) for Xd, y, w in blocks()
-    )
-    return with_extra_information(laplace, info)
-
-
-def with_extra_information(laplace, information):
-    """The fit with ``log_extra_sd = information^(-1/2)`` (None unless it is positive)."""
-    ok = np.isfinite(information) and information > 0
-    return replace(laplace, log_extra_sd=1.0 / np.sqrt(information) if ok else None)
-
-
-def _fit(model, blocks, theta0, method, tol, max_iter, fused=False, last_step=0.0):
+def _fit(model, blocks, theta0, method, tol, max_iter, fused=False, last_step=0.0, check=True):
     """The Laplace approximation of the posterior of data given as blocks."""
+    if model.n_extra:
+        return _joint_fit(model, blocks, theta0, method, tol, max_iter, fused, last_step)
     posterior = _Posterior(model, blocks, fused)
     laplace = fit_posterior(model, posterior, theta0, method, tol, max_iter, last_step)
-    model.check_fit(blocks, laplace.mean)
+    if check:
+        model.check_fit(blocks, laplace.mean)
     return laplace
+
+
+def _joint_fit(model, blocks, theta0, method, tol, max_iter, fused, last_step):
+    """The Laplace fit of a posterior whose extra parameter is free: of the coefficients
+    and the log extra parameter together (:class:`~skcoreset.models._joint.JointExtra`).
+
+    Without a start (``theta0`` None, or the coefficients alone), Newton starts from the
+    model's moment estimate of the extra parameter and the coefficients' fit at it: close
+    to the joint mode, from which a few joint steps converge."""
+    n_coef = None if theta0 is None else np.shape(theta0)[0]
+    if theta0 is None or n_coef == model.n_params(_n_columns(blocks)):
+        fixed = with_noise(model, model.estimate_noise_blocks(blocks))
+        if theta0 is None:
+            start = _fit(fixed, blocks, _start(fixed, blocks), method, 1e-8, max_iter, fused,
+                         last_step, check=False)  # fmt: skip
+            theta0 = start.mean
+        theta0 = np.append(theta0, np.log(fixed.noise))
+    joint = JointExtra(model)
+    try:
+        laplace = fit_posterior(
+            joint, _Posterior(joint, blocks, fused), np.asarray(theta0, dtype=np.float64),
+            method, tol, max_iter, last_step,
+        )  # fmt: skip
+    except ValueError:
+        raise ValueError(
+            f"The joint Laplace fit of the {model.name!r} model's coefficients and "
+            f"{model.extra_name} found no proper mode: with about as many rows as parameters "
+            f"the coefficients fit the rows and the {model.extra_name}'s posterior degenerates "
+            "(a noise scale collapsing to 0). Use more rows (or coreset points) than "
+            f"parameters, or fix the {model.extra_name} (noise_scale=...)."
+        ) from None
+    joint.check_fit(blocks, laplace.mean)
+    return as_joint(laplace, model)
+
+
+def mcmc_start(model, Xd, y, w):
+    """Where MCMC on the posterior starts, and its preconditioner: the Laplace fit, or, where
+    a free extra parameter's posterior has no proper joint mode (as many rows as parameters:
+    the coefficients interpolate, the noise scale collapses), the coefficients' fit at the
+    extra parameter's moment estimate, its log beside them, uncorrelated, with the spread of
+    its likelihood at the mode and its prior. A place and a scale to start from, not an
+    approximation of the posterior: MCMC samples the posterior itself.
+
+    Parameters
+    ----------
+    model : GLM
+        The model with its prior.
+    Xd : ndarray of shape (N, P)
+        Design matrix.
+    y : ndarray of shape (N,)
+        Coded targets.
+    w : ndarray of shape (N,)
+        Positive weights.
+
+    Returns
+    -------
+    LaplaceApproximation
+    """
+    try:
+        with warnings.catch_warnings():
+            # a degenerate joint posterior's Hessian is ill-conditioned on the way to the
+            # error that sends it to the start below
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            return laplace_approximation(model, Xd, y, w, design=True)
+    except ValueError:
+        if not model.n_extra:
+            raise
+    fixed = with_noise(model, model.estimate_noise(Xd, y, w))
+    lap = laplace_approximation(fixed, Xd, y, w, design=True)
+    curv = fixed.extra_derivatives(Xd @ lap.mean, y)[2]
+    info = float(np.ascontiguousarray(w, dtype=np.float64) @ curv)
+    sd = 1.0 / np.sqrt(max(info, 0.0) + 1.0 / model.extra_prior[1] ** 2)
+    P = lap.mean.shape[0]
+    cov, chol = np.zeros((P + 1, P + 1)), np.zeros((P + 1, P + 1))
+    cov[:P, :P], chol[:P, :P] = lap.cov, lap.chol
+    cov[P, P], chol[P, P] = sd * sd, sd
+    mean = np.append(lap.mean, np.log(fixed.noise))
+    return LaplaceApproximation(mean, cov, chol, fixed, lap.n_iter, n_extra=1)
+
+
+def as_joint(laplace, model):
+    """A Laplace fit of :class:`~skcoreset.models._joint.JointExtra`'s posterior, reported
+    with ``model`` at the mode's extra parameter and ``n_extra=1``."""
+    fixed, _ = JointExtra(model).at(laplace.mean)
+    if fixed is None:
+        raise ValueError(
+            f"The Laplace fit of the {model.name!r} model's {model.extra_name} diverged (its "
+            "log is not finite at the mode); check the scale of y."
+        )
+    return replace(laplace, model=fixed, n_extra=1)
+
+
+def _n_columns(blocks):
+    """Columns of the design matrix of data given as blocks."""
+    return next(iter(blocks()))[0].shape[1]
 
 
 def fit_posterior(
@@ -382,14 +457,11 @@ def laplace_from_blocks(model, blocks, *, theta0=None, method="newton", tol=1e-1
     >>> laplace_from_blocks(model, blocks).mean.shape
     (3,)
     """
-    estimated = model.has_noise and model.noise_scale is None
-    if estimated:
-        model = with_noise(model, model.estimate_noise_blocks(blocks))
-    if theta0 is None:
+    if theta0 is None and not model.n_extra:
         theta0 = _start(model, blocks)
-    theta0 = np.array(theta0, dtype=np.float64)
-    laplace = _fit(model, blocks, theta0, method, tol, max_iter, True, LAST_STEP)
-    return _with_extra_sd(laplace, blocks) if estimated else laplace
+    if theta0 is not None:
+        theta0 = np.array(theta0, dtype=np.float64)
+    return _fit(model, blocks, theta0, method, tol, max_iter, True, LAST_STEP)
 
 
 def _start(model, blocks):
@@ -479,9 +551,5 @@ def laplace_approximation(
         total = w.sum()
         Xd, y, w = Xd[idx], y[idx], w[idx]
         w = w * (total / w.sum())
-    estimated = model.has_noise and model.noise_scale is None
-    if estimated:
-        model = with_noise(model, model.estimate_noise(Xd, y, w))
-    theta0 = model.initial_params(Xd, y, w)
-    laplace = _fit(model, lambda: [(Xd, y, w)], theta0, method, tol, max_iter)
-    return _with_extra_sd(laplace, lambda: [(Xd, y, w)]) if estimated else laplace
+    theta0 = None if model.n_extra else model.initial_params(Xd, y, w)
+    return _fit(model, lambda: [(Xd, y, w)], theta0, method, tol, max_iter)

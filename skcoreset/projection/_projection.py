@@ -54,9 +54,9 @@ class Projection:
     dtype : numpy dtype
         Storage of the vectors (float64 or float32).
     extras : ndarray of shape (J,) or None, default=None
-        The extra parameter of each draw, when the Laplace fit estimated it
-        (``log_extra_sd``): the vectors then see how each datum's log-likelihood moves with
-        it, and a coreset keeps its posterior too. None: the model's own for every draw.
+        The extra parameter of each draw, when the Laplace fit has it free (``n_extra``):
+        the vectors then see how each datum's log-likelihood moves with it, and a coreset
+        keeps its posterior too. None: the model's own for every draw.
 
     Examples
     --------
@@ -120,22 +120,25 @@ class Projection:
             raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
         rng = check_random_state(random_state)
         J = int(n_projections)
-        thetas_t = np.ascontiguousarray(laplace.sample(J, random_state=rng).T)
-        sd = laplace.log_extra_sd
+        if not laplace.n_extra:
+            thetas_t = np.ascontiguousarray(laplace.sample(J, random_state=rng).T)
+            coords = None
+            if projection == "fisher":
+                coords = rng.randint(0, thetas_t.shape[0], size=J).astype(np.int64)
+            return cls(laplace.model, projection, thetas_t, coords, dtype)
+        thetas_t, extras = _joint_draws(laplace, J, rng)
         coords = None
         if projection == "fisher":
-            n_coords = thetas_t.shape[0] + (sd is not None)
-            coords = rng.randint(0, n_coords, size=J).astype(np.int64)
-        extras = None
-        if sd is not None:
-            # drawn after the coefficients: the draws of models without one are unchanged.
-            # Each draw takes one of _EXTRA_LEVELS quantiles of N(log extra, sd^2) at random:
-            # the rows' constants are computed once a level, not once a draw (the negative
-            # binomial's lgamma: 8.5x the logistic projection's time with every draw its own)
-            quantiles = scipy.stats.norm.ppf((np.arange(_EXTRA_LEVELS) + 0.5) / _EXTRA_LEVELS)
-            levels = laplace.model.extra * np.exp(sd * quantiles)
-            extras = levels[rng.randint(0, _EXTRA_LEVELS, size=J)]
+            coords = rng.randint(0, thetas_t.shape[0] + 1, size=J).astype(np.int64)
         return cls(laplace.model, projection, thetas_t, coords, dtype, extras)
+
+    def joint_draws(self):
+        """The draws as the posterior's parameters, one per row, (J, P): the coefficients,
+        then the log of the extra parameter when it is drawn."""
+        thetas = self.thetas_t.T
+        if self.extras is None:
+            return np.ascontiguousarray(thetas)
+        return np.column_stack([thetas, np.log(self.extras)])
 
     def transform(self, Xd, y, sample_weight=None):
         """Compute the (n, J) vectors of the rows of a design matrix (scaled by their weights).
@@ -279,6 +282,31 @@ class Projection:
                     add_rows(V, sums[c], norms[a:b])
 
         in_ranges(run, sums.shape[0])
+
+
+def _joint_draws(laplace, J, rng):
+    """``(thetas_t, extras)``: J draws of a joint Laplace fit of the coefficients and the log
+    extra parameter (``n_extra``). The log extra parameter takes one of ``_EXTRA_LEVELS``
+    quantiles of its marginal at random, the coefficients are drawn from their conditional
+    given it: a joint draw (of the fit's mean and covariance) whose extra parameter is
+    stratified, so that the rows' constants
+    are computed once a level, not once a draw (the negative binomial's lgamma: 8.5x the
+    logistic projection's time with every draw its own)."""
+    P = laplace.mean.shape[0] - 1
+    mean, cov = laplace.mean, laplace.cov
+    var_s = cov[P, P]
+    slope = cov[:P, P] / var_s  # E[coef | s] = mean + slope (s - mean_s)
+    cond = cov[:P, :P] - np.outer(slope, cov[:P, P])
+    cond = 0.5 * (cond + cond.T)
+    chol = np.linalg.cholesky(cond + 1e-12 * np.diag(np.diag(cond)))
+    z = rng.standard_normal((J, P))
+    quantiles = scipy.stats.norm.ppf((np.arange(_EXTRA_LEVELS) + 0.5) / _EXTRA_LEVELS)
+    # scaled to unit variance: the midpoints' own is 0.93, which would narrow the extra
+    # parameter's spread, and the coreset's reach in it, by 3.5%
+    levels = np.sqrt(var_s) * quantiles / np.sqrt(np.mean(quantiles**2))  # s - mean_s
+    shift = levels[rng.randint(0, _EXTRA_LEVELS, size=J)]
+    thetas = mean[:P] + shift[:, None] * slope + z @ chol.T
+    return np.ascontiguousarray(thetas.T), np.exp(mean[P] + shift)
 
 
 def project(

@@ -8,6 +8,10 @@ One record was since rewritten on purpose, alone: ``omp_gaussian``, when the pro
 model whose extra parameter is estimated (the Gaussian noise scale) began to draw it with the
 coefficients, 16 values of it shared by the draws. Before, the coreset lost the residuals'
 level and its noise posterior sat hundreds of posterior sds off (tests/test_extra_models.py).
+It and ``blin`` were rewritten again, alone, when the Laplace fit of a model with a free extra
+parameter became the joint fit of the coefficients and its log (issue 45): the projection
+draws from the joint fit, and the Bayesian estimator's chains start and are preconditioned
+at it.
 
 The KL methods and the block constructions (several blocks, ``partial_fit`` streams, dask
 chunks) were added by ``python -m tests.golden.outputs --add`` (which writes only the records

@@ -36,12 +36,25 @@ def _loglik_gamma(eta, y, s):
     return ll, d, k * dk
 
 
-LOGLIK = {"negative_binomial": _loglik_negative_binomial, "gamma": _loglik_gamma}
+def _loglik_gaussian(eta, y, s):
+    sigma = np.exp(s)
+    r = y - eta
+    ll = scipy.stats.norm.logpdf(y, eta, sigma)
+    return ll, r / sigma**2, r * r / sigma**2 - 1.0
 
 
-def log_posterior(name, X, y, prior_scale, s_prior):
-    """``f(theta)`` of the model ``name`` on features ``X`` (an intercept column is added)."""
-    Xd = np.column_stack([X, np.ones(len(y))])
+LOGLIK = {
+    "negative_binomial": _loglik_negative_binomial,
+    "gamma": _loglik_gamma,
+    "gaussian": _loglik_gaussian,
+}
+
+
+def log_posterior(name, X, y, prior_scale, s_prior, w=None, design=False):
+    """``f(theta)`` of the model ``name`` on features ``X`` (an intercept column is added,
+    unless ``design``), rows weighted by ``w`` (default ones)."""
+    Xd = X if design else np.column_stack([X, np.ones(len(y))])
+    w = np.ones(len(y)) if w is None else np.asarray(w)
     prec = 1.0 / np.asarray(prior_scale) ** 2
     s_mu, s_sd = s_prior
     loglik = LOGLIK[name]
@@ -49,8 +62,20 @@ def log_posterior(name, X, y, prior_scale, s_prior):
     def f(theta):
         beta, s = theta[:-1], theta[-1]
         ll, d, ds = loglik(Xd @ beta, y, s)
-        lp = ll.sum() - 0.5 * np.sum(prec * beta**2) - 0.5 * ((s - s_mu) / s_sd) ** 2
-        grad = np.append(Xd.T @ d - prec * beta, ds.sum() - (s - s_mu) / s_sd**2)
+        lp = w @ ll - 0.5 * np.sum(prec * beta**2) - 0.5 * ((s - s_mu) / s_sd) ** 2
+        grad = np.append(Xd.T @ (w * d) - prec * beta, w @ ds - (s - s_mu) / s_sd**2)
         return lp, grad
 
     return f
+
+
+def neg_hessian(f, theta, h=1e-5):
+    """Minus the Hessian of the log posterior ``f`` at ``theta``, by central differences of
+    its gradient, symmetrised."""
+    P = theta.shape[0]
+    H = np.empty((P, P))
+    for k in range(P):
+        step = np.zeros(P)
+        step[k] = h
+        H[k] = -(f(theta + step)[1] - f(theta - step)[1]) / (2 * h)
+    return 0.5 * (H + H.T)
