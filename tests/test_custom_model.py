@@ -342,3 +342,38 @@ def test_chains_start_where_the_likelihood_is_positive():
     model, edge, _ = _cut_model(1.0, X, y)
     g = BayesianGLM(model=model, n_samples=300, n_warmup=200, random_state=0).fit(X, y)
     assert np.all(np.isfinite(g.coef_samples_)) and g.coef_samples_[..., 0].max() <= edge
+
+
+def test_get_coreset_gives_the_targets_as_passed():
+    """A model coding its targets itself (encode_targets: string labels to 1/0, or any
+    function of numbers): get_coreset returns the caller's targets, as fit_resample does,
+    after fit and after a stream of partial_fit calls (where it is the only way to the rows).
+    It returned the codes, which the model then coded again: every label 'no'."""
+    Z, X, y = _data(3000, seed=7)
+    labels = np.where(y == 1, "yes", "no")
+    coded = CustomModel(
+        logistic_loglik,
+        logistic_grad,
+        3,
+        prior_scale=PRIOR,
+        encode_targets=lambda t: (np.asarray(t) == "yes").astype(float),
+    )
+    kw = dict(n_points=40, model=coded, fit_intercept=False, random_state=0)
+    fitted = OMPCoreset(**kw)
+    X_m, y_m, params = fitted.fit_resample(X, labels)
+    np.testing.assert_array_equal(fitted.get_coreset()[1], y_m)
+    assert set(y_m) == {"yes", "no"}
+    stream = OMPCoreset(**kw)
+    for start in range(0, 3000, 600):
+        stream.partial_fit(X[start : start + 600], labels[start : start + 600])
+    np.testing.assert_array_equal(stream.get_coreset()[1], labels[stream.sample_indices_])
+    # a numeric coding (the log of positive targets) is undone the same way
+    positive = np.exp(Z[:, 0])
+    logged = CustomModel(
+        lambda t, X, y: -0.5 * (y - t @ X.T) ** 2,
+        lambda t, X, y: ((y - t @ X.T)[:, :, None]) * X[None],
+        3,
+        encode_targets=np.log,
+    )
+    core = UniformCoreset(n_points=30, model=logged, random_state=0).fit(X, positive)
+    np.testing.assert_array_equal(core.get_coreset()[1], positive[core.sample_indices_])

@@ -245,9 +245,13 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             self._coreset_size(model, X.shape[1])
             data = InMemoryData(X, coded, s, self._block_rows(X), self)
             construction = Construction.start(self, model, labels, data)
+        offset = construction.n_seen
         final = construction.add(X, coded, s, n_rows(X), label, finalize)
         construction.classes_seen |= seen
         self._construction = construction
+        self._raw_targets = _raw_targets(
+            construction, y, offset, getattr(self, "_raw_targets", None)
+        )
         if finalize:
             self._set_result(final, construction)
         return self
@@ -275,7 +279,10 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         """
         check_is_fitted(self, "sample_indices_")
         node = self._coreset_node
-        y = node.y if self._labels is None else self._labels.decode(node.y)
+        if self._labels is not None:
+            y = self._labels.decode(node.y)
+        else:  # the model's own coding (a CustomModel's encode_targets): the rows' targets
+            y = _uncoded(node, getattr(self, "_raw_targets", None))
         return node.X.copy(), y.copy(), {"sample_weight": self.sample_weight_.copy()}
 
     @property
@@ -296,6 +303,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
 
             construction, node = _dask.fit(self, X, y, sample_weight, model)
             self._construction = construction
+            self._raw_targets = _raw_targets(construction, y, 0, None, node)
             self._set_result(node, construction)
             return self
         X, y, s = validate_source(self, X, y, sample_weight, reset=True)
@@ -332,6 +340,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             node = construction.final()
         construction.classes_seen = seen
         self._construction = construction
+        self._raw_targets = _raw_targets(construction, y, 0, None, node)
         self._set_result(node, construction)
         report(self, "coreset of %d points", len(self.sample_indices_))
         return self
@@ -435,6 +444,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, name)
         self.__dict__.pop("_construction", None)
+        self.__dict__.pop("_raw_targets", None)
 
     def _block_level(self):
         """The logging level of a phase repeated per block: INFO for one block, else DEBUG."""
@@ -523,3 +533,70 @@ def _same(a, b):
         return type(a) is type(b) and bool(np.all(a == b))
     except (TypeError, ValueError):
         return False
+
+
+def _raw_targets(construction, y, offset, kept, final=None):
+    """The caller's targets of the rows a coreset can still hold, where the model's coding
+    changed them (a ``CustomModel``'s ``encode_targets``): ``(indices, values)``, sorted by
+    index, or None when the coding kept every value (numbers coded as themselves) or class
+    labels code them (decoded by the labels).
+
+    ``y``: the targets of one call (its rows from ``offset`` on); ``kept``: the previous
+    calls' pair, pruned here to the rows the merge tree (and ``final``) still holds, so a
+    stream keeps a few coresets' worth, never the stream's."""
+    if construction.labels is not None:
+        return None
+    nodes = [n for n in [*construction.tree.held(), final] if n is not None]
+    if not nodes:
+        return kept
+    indices = np.concatenate([n.indices for n in nodes])
+    coded = np.concatenate([n.y for n in nodes])
+    indices, first = np.unique(indices, return_index=True)
+    coded = coded[first]
+    ours = (indices >= offset) & (indices < offset + len(y))
+    raw = _target_rows(y, indices[ours] - offset)
+    parts = []
+    if kept is not None:  # the earlier calls' rows still held
+        held = np.isin(kept[0], indices)
+        parts.append((kept[0][held], kept[1][held]))
+    if raw.shape[0] and not _same_numbers(raw, coded[ours]):
+        parts.append((indices[ours], raw))
+    parts = [p for p in parts if p[0].shape[0]]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    values = np.empty(sum(p[0].shape[0] for p in parts), dtype=object)
+    values[:] = [v for p in parts for v in p[1].tolist()]
+    return np.concatenate([p[0] for p in parts]), values
+
+
+def _target_rows(y, positions):
+    """``y[positions]`` as a NumPy array, whatever holds y (a dask collection is computed)."""
+    if is_dask_collection(y):
+        column = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
+        return np.asarray(column[positions].compute()).reshape(-1)
+    return np.asarray(_safe_indexing(y, positions)).reshape(-1)
+
+
+def _same_numbers(raw, coded):
+    """Whether the caller's targets are numbers equal to their codes."""
+    if raw.dtype.kind not in "biuf":
+        return False
+    return bool(np.array_equal(raw.astype(np.float64), coded))
+
+
+def _uncoded(node, raw):
+    """The targets of a node's rows in the caller's coding: their codes, but where the model's
+    coding changed them (``raw``, from :func:`_raw_targets`)."""
+    if raw is None:
+        return node.y
+    indices, values = raw
+    pos = np.minimum(np.searchsorted(indices, node.indices), indices.shape[0] - 1)
+    stored = indices[pos] == node.indices
+    if np.all(stored) and values.dtype != object:
+        return values[pos]
+    out = [values[p] if k else c for p, k, c in zip(pos, stored, node.y.tolist())]
+    # one kind of value (strings, say): an array of it; mixed kinds stay objects
+    same = len({type(v) for v in out}) <= 1
+    return np.asarray(out) if same else np.array(out, dtype=object)
