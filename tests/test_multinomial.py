@@ -552,3 +552,38 @@ def test_integer_classes_are_ambiguous_under_auto(name):
         ).fit(X, y)
         assert clf.coreset_.model_ == "multinomial"
         assert clf.predict_proba(X).shape == (300, 3)
+
+
+def test_bayesian_glm_samples_the_classifier_posterior():
+    """BayesianGLM(model='multinomial') on string labels: it could not be fitted (the model
+    did not know its classes; labels were converted to floats). It now codes the labels as
+    the classifier does and draws the classifier's chains bit for bit, with its predictions,
+    probabilities and labelled replicates; MultinomialModel(n_classes=3) fits and predicts
+    too (it raised NotImplementedError), and the logistic model by name takes labels."""
+    X, labels, codes = _data(600, 3, seed=11)
+    kw = dict(n_samples=200, n_warmup=100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        glm = skcoreset.BayesianGLM(model="multinomial", **kw).fit(X, labels.astype(object))
+        clf = BayesianLogisticRegression(**kw).fit(X, labels)
+        by_object = skcoreset.BayesianGLM(model=MultinomialModel(n_classes=3), **kw)
+        by_object.fit(X, codes)
+    np.testing.assert_array_equal(glm.classes_, LABELS[:3])
+    np.testing.assert_array_equal(glm.coef_samples_, clf.coef_samples_)
+    np.testing.assert_array_equal(glm.intercept_samples_, clf.intercept_samples_)
+    np.testing.assert_array_equal(glm.predict(X), clf.predict(X))
+    np.testing.assert_allclose(glm.predict_proba(X), clf.predict_proba(X), rtol=1e-14)
+    assert glm.score(X, labels) == pytest.approx(clf.log_predictive_density(X, labels))
+    assert set(glm.sample_posterior_predictive(X[:5], n_draws=3, random_state=0).ravel()) <= set(
+        LABELS[:3]
+    )
+    np.testing.assert_array_equal(by_object.predict(X), LABELS[:3].searchsorted(clf.predict(X)))
+    binary = np.where(labels == "birch", "y", "n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        two = skcoreset.BayesianGLM(model="logistic", **kw).fit(X, binary)
+        ref = BayesianLogisticRegression(**kw).fit(X, binary)
+    np.testing.assert_array_equal(two.predict(X), ref.predict(X))
+    assert set(two.predict(X)) == {"n", "y"}
+    np.testing.assert_allclose(two.predict_proba(X), ref.predict_proba(X), rtol=1e-12)
+    assert not hasattr(skcoreset.BayesianGLM(model="poisson"), "predict_proba")

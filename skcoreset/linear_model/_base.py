@@ -125,6 +125,10 @@ class _BaseBayesianGLM(BaseEstimator):
         scale = getattr(self, "_data_scale", None)
         return model if scale is None else model.with_data_scale(*scale)
 
+    def _numeric_targets(self):
+        """Whether ``fit`` converts object targets to numbers (not for class labels)."""
+        return not isinstance(self, ClassifierMixin)
+
     def _encode_targets(self, y):
         """Targets in the model's coding (the classifier also sets ``classes_``)."""
         return self._model(self._noise_scale_param()).encode_targets(y)
@@ -163,9 +167,9 @@ class _BaseBayesianGLM(BaseEstimator):
     @one_blas_thread()
     def _fit(self, X, y, sample_weight=None, data_prior=None):
         X, y = validate_data(
-            self, X, y, dtype=np.float64, y_numeric=not isinstance(self, ClassifierMixin)
+            self, X, y, dtype=np.float64, y_numeric=self._numeric_targets()
         )
-        y = self._encode_targets(y)
+        targets, y = y, self._encode_targets(y)
         model = self._model(self._noise_scale_param())
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         rng = check_random_state(self.random_state)
@@ -175,7 +179,7 @@ class _BaseBayesianGLM(BaseEstimator):
         if not np.all(keep):
             X, y, w = X[keep], y[keep], w[keep]
             try:
-                model.encode_targets(y)
+                model.encode_targets(targets[keep])  # the caller's labels, not codes
             except ValueError as exc:
                 raise ValueError(f"Among the rows with positive sample_weight: {exc}") from None
         sample_noise = model.has_noise and model.noise_scale is None

@@ -1,11 +1,21 @@
 """BayesianGLM: any registered model by name, or a user's model object."""
 
 import numpy as np
+import scipy.special
 from sklearn.base import RegressorMixin
+from sklearn.utils.metaestimators import available_if
 
 from .._sklearn_compat import StrOptions, _check_sample_weight
 from ..models import GLM, MODEL_NAMES
 from ._base import _BaseBayesianGLM
+
+
+def _of_class_labels(estimator):
+    """Whether the estimator's model is one of class labels (``predict_proba`` exists)."""
+    try:
+        return estimator._labels_class() is not None
+    except ValueError:  # an unknown model name: fit says so
+        return False
 
 
 class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
@@ -93,6 +103,15 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
     of the rows (:meth:`log_predictive_density`), which every likelihood has (an R^2 would
     mean nothing for, say, censored survival times).
 
+    A model of class labels (``'logistic'``, ``'multinomial'``, or a model object whose
+    ``labels`` is set) takes labels of any type, as
+    :class:`~skcoreset.linear_model.BayesianLogisticRegression` does: ``classes_`` holds them
+    (the multinomial model's number of classes is theirs), :meth:`predict` returns the most
+    probable label under the posterior predictive, :meth:`predict_proba` the probabilities,
+    and :meth:`sample_posterior_predictive` labels. The multinomial model's
+    ``coef_samples_`` and ``intercept_samples_`` are then per class (the first class's 0), as
+    the classifier's.
+
     Examples
     --------
     >>> import numpy as np
@@ -142,8 +161,113 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
     def _model_spec(self):
         return self.model
 
+    # -- class labels (a model with ``labels``: logistic, multinomial, a user's) ----------
+    def _labels_class(self):
+        """The model's coding of class labels (``BinaryLabels``, ``ClassLabels``), or None."""
+        return super()._model().labels
+
+    def _model(self, noise_scale=None):
+        model = super()._model(noise_scale)
+        classes = getattr(self, "classes_", None)
+        if model.labels is None or classes is None:
+            return model
+        return model.with_classes(classes)  # the multinomial model's K
+
+    def _numeric_targets(self):
+        return self._labels_class() is None
+
+    def _encode_targets(self, y):
+        labels = self._labels_class()
+        if labels is None:
+            self.__dict__.pop("classes_", None)  # an earlier fit's, on class labels
+            return super()._model(self._noise_scale_param()).encode_targets(y)
+        coding = labels.fit(y)
+        self.classes_ = coding.classes
+        return coding.encode(y)
+
+    def _code_fitted(self, y):
+        labels = self._labels_class()
+        if labels is None:
+            return super()._code_fitted(y)
+        return labels(self.classes_).encode(y)  # the fitted classes, whatever y holds
+
+    def _decode(self, draws):
+        labels = self._labels_class()
+        return draws if labels is None else labels(self.classes_).decode(draws)
+
+    def _set_draws(self, result, n_coef, model, sample_noise):
+        super()._set_draws(result, n_coef, model, sample_noise)
+        if model.labels is None or model.n_predictors < 2:
+            return
+        # the multinomial model: every class's coefficients, the reference class's 0 (the
+        # classifier's layout)
+        C, S, _ = result.draws.shape
+        K = model.n_predictors + 1
+        theta = np.zeros((C, S, K, n_coef + int(self.fit_intercept)))
+        theta[:, :, 1:, :] = result.draws.reshape(C, S, K - 1, -1)
+        self.coef_samples_ = np.ascontiguousarray(theta[..., :n_coef])
+        self.intercept_samples_ = np.ascontiguousarray(
+            theta[..., n_coef] if self.fit_intercept else np.zeros((C, S, K))
+        )
+        self.coef_ = self.coef_samples_.mean(axis=(0, 1))
+        self.intercept_ = self.intercept_samples_.mean(axis=(0, 1))
+
+    @available_if(_of_class_labels)
+    def predict_log_proba(self, X):
+        """Log posterior predictive probabilities of the classes (a model of class labels).
+
+        ``log((1/J) sum_j p(y = c | x, theta_j))`` over the J pooled draws.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to predict.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        X = self._check_X(X)
+        model = self._model()
+        if hasattr(model, "log_proba_draws"):  # K classes: the model's own probabilities
+            thetas = self._pooled_thetas()
+            out = np.empty((X.shape[0], len(self.classes_)))
+            for sl in self._row_blocks(X.shape[0], len(self.classes_)):
+                logp = model.log_proba_draws(thetas, model.design(X[sl]))  # (J, n, K)
+                out[sl] = scipy.special.logsumexp(logp, axis=0) - np.log(thetas.shape[0])
+            return out
+        if model.family is None:
+            raise NotImplementedError(
+                f"The {model.name!r} model of class labels gives no class probabilities "
+                "(log_proba_draws): use its posterior draws or log_predictive_density."
+            )
+        # two classes: the model's mean response is the probability of classes_[1]
+        p1 = np.clip(self._response_moments(X)[0], 0.0, 1.0)
+        with np.errstate(divide="ignore"):
+            return np.log(np.column_stack([1.0 - p1, p1]))
+
+    @available_if(_of_class_labels)
+    def predict_proba(self, X):
+        """Posterior predictive probabilities of the classes (a model of class labels).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to predict.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
     def predict(self, X):
         """Posterior mean of the model's mean response ``mean(x @ coef + intercept)``.
+
+        For a model of class labels, the most probable label under the posterior predictive
+        (:meth:`predict_proba`).
 
         Parameters
         ----------
@@ -153,8 +277,10 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Posterior mean responses.
+            Posterior mean responses, or labels from ``classes_``.
         """
+        if self._labels_class() is not None:
+            return self._decode(np.argmax(self.predict_log_proba(X), axis=1))
         return self._response_moments(self._check_X(X))[0]
 
     def score(self, X, y, sample_weight=None):
