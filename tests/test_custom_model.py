@@ -2,6 +2,8 @@
 user would, against the built-in logistic model and the probit SingleIndexFamily of
 tests/oracles/user_models.py (same coresets, same posterior draws), and its errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import expit, log_expit, log_ndtr
@@ -377,3 +379,95 @@ def test_get_coreset_gives_the_targets_as_passed():
     )
     core = UniformCoreset(n_points=30, model=logged, random_state=0).fit(X, positive)
     np.testing.assert_array_equal(core.get_coreset()[1], positive[core.sample_indices_])
+
+
+# -- the gradient check at the start of a fit (check_gradient) --------------------------------
+def _flipped(t, X, y):
+    return -logistic_grad(t, X, y)
+
+
+def _swapped(t, X, y):
+    return logistic_grad(t, X, y)[:, :, [1, 0, 2]]
+
+
+def _zero(t, X, y):
+    return 0.0 * logistic_grad(t, X, y)
+
+
+@pytest.mark.parametrize(
+    ("grad", "match"),
+    [
+        (
+            _flipped,
+            r"in parameter 0: .* slope in theta\[0\] is -?0\.\d+ .* grad gives -?0\.\d+ "
+            r".* Its sign is flipped\.",
+        ),
+        (_swapped, r"in parameter 0: .* It is the slope in parameter 1: columns 0 and 1 swapped"),
+        (_zero, r"in parameter 0: .* grad gives 0 .* It is 0 where the log-likelihood changes"),
+    ],
+    ids=["flipped sign", "swapped columns", "zero"],
+)
+@pytest.mark.parametrize("Est", [OMPCoreset, QuasiNewtonCoreset, BayesianGLM])
+def test_a_wrong_gradient_is_named_before_the_fit(grad, match, Est):
+    """A grad that is not loglik's: the fit stops at its start naming the function, the
+    parameter, the point and the values. Before, the flipped and swapped gradients failed in
+    the Laplace fit ("the Hessian ... is numerically singular; check the scale of X and y"),
+    and a zero gradient made BayesianGLM land 117 posterior sds off, flagged only by R-hat."""
+    _, X, y = _data(500, seed=8)
+    model = CustomModel(logistic_loglik, grad, 3, prior_scale=PRIOR)
+    est = Est(model=model, **({"n_samples": 20, "n_warmup": 0} if Est is BayesianGLM else {}))
+    with pytest.raises(ValueError, match=r"The 'custom' model's grad does not match its loglik"):
+        est.fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
+
+
+def test_the_gradient_check_costs_what_its_docstring_says_and_can_be_off():
+    """With check_gradient (the default) the fit's first calls are the check's: loglik at
+    3 (2P + 1) parameter vectors and grad at 3, on 5 rows; check_gradient=False makes none
+    (and a zero gradient then fits, its posterior the prior's pull alone)."""
+    _, X, y = _data(500, seed=8)
+    calls = []
+
+    def loglik(t, X, y):
+        calls.append(("loglik", t.shape[0], X.shape[0]))
+        return logistic_loglik(t, X, y)
+
+    def grad(t, X, y):
+        calls.append(("grad", t.shape[0], X.shape[0]))
+        return logistic_grad(t, X, y)
+
+    OMPCoreset(n_points=20, model=CustomModel(loglik, grad, 3), random_state=0).fit(X, y)
+    assert calls[:2] == [("loglik", 21, 5), ("grad", 3, 5)]
+    assert ("loglik", 21, 5) not in calls[2:] and ("grad", 3, 5) not in calls[2:]
+    calls.clear()
+    BayesianGLM(model=CustomModel(loglik, grad, 3, check_gradient=False), n_samples=20).fit(X, y)
+    assert ("loglik", 21, 5) not in calls and ("grad", 3, 5) not in calls
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the chains of a zero drift: R-hat says so
+        off = CustomModel(logistic_loglik, _zero, 3, check_gradient=False)
+        BayesianGLM(model=off, n_samples=20, n_warmup=0).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("encode", "match"),
+    [
+        (
+            lambda t: np.where(np.asarray(t) == "yes", 1.0, np.nan),
+            r"encode_targets returned NaN or infinity for \d+ of the 500 targets \(the first: "
+            r"'no'\)",
+        ),
+        (lambda t: np.ones(3), r"encode_targets returned shape \(3,\); expected \(500,\)"),
+        (lambda t: np.asarray(t), r"encode_targets returned values that are not numbers"),
+    ],
+    ids=["NaN", "shape", "strings"],
+)
+@pytest.mark.parametrize("Est", [OMPCoreset, BayesianGLM])
+def test_a_bad_coding_of_the_targets_is_named(encode, match, Est):
+    """encode_targets returning NaN was reported as the log-likelihood returning NaN; a wrong
+    shape or strings failed further on. Each is now named as encode_targets' output."""
+    _, X, y = _data(500, seed=9)
+    labels = np.where(y == 1, "yes", "no")
+    model = CustomModel(logistic_loglik, logistic_grad, 3, encode_targets=encode)
+    with pytest.raises(ValueError, match=match):
+        Est(model=model).fit(X, labels)

@@ -235,3 +235,94 @@ def test_a_model_returning_nan_is_named():
     for est in (OMPCoreset(n_points=20, model=BrokenModel()), BayesianGLM(model=BrokenModel())):
         with pytest.raises(ValueError, match="'broken' model found a non-finite .* at its start"):
             est.fit(X, y)
+
+
+# -- a user's family checked when a fit starts (check_gradient) -------------------------------
+@njit(cache=True)
+def _negative_curvature(eta, y, param):
+    return -_my_logistic_curvature(eta, y, param)
+
+
+@njit(cache=True)
+def _flipped_terms(eta, y, param):
+    lv, dv = _my_logistic_terms(eta, y, param)
+    return lv, -dv
+
+
+@njit(cache=True)
+def _half_curvature(eta, y, param):
+    return 0.5 * _my_logistic_curvature(eta, y, param)
+
+
+@njit(cache=True)
+def _scalar_terms(eta, y, param):
+    return _my_logistic_terms(eta, y, param)[0]
+
+
+def _user_logistic(name, terms, curvature, **family):
+    """MyLogistic with other functions (a family of its own name)."""
+    fam = SingleIndexFamily(name, terms, curvature, **family)
+    return dataclass(frozen=True, eq=False)(
+        type(name, (MyLogistic,), {"name": name, "family": fam})
+    )
+
+
+@pytest.mark.parametrize(
+    ("terms", "curvature", "err", "match"),
+    [
+        (
+            _my_logistic_terms,
+            _negative_curvature,
+            ValueError,
+            r"'neg' model: curvature is negative \(-0.2\d+ at eta = .*, y = .*\); it must be "
+            r"-d2l/deta2",
+        ),
+        (
+            _flipped_terms,
+            _my_logistic_curvature,
+            ValueError,
+            r"terms' dl/deta does not match its l at eta = .*: the slope of l is .*, terms "
+            r"returns .* \(its sign flipped\)",
+        ),
+        (
+            _my_logistic_terms,
+            _half_curvature,
+            ValueError,
+            r"curvature returns .*, where -d2l/deta2 is .* Fix curvature; .* log_concave = False",
+        ),
+        (
+            _scalar_terms,
+            _my_logistic_curvature,
+            TypeError,
+            r"terms of the family 'neg' must return a pair \(l - l0, dl/deta\) of numbers; .* "
+            r"returned -0.\d+ \(float\)",
+        ),
+    ],
+    ids=["negative curvature", "flipped dl/deta", "curvature off", "terms a scalar"],
+)
+@pytest.mark.parametrize("make", [lambda m: OMPCoreset(n_points=20, model=m), BayesianGLM])
+def test_a_wrong_family_is_named_before_the_fit(terms, curvature, err, match, make):
+    """A user's family with a wrong derivative, a negative curvature or a scalar terms: the
+    fit stops at its start with the function, the point and the values named. Before, the
+    first three failed in the Laplace fit as "The Hessian ... is numerically singular; check
+    the scale of X and y" (or sampled), and a scalar terms was a raw numba TypingError."""
+    X, y = _logistic_data(n=500)
+    model = _user_logistic("neg", terms, curvature)()
+    est = make(model)
+    with pytest.raises(err, match=match):
+        est.fit(X, y)
+
+
+def test_the_family_check_can_be_switched_off_and_survives_pickling():
+    """check_gradient=False skips the check (a negative curvature then reaches the Laplace
+    fit); the family pickles with its switch and its extra parameter as they were."""
+    X, y = _logistic_data(n=500)
+    model = _user_logistic("off", _my_logistic_terms, _negative_curvature, check_gradient=False)()
+    with pytest.raises(ValueError) as info:
+        OMPCoreset(n_points=20, model=model).fit(X, y)
+    assert "curvature is negative" not in str(info.value)
+    for family in (model.family, Probit.family, get_model("negative_binomial").family):
+        again = pickle.loads(pickle.dumps(family))
+        assert again.check_gradient == family.check_gradient
+        assert again.has_extra == family.has_extra
+    assert Probit.family.check_gradient and not get_model("logistic").family.check_gradient

@@ -168,7 +168,29 @@ def with_prior(estimator, model, data):
         n_columns = estimator.n_features_in_ + model.fit_intercept
         scale = checked_prior_scale(estimator.prior_scale, n_columns, model.n_params(n_columns))
     model = replace(model, prior_scale=scale if scale.ndim else float(scale))
+    check_functions(model, data)  # a user's model, before any fit reads it
     return model, scale, moments, DataPrior(model, y_mean, y_sd)
+
+
+def check_functions(model, data):
+    """A user's model's functions checked on a few rows with positive weight (fixed seed, not
+    the fit's random stream) before the fit: a wrong gradient or curvature named there, not
+    met later as a singular Hessian (``model.check_functions``; nothing to do, and no row
+    read, for the built-in models)."""
+    if not model.checks_functions:
+        return
+    from ..models._checks import CHECK_ROWS
+
+    sample = data.sample(CHECK_ROWS, np.random.RandomState(0))
+    if sample is None:  # no more rows than that: all of them, when they are one block
+        rows = data.all_rows()
+        if rows is None:
+            return
+        X, y, _ = rows
+        X, y = X[:CHECK_ROWS], y[:CHECK_ROWS]
+    else:
+        _, X, y, _ = sample
+    model.check_functions(model.design(X), y)
 
 
 def coreset_size(estimator, n_params):

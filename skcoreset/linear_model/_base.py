@@ -23,6 +23,7 @@ from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_c
 from .._threads import one_blas_thread
 from .._warnings import warn
 from ..models import GLM, get_model
+from ..models._checks import CHECK_ROWS
 from ..models._general import row_blocks
 from ..models._laplace import mcmc_start
 from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
@@ -191,6 +192,8 @@ class _BaseBayesianGLM(BaseEstimator):
         self._set_prior(model, X, y, w, data_prior)
         model = replace(model.with_data_scale(*self._data_scale), prior_scale=self.prior_scale_)
         Xd = model.design(X)
+        # a user's model: its derivatives checked on a few rows (check_gradient)
+        model.check_functions(Xd[:CHECK_ROWS], y[:CHECK_ROWS])
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {Xd.shape[1]} parameters)"):
             lap = mcmc_start(model, Xd, y, w)
         # the fit of all the posterior's parameters, a free extra parameter's log last:

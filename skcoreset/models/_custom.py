@@ -41,6 +41,14 @@ class CustomModel(GeneralModel):
     encode_targets : callable or None, default=None
         ``encode_targets(y)`` validates and codes the targets (returns a float64 array);
         None: any finite numbers.
+    check_gradient : bool, default=True
+        Check ``grad`` against central differences of ``loglik`` when a fit starts (a
+        coreset's or ``BayesianGLM``'s): at 3 parameter vectors (zeros and two small draws
+        about them) on 5 rows of the data, a ``ValueError`` naming the parameter and the row
+        where they disagree (a flipped sign, swapped columns, zeros: the fit would otherwise
+        fail in the Laplace fit's Hessian, or sample a wrong posterior). It costs one call of
+        ``loglik`` with 3 (2P + 1) parameter vectors and one of ``grad`` with 3, on those 5
+        rows. ``False`` skips it.
     fit_intercept : bool, default=False
         Ignored: the functions see ``X`` as given (see Notes).
     noise_scale : None
@@ -82,6 +90,7 @@ class CustomModel(GeneralModel):
     n_parameters: int = 0
     model_name: str = "custom"
     targets_fn: object = None
+    check_gradient: bool = True
 
     auto_prior = False
 
@@ -94,6 +103,7 @@ class CustomModel(GeneralModel):
         prior_scale=1.0,
         name="custom",
         encode_targets=None,
+        check_gradient=True,
         fit_intercept=False,
         noise_scale=None,
         **fields,
@@ -105,6 +115,7 @@ class CustomModel(GeneralModel):
         set_(self, "n_parameters", fields.pop("n_parameters", n_params))
         set_(self, "model_name", fields.pop("model_name", name))
         set_(self, "targets_fn", fields.pop("targets_fn", encode_targets))
+        set_(self, "check_gradient", bool(fields.pop("check_gradient", check_gradient)))
         fields.pop("extra_prior", None)  # every parameter is in theta: no extra parameter
         if fields:
             raise TypeError(f"Unexpected arguments: {sorted(fields)}.")
@@ -147,15 +158,89 @@ class CustomModel(GeneralModel):
     def encode_targets(self, y):
         if self.targets_fn is None:
             return numeric_targets(y)
-        return np.ascontiguousarray(self.targets_fn(y), dtype=np.float64)
+        n = len(y)
+        out = self.targets_fn(y)  # its own errors (targets it refuses) reach the caller
+        try:
+            coded = np.ascontiguousarray(out, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"The {self.model_name!r} model's encode_targets returned values that are not "
+                f"numbers ({exc}); it must return one float per target."
+            ) from None
+        if coded.shape != (n,):
+            raise ValueError(
+                f"The {self.model_name!r} model's encode_targets returned shape {coded.shape}; "
+                f"expected ({n},), one code per target."
+            )
+        bad = ~np.isfinite(coded)
+        if np.any(bad):
+            first = np.asarray(y, dtype=object).reshape(-1)[np.flatnonzero(bad)[0]]
+            raise ValueError(
+                f"The {self.model_name!r} model's encode_targets returned NaN or infinity for "
+                f"{int(bad.sum())} of the {n} targets (the first: {first!r}): it must code "
+                "every target as a finite number, and raise a ValueError naming the targets "
+                "it cannot code."
+            )
+        return coded
 
-    def _checked(self, what, value, shape):
+    def _shaped(self, what, value, shape):
+        """The output of ``what`` as float64 of the expected shape, or a ValueError."""
         value = np.asarray(value, dtype=np.float64)
         if value.shape != shape:
             raise ValueError(
                 f"The {self.model_name!r} model's {what} returned shape {value.shape}; expected "
                 f"{shape} (draws, rows{', parameters' if len(shape) == 3 else ''})."
             )
+        return value
+
+    def raw_draws(self, what, thetas, Xd, y):
+        """``loglik`` or ``grad`` (``what``) at the draws, shape-checked, NaN allowed.
+
+        Parameters
+        ----------
+        what : {'loglik', 'grad'}
+            The function.
+        thetas : ndarray of shape (S, P)
+            Parameter vectors.
+        Xd : ndarray of shape (n, D)
+            Rows.
+        y : ndarray of shape (n,)
+            Coded targets.
+
+        Returns
+        -------
+        values : ndarray of shape (S, n) or (S, n, P)
+            The function's output as float64.
+        """
+        thetas = np.atleast_2d(thetas)
+        if what == "loglik":
+            return self._shaped(what, self.loglik_fn(thetas, Xd, y), (thetas.shape[0], Xd.shape[0]))
+        shape = (thetas.shape[0], Xd.shape[0], self.n_parameters)
+        return self._shaped(what, self.grad_fn(thetas, Xd, y), shape)
+
+    @property
+    def checks_functions(self):
+        return self.check_gradient
+
+    def check_functions(self, Xd, y):
+        """Check ``grad`` against ``loglik`` on these rows (with ``check_gradient``).
+
+        See :func:`._checks.check_custom_gradient`.
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (n, D)
+            A few rows, as ``fit`` passes them.
+        y : ndarray of shape (n,)
+            Their coded targets.
+        """
+        if self.checks_functions and Xd.shape[0]:
+            from ._checks import check_custom_gradient
+
+            check_custom_gradient(self, Xd, y)
+
+    def _checked(self, what, value, shape):
+        value = self._shaped(what, value, shape)
         # -inf is a log-likelihood (of data impossible at those parameters: the sampler
         # rejects them); NaN, +inf and infinite gradients are bugs
         bad = np.isnan(value) | (value == np.inf if what == "loglik" else ~np.isfinite(value))

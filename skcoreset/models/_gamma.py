@@ -62,6 +62,7 @@ def _dlog_extra(eta, y, param):
     return row_free + k * (math.log(y) - eta - y * fast_exp(-eta))
 
 
+# built-in: tested apart (tests/test_families.py), not checked at every fit
 FAMILY = SingleIndexFamily(
     "gamma",
     _terms,
@@ -70,6 +71,7 @@ FAMILY = SingleIndexFamily(
     extra_offset=_extra_offset,
     prepare=_prepare,
     dlog_extra=_dlog_extra,
+    check_gradient=False,
 )
 
 

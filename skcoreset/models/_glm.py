@@ -484,6 +484,38 @@ class GLM:
             The mode.
         """
 
+    @property
+    def checks_functions(self):
+        """Whether :meth:`check_functions` checks anything (a user's family, its
+        ``check_gradient`` on): the fits read rows for it only then."""
+        return self.family is not None and self.family.check_gradient
+
+    def check_functions(self, Xd, y):
+        """Check a user's functions at the start of a fit (see ``check_gradient``).
+
+        For a family built with ``check_gradient=True`` (a user's): its functions at the
+        linear predictors of the fit's start on these rows (:func:`._checks.check_family`).
+        The built-in models check nothing.
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (n, P)
+            A few rows' design (from :meth:`design`).
+        y : ndarray of shape (n,)
+            Their coded targets.
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming the function and the point where it is wrong.
+        """
+        if not self.checks_functions or Xd.shape[0] == 0:
+            return
+        from ._checks import check_family
+
+        eta = Xd @ self.initial_params(Xd, y, np.ones(Xd.shape[0]))
+        check_family(self.family, y, eta, self.extra, self.log_concave, self.name)
+
     def initial_params(self, Xd, y, w):
         """Return a starting point for Newton's method (zeros, unless a subclass knows better).
 

@@ -31,7 +31,8 @@ def _curvature(eta, y, param):
     return p * (1.0 - p)
 
 
-FAMILY = SingleIndexFamily("logistic", _terms, _curvature)
+# built-in: tested apart (tests/test_families.py), not checked at every fit
+FAMILY = SingleIndexFamily("logistic", _terms, _curvature, check_gradient=False)
 
 
 def separating_mode(blocks, theta):

@@ -72,7 +72,8 @@ def _offset(y, param):
     return -math.lgamma(y + 1.0)
 
 
-FAMILY = SingleIndexFamily("poisson", _terms, _curvature, offset=_offset)
+# built-in: tested apart (tests/test_families.py), not checked at every fit
+FAMILY = SingleIndexFamily("poisson", _terms, _curvature, offset=_offset, check_gradient=False)
 
 
 @dataclass(frozen=True, eq=False)
