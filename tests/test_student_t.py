@@ -263,3 +263,49 @@ def test_bayesian_glm_takes_the_student_t_model_by_name():
     ll = reg._model().loglik_draws(thetas, reg._model().design(X), y)
     direct = np.mean(scipy.special.logsumexp(ll, axis=0) - np.log(len(thetas)))
     assert lpd == pytest.approx(direct, rel=1e-12)
+
+
+def test_constants_exact_however_many_degrees_of_freedom():
+    """The log density's constant lgamma((nu + 1)/2) - lgamma(nu/2) - log(pi nu)/2 and the
+    row-free part of its derivative in log nu, against mpmath from nu = 0.1 to 1e300: the
+    lgamma and digamma differences cancelled nu log nu and log nu (1e-5 of error at nu =
+    1e10), and the kernels, loglik_draws and grad_draws all read them."""
+    import mpmath
+
+    from skcoreset.models import _student_t_kernels as K
+
+    nus = np.concatenate([np.logspace(-1, 8, 60), [49.99, 50.0, 1e10, 1e16, 1e100, 1e300]])
+    consts = K.draw_constants(np.ones(nus.shape[0]), nus)
+    for nu, const, dnu in zip(nus, consts[3], consts[4]):
+        with mpmath.workdps(60 + 2 * int(max(np.log10(nu), 0))):
+            v = mpmath.mpf(nu)
+            c = (
+                mpmath.loggamma((v + 1) / 2)
+                - mpmath.loggamma(v / 2)
+                - mpmath.log(mpmath.pi * v) / 2
+            )
+            d = v / 2 * (mpmath.digamma((v + 1) / 2) - mpmath.digamma(v / 2) - 1 / v)
+        assert const == pytest.approx(float(c), rel=1e-13, abs=1e-15), nu
+        assert dnu == pytest.approx(float(d), rel=1e-11), nu
+    model = get_model("student_t")
+    X, y = np.ones((3, 1)), np.array([0.5, -1.0, 2.0])
+    theta = np.array([[0.0, 0.0, np.log(1e10) - model.df_centre]])
+    normal = scipy.stats.norm.logpdf(y)  # nu = 1e10: the normal's to 1e-10
+    np.testing.assert_allclose(model.loglik_draws(theta, X, y)[0], normal, rtol=1e-9)
+
+
+def test_weights_of_1e12_on_normal_data():
+    """All weights 1e12 on data with normal noise: the posterior of nu sits near 4 500, where
+    the constant's rounding error (1e-8) times the total weight (3e14) made the sampler's
+    target noisy by 1e6 in log nu: the chains stuck (R-hat 5e15, step size 7e-12). Now they
+    mix as at unit weights."""
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((300, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.standard_normal(300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 200 draws: R-hat near 1.01
+        fit = BayesianStudentTRegression(n_samples=200, n_warmup=200, random_state=0)
+        fit.fit(X, y, sample_weight=np.full(300, 1e12))
+    assert fit.rhat_.max() < 1.05, fit.rhat_
+    assert fit.step_size_ > 0.1 and np.all(fit.acceptance_rate_ > 0.3)
+    assert 1000 < fit.df_ < 20_000

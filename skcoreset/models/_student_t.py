@@ -148,14 +148,16 @@ class StudentTModel(GeneralModel):
         z = (y[None, :] - beta @ Xd.T) / sigma[:, None]
         return beta, sigma[:, None], nu[:, None], z
 
+    def _constants(self, sigma, nu):
+        """Each draw's log density constant and the row-free part of its derivative in log
+        nu, (S, 1) each: the kernels' (accurate however large nu, where the differences of
+        lgamma and digamma cancel; _student_t_kernels.SERIES_NU)."""
+        consts = K.draw_constants(_c(sigma.ravel()), _c(nu.ravel()))
+        return consts[3][:, None], consts[4][:, None]
+
     def loglik_draws(self, thetas, Xd, y):
         _, sigma, nu, z = self._terms(thetas, Xd, y)
-        const = (
-            scipy.special.gammaln(0.5 * (nu + 1))
-            - scipy.special.gammaln(0.5 * nu)
-            - 0.5 * np.log(np.pi * nu)
-            - np.log(sigma)
-        )
+        const = self._constants(sigma, nu)[0]
         return const - 0.5 * (nu + 1) * np.log1p(z * z / nu)
 
     def _scores(self, thetas, Xd, y):
@@ -165,16 +167,8 @@ class StudentTModel(GeneralModel):
         q = nu + z2
         d_eta = (nu + 1) * z / (sigma * q)
         d_log_sigma = (nu + 1) * z2 / q - 1.0
-        d_log_nu = (
-            0.5
-            * nu
-            * (
-                scipy.special.digamma(0.5 * (nu + 1))
-                - scipy.special.digamma(0.5 * nu)
-                - 1.0 / nu
-                - np.log1p(z2 / nu)
-                + (nu + 1) * z2 / (nu * q)
-            )
+        d_log_nu = self._constants(sigma, nu)[1] + 0.5 * (
+            (nu + 1) * z2 / q - nu * np.log1p(z2 / nu)
         )
         return d_eta, d_log_sigma, d_log_nu
 
