@@ -309,3 +309,23 @@ def test_weights_of_1e12_on_normal_data():
     assert fit.rhat_.max() < 1.05, fit.rhat_
     assert fit.step_size_ > 0.1 and np.all(fit.acceptance_rate_ > 0.3)
     assert 1000 < fit.df_ < 20_000
+
+
+@pytest.mark.parametrize("outlier", [1e10, 1e30, 1e100])
+def test_one_wild_outlier_is_what_the_model_is_for(outlier):
+    """One target of 1e10 to 1e100 among 300 well-behaved rows: the model's start was least
+    squares, all pull of the outlier (sigma near 1e9 at 1e10), in the basin of a fit of the
+    outlier, and the Laplace fit failed as "numerically singular; check the scale of X and
+    y". From a robust start (least absolute deviations, then the t fit's reweighting) the
+    posterior is the bulk's: the coefficients within 0.1 of the truth, as without it."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 2))
+    y = X @ [1.0, 2.0] + rng.standard_t(3, 300)
+    y[0] = outlier
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 200 draws
+        fit = BayesianStudentTRegression(n_samples=200, n_warmup=200, random_state=0).fit(X, y)
+    np.testing.assert_allclose(fit.coef_, [1.0, 2.0], atol=0.1)
+    assert fit.scale_ < 2.0 and fit.rhat_.max() < 1.05
+    core = OMPCoreset(model="student_t", n_points=40, random_state=0).fit(X, y)
+    np.testing.assert_allclose(core.laplace_.mean[:2], [1.0, 2.0], atol=0.1)

@@ -106,19 +106,38 @@ class StudentTModel(GeneralModel):
         )
 
     def initial_params(self, Xd, y, w):
-        # weighted least squares, its residual scale and nu = 15: near the mode unless the
-        # outliers dominate, where Newton's steps take over
-        sw = np.sqrt(w)
-        beta = np.linalg.lstsq(Xd * sw[:, None], y * sw, rcond=None)[0]
+        # A start robust to the outliers the model is for: weighted least squares, then
+        # iteratively reweighted steps of the Student-t fit at nu = 3 (EM's weights
+        # (nu + 1) / (nu + z^2)) from a least-absolute-deviations fit and the residuals' MAD.
+        # From least squares alone, an outlier of 1e10 put the start in the basin of a fit of
+        # the outlier (sigma near 1e9), whose Hessian Newton could not use, and the fit
+        # failed as "numerically singular".
+        beta = _weighted_lstsq(Xd, y, w)
         r = y - Xd @ beta
-        s = np.sqrt(np.average(r * r, weights=w))
-        if not s > 1e-9 * max(np.sqrt(np.average(y * y, weights=w)), 1e-300):
+        if not _rms(r, w) > 1e-9 * max(_rms(y, w), 1e-300):
             # zero residuals: the likelihood grows without bound as the scale shrinks
             raise ValueError(
                 "The targets are an exact linear function of the features on these rows: "
                 "the Student-t model's scale has no positive mode (its posterior collapses "
                 "to 0). Use more rows, or a model that fixes the scale."
             )
+        # least absolute deviations by reweighting (each row's pull bounded), from the
+        # deviations from the median: least squares' residuals are the outliers' pull,
+        # spread over every row
+        ls_scale = _rms(r, w)
+        r = y - _weighted_median(y, w)
+        # below this the residuals are rounding error (an outlier would set the residuals'
+        # root mean square)
+        floor = 1e-9 * (_weighted_mad(r, w) or ls_scale)
+        for _ in range(30):
+            cut = max(1e-9 * _weighted_mad(r, w), 1e-300)
+            beta = _weighted_lstsq(Xd, y, w / np.maximum(np.abs(r), cut))
+            r = y - Xd @ beta
+        for _ in range(20):  # the Student-t fit at nu = 3, by EM's reweighting
+            s = max(_weighted_mad(r, w), floor, 1e-300)
+            beta = _weighted_lstsq(Xd, y, w * 4.0 / (3.0 + (r / s) ** 2))
+            r = y - Xd @ beta
+        s = max(_weighted_mad(r, w), floor)
         return np.concatenate([beta, [np.log(s) - self.log_scale_centre, 0.0]])
 
     def split(self, thetas):
@@ -221,3 +240,31 @@ class StudentTModel(GeneralModel):
         beta, sigma, nu = self.split(thetas)
         t = random_state.standard_t(np.broadcast_to(nu[:, None], (nu.shape[0], Xd.shape[0])))
         return beta @ Xd.T + sigma[:, None] * t
+
+
+def _weighted_lstsq(Xd, y, w):
+    """Least squares with row weights ``w``."""
+    sw = np.sqrt(w)
+    return np.linalg.lstsq(Xd * sw[:, None], y * sw, rcond=None)[0]
+
+
+def _rms(r, w):
+    """The weighted root mean square of ``r``, scaled by its largest entry: no overflow of
+    the squares of values beyond 1e154."""
+    top = np.max(np.abs(r)) if r.shape[0] else 0.0
+    if not top > 0:
+        return 0.0
+    return top * float(np.sqrt(np.average((r / top) ** 2, weights=w)))
+
+
+def _weighted_median(v, w):
+    """The weighted median of ``v``."""
+    order = np.argsort(v)
+    cum = np.cumsum(w[order])
+    return float(v[order][min(np.searchsorted(cum, 0.5 * cum[-1]), v.shape[0] - 1)])
+
+
+def _weighted_mad(r, w):
+    """1.4826 times the weighted median of ``|r|``: the scale of normal residuals, robust to
+    outliers."""
+    return 1.4826 * _weighted_median(np.abs(r), w)
