@@ -193,6 +193,8 @@ class CsvTable(DataTable):
 
         start = 0
         for chunk in self._reader(rows):
+            if len(chunk) == 0:  # a header alone: pandas reads its empty columns as text
+                continue
             features = chunk[self.feature_names]
             bad = [
                 c

@@ -6,6 +6,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..models import ClassLabels
+from ..models._targets import check_no_none
 from ._base import _BaseBayesianGLM
 
 
@@ -131,7 +132,12 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         return super()._model(noise_scale).with_classes(self.classes_)
 
     def _encode_targets(self, y):
-        check_classification_targets(y)
+        check_no_none(np.asarray(y))  # a missing target, before sklearn's "unknown" type
+        try:
+            check_classification_targets(y)
+        except TypeError:  # labels of types that cannot be ordered together
+            ClassLabels.fit(y)  # raises a ValueError naming them
+            raise
         labels = ClassLabels.fit(y)
         self.classes_ = labels.classes
         return labels.encode(y)

@@ -117,13 +117,14 @@ def check_custom_gradient(model, Xd, y):
     counts = wrong.sum(axis=(0, 1))
     j = int(np.argmax(counts))
     m, i = map(int, np.argwhere(wrong[:, :, j])[0])
+    hint = _diagnosis(grad, ref, value, j)
     raise ValueError(
         f"The {model.name!r} model's grad does not match its loglik in parameter {j}: at "
         f"theta = {_fmt(points[m])}, on row {i} of the {n} rows checked, loglik's slope in "
         f"theta[{j}] is {ref[m, i, j]:.6g} (central differences) and grad gives "
-        f"{grad[m, i, j] + 0.0:.6g} (column {j} of grad's last axis); it misses in {int(counts[j])} "
-        f"of {int(judged[:, :, j].sum())} entries.{_diagnosis(grad, ref, value, j)} Fix grad "
-        "(or loglik), or skip this check with " + _SWITCH["custom"] + "."
+        f"{grad[m, i, j] + 0.0:.6g} (column {j} of grad's last axis); it misses in "
+        f"{int(counts[j])} of {int(judged[:, :, j].sum())} entries.{hint} Fix grad (or "
+        f"loglik), or skip this check with {_SWITCH['custom']}."
     )
 
 

@@ -167,8 +167,10 @@ class GammaModel(GLM):
         theta = laplace_from_blocks(replace(self, noise_scale=1.0), blocks).mean
         chi2 = w_sum = 0.0
         for Xd, y, w in blocks():
-            mu = np.exp(Xd @ theta)
-            chi2 += float(w @ ((y - mu) / mu) ** 2)
+            # means beyond float64 (targets near 1e308): a NaN sum, and the fallback below
+            with np.errstate(over="ignore", invalid="ignore"):
+                mu = np.exp(Xd @ theta)
+                chi2 += float(w @ ((y - mu) / mu) ** 2)
             w_sum += float(w.sum())
         dof = w_sum - theta.shape[0]
         if not (dof > 0 and chi2 > 0 and np.isfinite(chi2)):

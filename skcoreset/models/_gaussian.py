@@ -9,7 +9,15 @@ from numba import njit
 
 from ._family import SingleIndexFamily
 from ._glm import GLM
-from ._targets import numeric_targets
+from ._targets import MAX_SQUARED_TARGET, check_target_scale, numeric_targets
+
+#: Why y must stay below MAX_SQUARED_TARGET, and what to do.
+_SCALE = (
+    "it squares the residuals (and the 'auto' prior the targets' spread), which overflow "
+    "float64 past about 1e154",
+    "Rescale y (divide it by a power of ten, or standardise it): the coefficients and the "
+    "scale follow it.",
+)
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -81,7 +89,7 @@ class GaussianModel(GLM):
     has_noise = True
 
     def encode_targets(self, y):
-        return numeric_targets(y)
+        return check_target_scale(numeric_targets(y), MAX_SQUARED_TARGET, "Gaussian", *_SCALE)
 
     def extra_log_prior(self, y_mean, y_sd):
         # centred on log sd(y) when the prior follows the data, so that targets in the

@@ -32,7 +32,15 @@ from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm import GLM
 from ._poisson import OverdispersionWarning, PoissonModel
 from ._special_kernels import digamma
-from ._targets import numeric_targets
+from ._targets import MAX_COUNT, check_target_scale, numeric_targets
+
+#: Why counts must stay below MAX_COUNT, and what to do.
+_SCALE = (
+    "float64 holds no integer past 2^53, and a count's posterior spread on the log scale "
+    "(1 / sqrt(count)) comes within a few ulp of the coefficients",
+    "Model rates instead: y / exposure with sample_weight=exposure (model='poisson'), or "
+    "model='gaussian' on log(y).",
+)
 
 #: Smallest dispersion the moment estimate returns (the Poisson limit, alpha -> 0).
 MIN_ALPHA = 1e-6
@@ -209,7 +217,7 @@ class NegativeBinomialModel(GLM):
                 "The negative binomial model needs integer counts; y has non-integer values "
                 "(for rates, use model='poisson' with the exposure as sample_weight)."
             )
-        return y
+        return check_target_scale(y, MAX_COUNT, "negative binomial", *_SCALE)
 
     def prior_level(self, y_mean, y_sd):
         return 1.0, float(np.log(max(y_mean, 1e-3)))

@@ -11,7 +11,15 @@ from .._warnings import warn
 from ._family import SingleIndexFamily
 from ._fastmath_kernels import fast_exp
 from ._glm import GLM
-from ._targets import numeric_targets
+from ._targets import MAX_COUNT, check_target_scale, numeric_targets
+
+#: Why counts must stay below MAX_COUNT, and what to do.
+_SCALE = (
+    "float64 holds no integer past 2^53, and a count's posterior spread on the log scale "
+    "(1 / sqrt(count)) comes within a few ulp of the coefficients",
+    "Model rates instead: y / exposure with sample_weight=exposure (model='poisson'), or "
+    "model='gaussian' on log(y).",
+)
 
 #: Pearson dispersion above which counts are called overdispersed (besides being significant).
 OVERDISPERSION = 2.0
@@ -106,7 +114,7 @@ class PoissonModel(GLM):
         y = numeric_targets(y)
         if np.any(y < 0):
             raise ValueError("The Poisson model needs non-negative targets; y has negative values.")
-        return y
+        return check_target_scale(y, MAX_COUNT, "Poisson", *_SCALE)
 
     def check_fit(self, blocks, theta):
         dispersion, dof = pearson_dispersion(blocks, theta)

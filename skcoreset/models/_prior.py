@@ -122,10 +122,18 @@ class Moments:
         return self
 
     def mean_and_sd(self):
-        """Weighted means and standard deviations of the features and of y."""
-        dx, dy = self.x / self.w, self.y / self.w
-        sd_x = np.sqrt(np.maximum(self.xx / self.w - dx * dx, 0.0))
-        sd_y = float(np.sqrt(max(self.yy / self.w - dy * dy, 0.0)))
+        """Weighted means and standard deviations of the features and of y.
+
+        A standard deviation whose squares overflowed (values beyond about 1e154) is NaN, and
+        no warning is issued: the models that read y's (the Gaussian, the Student-t) refuse
+        such targets, the others (the gamma's prior of its shape) fall back on a prior that
+        does not follow it.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):
+            dx, dy = self.x / self.w, self.y / self.w
+            sd_x = np.sqrt(np.maximum(self.xx / self.w - dx * dx, 0.0))
+            var_y = self.yy / self.w - dy * dy
+        sd_y = float(np.sqrt(max(var_y, 0.0))) if np.isfinite(var_y) else np.nan
         return self.shift[0] + dx, sd_x, self.shift[1] + dy, sd_y
 
     def varying(self):

@@ -22,7 +22,15 @@ import scipy.special
 
 from . import _student_t_kernels as K
 from ._general import GeneralModel
-from ._targets import numeric_targets
+from ._targets import MAX_SQUARED_TARGET, check_target_scale, numeric_targets
+
+#: Why y must stay below MAX_SQUARED_TARGET, and what to do.
+_SCALE = (
+    "it squares the residuals (and the 'auto' prior the targets' spread), which overflow "
+    "float64 past about 1e154",
+    "Rescale y (divide it by a power of ten, or standardise it): the coefficients and the "
+    "scale follow it.",
+)
 
 #: Prior of log nu: mean and sd of log nu under nu ~ Gamma(2, rate 0.1) (digamma(2) - log 0.1,
 #: sqrt(trigamma(2))).
@@ -79,7 +87,7 @@ class StudentTModel(GeneralModel):
         return int(n_columns) + 2
 
     def encode_targets(self, y):
-        return numeric_targets(y)
+        return check_target_scale(numeric_targets(y), MAX_SQUARED_TARGET, "Student-t", *_SCALE)
 
     def prior_level(self, y_mean, y_sd):
         # the Gaussian model's: the response's own scale, the intercept at its mean

@@ -70,7 +70,15 @@ class ClassLabels:
         """
         y = _column(y, input_name)
         _numeric_finite(y, input_name)
-        classes = np.unique(y)
+        try:
+            classes = np.unique(y)
+        except TypeError:  # labels that cannot be ordered together (numbers and strings)
+            kinds = sorted({type(v).__name__ for v in y.tolist()})
+            raise ValueError(
+                f"{input_name} mixes labels of types that cannot be ordered ({', '.join(kinds)}):"
+                " class labels must be all strings or all numbers; convert them to one type "
+                f"(e.g. {input_name}.astype(str))."
+            ) from None
         K = classes.shape[0]
         if K < cls.min_classes:
             shown = _preview(classes) if K else "no labels"
@@ -171,13 +179,27 @@ def _numbers(a):
 
 
 def _column(y, input_name):
-    """``y`` as a 1-D array (a single column is flattened)."""
+    """``y`` as a 1-D array (a single column is flattened), without missing values."""
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"{input_name} must be 1-D, got shape {y.shape}.")
+    check_no_none(y, input_name)
     return y
+
+
+def check_no_none(y, input_name="y"):
+    """A ValueError naming the first None of an object array (a missing target: neither a
+    label nor a number)."""
+    if y.dtype == object:
+        missing = [i for i, v in enumerate(y.reshape(-1).tolist()) if v is None]
+        if missing:
+            raise ValueError(
+                f"{input_name} holds None ({len(missing)} of {y.size}, the first at row "
+                f"{missing[0]}): a missing target, which no model can use. Drop those rows "
+                "(or fill them) before fitting."
+            )
 
 
 def numeric_targets(y):
@@ -186,6 +208,7 @@ def numeric_targets(y):
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}.")
+    check_no_none(y)
     try:
         y = y.astype(np.float64)
     except (TypeError, ValueError):
@@ -195,6 +218,28 @@ def numeric_targets(y):
         ) from None
     if not np.all(np.isfinite(y)):
         raise ValueError(f"y contains {'NaN' if np.isnan(y).any() else 'infinity'}.")
+    return y
+
+
+#: The largest magnitude of targets whose model squares them (the Gaussian and Student-t
+#: residuals, the 'auto' prior's spread of y): beyond about 1.3e154 a square overflows
+#: float64, and sums of such squares over rows sooner.
+MAX_SQUARED_TARGET = 1e150
+#: The largest count (2^53): beyond it float64 holds no integer exactly, and a Poisson or
+#: negative binomial posterior's spread on the log scale (1 / sqrt(count)) comes within a
+#: few ulp of the coefficients it describes.
+MAX_COUNT = 2.0**53
+
+
+def check_target_scale(y, limit, model, why, remedy):
+    """A ValueError naming y's largest magnitude when it is beyond what ``model`` computes
+    with (``why``), and what to do (``remedy``); nothing otherwise."""
+    top = float(np.max(np.abs(y))) if y.shape[0] else 0.0
+    if top > limit:
+        raise ValueError(
+            f"y holds values as large as {top:.3g} in magnitude, beyond the {limit:.3g} the "
+            f"{model} model computes with: {why}. {remedy}"
+        )
     return y
 
 
@@ -263,6 +308,7 @@ def model_from_targets(y):
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
+    check_no_none(y)
     if y.dtype.kind not in "biuf":
         # strings or objects: only classes make sense; the coding checks them
         return "logistic" if len(set(y.tolist())) <= 2 else "multinomial"
