@@ -68,6 +68,10 @@ _SENSITIVITY_XFAIL = {
             "check_positive_only_tag_during_fit",
             "check_sample_weights_list",
             "check_sample_weight_equivalence_on_dense_data",
+            "check_sample_weight_equivalence_on_sparse_data",
+            "check_estimator_sparse_tag",
+            "check_estimator_sparse_array",
+            "check_estimator_sparse_matrix",
             "check_f_contiguous_array_estimator",
             "check_methods_sample_order_invariance",
             "check_methods_subset_invariance",
@@ -126,6 +130,7 @@ _NB_XFAIL = {
     )
 } | {
     "check_sample_weight_equivalence_on_dense_data": "rounding: tested statistically instead",
+    "check_sample_weight_equivalence_on_sparse_data": "rounding: tested statistically instead",
 }
 
 
@@ -136,6 +141,7 @@ _T_XFAIL = {
     for check in (
         "check_regressors_no_decision_function",
         "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
         "check_sample_weights_not_overwritten",
         "check_sample_weights_shape",
     )

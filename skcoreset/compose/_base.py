@@ -14,12 +14,14 @@ meta-estimators share what is written here:
 import inspect
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import is_classifier
 from sklearn.linear_model import PoissonRegressor, TweedieRegressor
 from sklearn.utils.validation import has_fit_parameter
 
 from .._sklearn_compat import _safe_indexing
 from ..coreset import BaseCoreset
+from ..coreset._blocks import row_indexable
 from ..models import GLM, MODEL_NAMES
 
 _MAX_INT = np.iinfo(np.int32).max
@@ -216,14 +218,16 @@ def num_rows(data, default=None):
 def indexable(data):
     """``data`` itself when rows can be selected from it (arrays, lists, pandas), else an array.
 
-    Inputs that only offer ``__array__`` (and no row indexing) are converted once, here.
+    Inputs that only offer ``__array__`` (and no row indexing) are converted once, here, as
+    are sparse formats other than CSR and CSC (COO, DIA, ...: to CSR).
     """
+    if issparse(data):
+        return row_indexable(data)
     if (
         data is None
         or isinstance(data, (np.ndarray, list))
         or hasattr(data, "iloc")
         or hasattr(data, "columns")
-        or hasattr(data, "tocsr")
     ):
         return data
     return np.asarray(data)

@@ -100,7 +100,8 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data (pandas DataFrames keep their column names through both steps).
+            Training data (pandas DataFrames keep their column names through both steps;
+            a ``scipy.sparse`` X gives the estimator the coreset's rows sparse).
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -283,7 +284,8 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         inner = get_tags(self._get_estimator())
-        tags.input_tags.sparse = False  # the coreset estimators need dense X
+        # the coresets read sparse X; the estimator gets the coreset's rows, sparse too
+        tags.input_tags.sparse = inner.input_tags.sparse
         tags.input_tags.allow_nan = False
         tags.target_tags.required = True
         tags.target_tags.positive_only = inner.target_tags.positive_only

@@ -39,7 +39,14 @@ from .._warnings import warn
 from ..export._mixin import PPLExportMixin
 from ..models import GLM, MODEL_NAMES
 from ..models._prior import Moments
-from ._blocks import InMemoryData, block_bounds, describe_block, n_rows, read_block
+from ._blocks import (
+    InMemoryData,
+    block_bounds,
+    describe_block,
+    n_rows,
+    read_block,
+    row_indexable,
+)
 from ._caller import check_resample_caller
 from ._construction import Construction, Context
 from ._dask import is_dask_collection
@@ -124,8 +131,10 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Features: a NumPy array (a ``numpy.memmap`` is read block by block), a pandas
-            DataFrame, an HDF5 or Zarr dataset, or a dask array or DataFrame (per-chunk
-            coresets are built where the chunks live). NaN and infinity are rejected.
+            DataFrame, a ``scipy.sparse`` matrix or array (densified one block at a time; CSC
+            converted to CSR once), an HDF5 or Zarr dataset, or a dask array or DataFrame
+            (per-chunk coresets are built where the chunks live). NaN and infinity are
+            rejected.
         y : array-like of shape (n_samples,)
             Targets: two class labels (any type), counts, or real values, as the model needs.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -154,13 +163,15 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         Returns
         -------
         X_coreset : array-like of shape (M, n_features)
-            The selected rows of ``X`` (same container type: pandas stays pandas).
+            The selected rows of ``X`` (same container type: pandas stays pandas, sparse
+            stays sparse).
         y_coreset : array-like of shape (M,)
             The selected targets, in the caller's coding.
         params : dict
             ``{"sample_weight": sample_weight_}``, to pass to the next estimator's ``fit``.
         """
         check_resample_caller(self)
+        X = row_indexable(X)
         self._fit(X, y, sample_weight)
         return self._selected(X, y)
 
@@ -271,7 +282,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         Returns
         -------
         X_coreset : ndarray of shape (``n_points_``, n_features)
-            The selected rows (float64).
+            The selected rows (dense float64, whatever X's container, sparse included).
         y_coreset : ndarray of shape (``n_points_``,)
             Their targets, in the caller's coding.
         params : dict
@@ -512,6 +523,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        tags.input_tags.sparse = True  # read block by block (densified a block at a time)
         tags.non_deterministic = False
         return tags
 

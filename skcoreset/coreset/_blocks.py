@@ -1,13 +1,15 @@
 """Reading the data block by block, so that a fit never holds more than one block of rows.
 
 ``X`` stays where it is - a NumPy array, a ``numpy.memmap`` or an HDF5/Zarr dataset on disk, a
-pandas DataFrame - and each block of rows is copied to a C-contiguous float64 array and
-validated on its own; errors in a block after the first name the block.
+pandas DataFrame, a ``scipy.sparse`` matrix or array - and each block of rows is copied to a
+C-contiguous float64 array and validated on its own; errors in a block after the first name the
+block. A sparse X is densified one block at a time, never whole.
 """
 
 import mmap
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.utils import check_array, check_random_state
 
 # The dtypes a pass that builds its own float64 design reads as stored (no float64 copy).
@@ -17,22 +19,35 @@ _FLOATS = (np.float64, np.float32)
 def as_source(X):
     """``X`` as something whose rows can be sliced without copying the whole of it.
 
-    NumPy arrays (memmaps included), pandas DataFrames and array-likes with ``shape``,
-    ``ndim`` and slicing (h5py and zarr datasets) are kept; anything else (lists, objects
-    offering only ``__array__``) is converted once with :func:`numpy.asarray`.
+    NumPy arrays (memmaps included), pandas DataFrames, CSR matrices and array-likes with
+    ``shape``, ``ndim`` and slicing (h5py and zarr datasets) are kept; other ``scipy.sparse``
+    formats become CSR; anything else (lists, objects offering only ``__array__``) is
+    converted once with :func:`numpy.asarray`.
     """
     if isinstance(X, np.ndarray) or hasattr(X, "iloc"):
         return X
-    if (
-        hasattr(X, "shape")
-        and hasattr(X, "ndim")
-        and hasattr(X, "__getitem__")
-        and not hasattr(X, "tocsr")
-    ):
+    if issparse(X):
+        # CSR, whose blocks of rows are slices of its arrays. CSC (and COO, DOK, ...) is
+        # converted once, a sparse copy: slicing rows of CSC reads every column, per block.
+        return check_array(
+            X,
+            accept_sparse="csr",
+            dtype=None,
+            ensure_all_finite=False,  # checked block by block, as dense rows are
+            ensure_min_samples=0,
+            ensure_min_features=0,
+        )
+    if hasattr(X, "shape") and hasattr(X, "ndim") and hasattr(X, "__getitem__"):
         return X
-    if hasattr(X, "tocsr"):
-        return X  # sparse: check_array refuses it with scikit-learn's message
     return np.asarray(X)
+
+
+def row_indexable(X):
+    """``X``, or for a sparse format without row indexing (COO, DIA, BSR, ...) its CSR copy:
+    the container ``fit_resample`` selects the coreset's rows from (CSR and CSC are kept)."""
+    if issparse(X) and X.format not in ("csr", "csc"):
+        return X.tocsr()
+    return X
 
 
 def n_rows(X):
@@ -57,10 +72,9 @@ def read_block(X, start, stop, *, label=None, estimator=None, dtype=np.float64):
     as for ``check_array``: ``(np.float64, np.float32)`` keeps float32 rows as they are, for
     a caller that converts them itself.
     """
-    part = X if hasattr(X, "tocsr") else rows_as_read(X, start, stop)  # check_array refuses
     try:
         return check_array(
-            part,
+            rows_as_read(X, start, stop),
             dtype=dtype,
             order="C",
             input_name="X",
@@ -75,7 +89,9 @@ def read_block(X, start, stop, *, label=None, estimator=None, dtype=np.float64):
 
 def rows_as_read(X, start, stop):
     """Rows ``start:stop`` of ``X`` as they are stored (any dtype), not validated: for passes
-    over rows a first pass has validated."""
+    over rows a first pass has validated. Sparse rows come dense (this block's only)."""
+    if issparse(X):
+        return X[start:stop].toarray()
     if _is_file_memmap(X):
         return _read_memmap_rows(X, start, stop)
     if hasattr(X, "iloc"):
@@ -97,6 +113,8 @@ def read_rows(X, indices, *, estimator=None):
                 f.readinto(memoryview(part[k]).cast("B"))
     elif hasattr(X, "iloc"):
         part = X.iloc[indices]
+    elif issparse(X):
+        part = X[indices].toarray()
     else:
         part = X[indices]
     return validate_rows(part, indices, estimator)

@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.utils.validation import validate_data
 
 from .._sklearn_compat import _check_sample_weight
@@ -42,6 +43,18 @@ def as_dask_array(data, name):
     if data.ndim == 2:
         data = data.rechunk({1: -1})  # every chunk holds whole rows
     return data
+
+
+def _refuse_sparse_chunks(X):
+    """A clear error for a dask array of sparse chunks (scipy.sparse or pydata sparse), whose
+    tasks would fail on ``np.asarray`` of a chunk with scipy's "length is ambiguous"."""
+    meta = getattr(X, "_meta", None)
+    if meta is not None and (issparse(meta) or hasattr(meta, "todense")):
+        raise TypeError(
+            f"X is a dask array of sparse chunks ({type(meta).__name__}), which a dask fit "
+            "does not read: pass dense chunks (X.map_blocks(lambda b: b.toarray())), or the "
+            "scipy.sparse matrix itself, which a fit in memory densifies one block at a time."
+        )
 
 
 def aligned(data, chunks, name):
@@ -105,6 +118,7 @@ def _fit(estimator, X, y, sample_weight, composed):
     if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
     X = as_dask_array(_float_columns(X), "X")
+    _refuse_sparse_chunks(X)
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
     if X.shape[0] == 0:

@@ -4,6 +4,7 @@ Imports nothing heavy: each method imports its language when it is called.
 """
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
@@ -77,7 +78,7 @@ class PPLExportMixin:
     def _export_rows(self, X, y, model):
         """The coreset's rows of the caller's ``(X, y)``, checked to be the fitted ones, and
         their targets in the model's coding."""
-        n = getattr(X, "shape", (len(X),))[0]
+        n = X.shape[0] if hasattr(X, "shape") else len(X)  # sparse X has no len()
         if len(y) != n:
             raise ValueError(f"X has {n} rows and y {len(y)} targets.")
         idx = self.sample_indices_
@@ -86,7 +87,11 @@ class PPLExportMixin:
                 f"X has {n} rows, but the coreset holds row {idx.max()}: pass the data the "
                 "coreset was fitted on (every call's rows, in order, after partial_fit)."
             )
-        rows = check_array(_safe_indexing(X, idx), dtype=np.float64, estimator=self)
+        rows = check_array(
+            _safe_indexing(X, idx), accept_sparse="csr", dtype=np.float64, estimator=self
+        )
+        if issparse(rows):
+            rows = rows.toarray()  # the coreset's rows only
         if rows.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {rows.shape[1]} features; the coreset was fitted on {self.n_features_in_}."

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 import scipy.special
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -140,8 +141,10 @@ class _BaseBayesianGLM(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Features.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Features. A ``scipy.sparse`` X is densified whole, as the sampler's kernels read
+            dense rows: meant for a coreset's few rows (predictions densify a block of rows
+            at a time).
         y : array-like of shape (n_samples,)
             Targets: two class labels of any type (logistic), non-negative counts or rates
             (Poisson), real values (linear).
@@ -168,8 +171,14 @@ class _BaseBayesianGLM(BaseEstimator):
     @one_blas_thread()
     def _fit(self, X, y, sample_weight=None, data_prior=None):
         X, y = validate_data(
-            self, X, y, dtype=np.float64, y_numeric=self._numeric_targets()
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=np.float64,
+            y_numeric=self._numeric_targets(),
         )
+        X = _dense(X)  # the kernels read dense rows (see fit's docstring)
         targets, y = y, self._encode_targets(y)
         model = self._model(self._noise_scale_param())
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
@@ -343,7 +352,7 @@ class _BaseBayesianGLM(BaseEstimator):
         out = np.empty(X.shape[0])
         if self._by_draws():
             for sl in self._row_blocks(X.shape[0]):
-                ll = self._draw_logliks(X[sl], y[sl])
+                ll = self._draw_logliks(_dense(X[sl]), y[sl])
                 out[sl] = scipy.special.logsumexp(ll, axis=0) - np.log(ll.shape[0])
             return out
         model = self._model()
@@ -362,13 +371,15 @@ class _BaseBayesianGLM(BaseEstimator):
         return coef, intercept, (None if noise is None else noise.reshape(J))
 
     def _check_X(self, X):
+        """X checked against the fit; sparse X stays sparse (CSR), for the row blocks that
+        densify it."""
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64)
+        return validate_data(self, X, reset=False, dtype=np.float64, accept_sparse="csr")
 
     def _eta_blocks(self, X, coef, intercept):
         """Yield (row slice, linear predictors of shape (rows, J)) in bounded-memory blocks."""
         for sl in row_blocks(X.shape[0], coef.shape[0], _BLOCK_ELEMENTS):
-            yield sl, X[sl] @ coef.T + intercept
+            yield sl, _dense(X[sl]) @ coef.T + intercept
 
     def _response_moments(self, X):
         """Posterior mean and variance over the draws of E[y | x, theta] (the model's mean
@@ -378,7 +389,7 @@ class _BaseBayesianGLM(BaseEstimator):
             thetas = self._pooled_thetas()
             mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
             for sl in self._row_blocks(X.shape[0]):
-                m = model.mean_draws(thetas, model.design(X[sl]))
+                m = model.mean_draws(thetas, model.design(_dense(X[sl])))
                 mean[sl], var[sl] = m.mean(axis=0), m.var(axis=0)
             return mean, var
         coef, intercept, _ = self._pooled_draws()
@@ -453,11 +464,12 @@ class _BaseBayesianGLM(BaseEstimator):
             thetas = self._pooled_thetas()
             idx = rng.choice(thetas.shape[0], size=n_draws, replace=n_draws > thetas.shape[0])
             model = self._model()
-            return self._decode(model.simulate_draws(thetas[idx], model.design(X), rng))
+            # all rows at once (one stream of random numbers), as large as the replicates
+            return self._decode(model.simulate_draws(thetas[idx], model.design(_dense(X)), rng))
         coef, intercept, noise = self._pooled_draws()
         J = coef.shape[0]
         idx = rng.choice(J, size=n_draws, replace=n_draws > J)
-        eta = coef[idx] @ X.T + intercept[idx, None]
+        eta = coef[idx] @ X.T + intercept[idx, None]  # sparse X: a sparse product
         draws = self._model().simulate(
             eta, rng, noise_scale=None if noise is None else noise[idx, None]
         )
@@ -494,7 +506,7 @@ class _BaseBayesianGLM(BaseEstimator):
         y = self._targets_for_density(y, X.shape[0])
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         rows = np.flatnonzero(w > 0)
-        X, y, w = X[rows], y[rows], w[rows]
+        X, y, w = _dense(X[rows]), y[rows], w[rows]  # the fit's rows, dense as fit's
         n_rows, w_sum = self._training_summary
         if X.shape[0] != n_rows or not np.isclose(w.sum(), w_sum, rtol=1e-9, atol=0.0):
             raise ValueError(
@@ -668,5 +680,10 @@ class _BaseBayesianGLM(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
+
+
+def _dense(X):
+    """``X`` as a dense array: the rows of one block (or a fit's rows) when X is sparse."""
+    return X.toarray() if issparse(X) else X

@@ -7,7 +7,7 @@ from sklearn.utils.metaestimators import available_if
 
 from .._sklearn_compat import StrOptions, _check_sample_weight
 from ..models import GLM, MODEL_NAMES
-from ._base import _BaseBayesianGLM
+from ._base import _BaseBayesianGLM, _dense
 
 
 def _of_class_labels(estimator):
@@ -234,7 +234,7 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
             thetas = self._pooled_thetas()
             out = np.empty((X.shape[0], len(self.classes_)))
             for sl in self._row_blocks(X.shape[0], len(self.classes_)):
-                logp = model.log_proba_draws(thetas, model.design(X[sl]))  # (J, n, K)
+                logp = model.log_proba_draws(thetas, model.design(_dense(X[sl])))  # (J, n, K)
                 out[sl] = scipy.special.logsumexp(logp, axis=0) - np.log(thetas.shape[0])
             return out
         if model.family is None:

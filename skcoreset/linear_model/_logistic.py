@@ -7,7 +7,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ..models import ClassLabels
 from ..models._targets import check_no_none
-from ._base import _BaseBayesianGLM
+from ._base import _BaseBayesianGLM, _dense
 
 
 class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
@@ -172,7 +172,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         J = thetas.shape[0]
         out = np.empty((X.shape[0], len(self.classes_)))
         for sl in self._row_blocks(X.shape[0], len(self.classes_)):
-            logp = model.log_proba_draws(thetas, model.design(X[sl]))  # (J, n, K)
+            logp = model.log_proba_draws(thetas, model.design(_dense(X[sl])))  # (J, n, K)
             out[sl] = scipy.special.logsumexp(logp, axis=0) - np.log(J)
         return out
 
