@@ -91,18 +91,22 @@ def test_gamma_targets_near_the_float64_limit_fit_without_warnings():
         lambda: OMPCoreset(n_points=20, model="gaussian"),
         lambda: BayesianLogisticRegression(**CHAINS),
         lambda: BayesianGLM(model="logistic", **CHAINS),
+        lambda: BayesianLinearRegression(**CHAINS),
     ],
-    ids=["auto", "multinomial", "gaussian", "BayesianLogisticRegression", "BayesianGLM"],
+    ids=["auto", "multinomial", "gaussian", "BayesianLogisticRegression", "BayesianGLM", "linear"],
 )
 @pytest.mark.parametrize("kind", ["labels", "numbers"])
-def test_a_missing_target_is_named(make, kind):
+@pytest.mark.parametrize("missing", [None, np.nan], ids=["None", "NaN"])
+def test_a_missing_target_is_named(make, kind, missing):
     """A None among the labels was a raw TypeError ("'<' not supported between instances of
-    'NoneType' and 'str'"), or "Unknown label type: unknown", or "y contains NaN"."""
+    'NoneType' and 'str'"), or "Unknown label type: unknown", or "y contains NaN"; a NaN among
+    string labels was a label "nan", or "labels of two types"."""
     rng, X = _rows(100)
     y = np.where(rng.random(100) < 0.5, "a", "b") if kind == "labels" else rng.random(100) < 0.5
     y = y.astype(object)
-    y[3] = None
-    with pytest.raises(ValueError, match=r"y holds None \(1 of 100, the first at row 3\)"):
+    y[3] = missing
+    what = "None" if missing is None else "NaN"
+    with pytest.raises(ValueError, match=rf"y holds {what} \(1 of 100 missing, the first at row 3"):
         make().fit(X, y)
 
 
@@ -128,3 +132,35 @@ def test_one_weighted_class_is_named_by_its_label():
         ValueError, match=r"positive sample_weight: y has one class only \(\['yes'\]\)"
     ):
         BayesianLogisticRegression(**CHAINS).fit(X, y, sample_weight=w)
+
+
+def test_a_label_of_another_type_in_a_stream_is_named():
+    """A number among string labels in a later call of partial_fit: a raw TypeError from
+    sorting the unknown labels; now the labels it does not know, by name."""
+    rng, X = _rows(90)
+    y = np.where(rng.random(90) < 0.5, "a", "b").astype(object)
+    core = OMPCoreset(n_points=20, model="multinomial", random_state=0)
+    core.partial_fit(X[:45], y[:45], classes=["a", "b", "c"])
+    y[50] = 7.5
+    with pytest.raises(ValueError, match=r"labels that are not among the classes .*: \[.*7\.5"):
+        core.partial_fit(X[45:], y[45:])
+
+
+@pytest.mark.parametrize("name", ["poisson", "gamma", "negative_binomial", "gaussian"])
+def test_tiny_weights_start_where_unit_weights_do(name):
+    """Weights of 1e-300: Newton's start averaged y with them, which np.average called
+    weights summing to zero (a ZeroDivisionError), and the Gaussian noise's estimate divided
+    0 by 0. The start reads the weights relative to the largest: unit weights' start."""
+    from skcoreset.models import get_model
+
+    rng, X = _rows()
+    y = rng.poisson(3.0, 300).astype(float) + 1.0
+    model = get_model(name)
+    Xd = model.design(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        tiny = model.initial_params(Xd, y, np.full(300, 1e-300))
+        if name == "gaussian":
+            noise = model.estimate_noise(Xd[:2], y[:2], np.full(2, 1e-320))
+            assert np.isfinite(noise) and noise > 0
+    np.testing.assert_array_equal(tiny, model.initial_params(Xd, y, np.ones(300)))

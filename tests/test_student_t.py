@@ -329,3 +329,21 @@ def test_one_wild_outlier_is_what_the_model_is_for(outlier):
     assert fit.scale_ < 2.0 and fit.rhat_.max() < 1.05
     core = OMPCoreset(model="student_t", n_points=40, random_state=0).fit(X, y)
     np.testing.assert_allclose(core.laplace_.mean[:2], [1.0, 2.0], atol=0.1)
+
+
+def test_weights_of_1e300():
+    """All weights 1e300: the robust start (weights relative to the largest) and the least
+    squares one, the better kept; the robust start overflowed (w / |r| past float64), and
+    from it Newton failed as "numerically singular"."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((240, 3))
+    y = X @ [0.5, -0.3, 0.2] + 0.5 + rng.standard_t(3, 240)
+    w = np.full(240, 1e300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 20 draws
+        fit = BayesianStudentTRegression(n_samples=20, n_warmup=10, random_state=0)
+        fit.fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(fit.coef_, [0.5, -0.3, 0.2], atol=0.15)
+    # the coreset's projected log-likelihoods overflow: it says so, naming the weights
+    with pytest.raises(ValueError, match="sample_weight is far too large"):
+        OMPCoreset(model="student_t", n_points=20, random_state=0).fit(X, y, sample_weight=w)

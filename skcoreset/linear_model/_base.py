@@ -28,6 +28,7 @@ from ..models._checks import CHECK_ROWS
 from ..models._general import row_blocks
 from ..models._laplace import mcmc_start
 from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
+from ..models._targets import check_no_none
 from ..sampler import diagnostics, sample_mala
 
 # Convergence thresholds behind the ConvergenceWarning (Vehtari et al. 2021 recommend
@@ -170,6 +171,8 @@ class _BaseBayesianGLM(BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     @one_blas_thread()
     def _fit(self, X, y, sample_weight=None, data_prior=None):
+        if y is not None:  # a missing target, before validation reads it as NaN
+            check_no_none(np.asarray(y, dtype=object))
         X, y = validate_data(
             self,
             X,
@@ -396,7 +399,8 @@ class _BaseBayesianGLM(BaseEstimator):
         mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])
         for sl, eta in self._eta_blocks(X, coef, intercept):
             m = model.mean(eta)
-            mean[sl], var[sl] = m.mean(axis=1), m.var(axis=1)
+            with np.errstate(over="ignore"):  # means past 1e154: an infinite spread
+                mean[sl], var[sl] = m.mean(axis=1), m.var(axis=1)
         return mean, var
 
     def _targets_for_density(self, y, n_rows):

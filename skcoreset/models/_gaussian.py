@@ -137,7 +137,7 @@ class GaussianModel(GLM):
             A = A.copy()
             A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A), 1.0)
             beta = np.linalg.solve(A, b)
-        y_mean = wy_sum / w_sum
+        y_mean = wy_sum / w_sum if w_sum > 0 else 0.0  # weights of 1e-300 may sum to 0
         rss = spread = 0.0
         for Xd, y, w in blocks():
             if beta is not None:
@@ -145,7 +145,7 @@ class GaussianModel(GLM):
             spread += (w * (y - y_mean) ** 2).sum()
         sigma = np.sqrt(rss / dof) if beta is not None else 0.0
         if not np.isfinite(sigma) or sigma <= 1e-8 * max(y_max, 1e-300):
-            spread = np.sqrt(spread / w_sum)
+            spread = np.sqrt(spread / w_sum) if w_sum > 0 else 0.0
             sigma = spread if spread > 0 else 1.0
         return float(sigma)
 

@@ -442,13 +442,16 @@ class GLM:
         extra, h = self.noise, _LOG_EXTRA_STEP
         up, down = extra * np.exp(h), extra * np.exp(-h)
         score = K.dlog_extra_vector(self.family, eta, y, extra)
-        cross = (
-            K.dloglik_vector(self.family, eta, y, down) - K.dloglik_vector(self.family, eta, y, up)
-        ) / (2 * h)
-        curv = (
-            K.dlog_extra_vector(self.family, eta, y, down)
-            - K.dlog_extra_vector(self.family, eta, y, up)
-        ) / (2 * h)
+        # far from the mode a derivative may overflow: inf - inf is NaN, as in the kernels
+        with np.errstate(invalid="ignore"):
+            cross = (
+                K.dloglik_vector(self.family, eta, y, down)
+                - K.dloglik_vector(self.family, eta, y, up)
+            ) / (2 * h)
+            curv = (
+                K.dlog_extra_vector(self.family, eta, y, down)
+                - K.dlog_extra_vector(self.family, eta, y, up)
+            ) / (2 * h)
         return score, cross, curv
 
     def initial_intercept(self, y_mean):
@@ -533,8 +536,12 @@ class GLM:
         theta0 : ndarray of shape (P,)
             The starting parameters.
         """
-        y_mean = np.average(y, weights=w) if self.starts_from_mean else None
-        return self.mean_start(np.zeros(Xd.shape[1]), y_mean)
+        theta = np.zeros(Xd.shape[1])
+        top = w.max(initial=0.0)
+        if not (self.starts_from_mean and top > 0):  # no weighted row: no mean to start from
+            return theta
+        # weights scaled to a largest of 1: weights of 1e-300 sum to 0 in np.average
+        return self.mean_start(theta, np.average(y, weights=w / top))
 
     # -- evaluation through the kernels --------------------------------------------------
     def loglik(self, theta, Xd, y):

@@ -114,12 +114,28 @@ class StudentTModel(GeneralModel):
         )
 
     def initial_params(self, Xd, y, w):
-        # A start robust to the outliers the model is for: weighted least squares, then
-        # iteratively reweighted steps of the Student-t fit at nu = 3 (EM's weights
-        # (nu + 1) / (nu + z^2)) from a least-absolute-deviations fit and the residuals' MAD.
-        # From least squares alone, an outlier of 1e10 put the start in the basin of a fit of
-        # the outlier (sigma near 1e9), whose Hessian Newton could not use, and the fit
-        # failed as "numerically singular".
+        # Least squares with its residual scale, or a start robust to the outliers the model
+        # is for, whichever has the higher log posterior: from least squares alone, an
+        # outlier of 1e10 put the start in the basin of a fit of the outlier (sigma near
+        # 1e9), whose Hessian Newton could not use, and the fit failed as "numerically
+        # singular"; where least squares does well (no outlier), it stays the start
+        top = w.max(initial=0.0)
+        if not top > 0:  # no weighted row (an empty coreset): the prior's centre
+            return np.zeros(self.n_params(Xd.shape[1]))
+        w_rel = w / top  # the starts read relative weights (1e300 would overflow)
+        beta = _weighted_lstsq(Xd, y, w_rel)
+        ls = np.concatenate([beta, [np.log(_rms(y - Xd @ beta, w_rel)), 0.0]])
+        robust = self._robust_start(Xd, y, w_rel)
+        ls[-2] -= self.log_scale_centre
+        with np.errstate(all="ignore"):
+            ll, _ = self.weighted_loglik_chains(np.vstack([ls, robust]), Xd, y, w)
+            lp = ll - 0.5 * np.vstack([ls, robust]) ** 2 @ self.prior_precision(ls.shape[0])
+        return robust if lp[1] > lp[0] or not np.isfinite(lp[0]) else ls
+
+    def _robust_start(self, Xd, y, w):
+        """Iteratively reweighted steps of the Student-t fit at nu = 3 (EM's weights (nu + 1)
+        / (nu + z^2)) from a least-absolute-deviations fit and the residuals' MAD; nu = 15
+        (the prior's centre)."""
         beta = _weighted_lstsq(Xd, y, w)
         r = y - Xd @ beta
         if not _rms(r, w) > 1e-9 * max(_rms(y, w), 1e-300):
@@ -166,8 +182,9 @@ class StudentTModel(GeneralModel):
             The degrees of freedom.
         """
         thetas = np.atleast_2d(thetas)
-        sigma = np.exp(thetas[:, -2] + self.log_scale_centre)
-        nu = np.exp(thetas[:, -1] + self.df_centre)
+        with np.errstate(over="ignore"):  # a far point of a search: inf, rejected downstream
+            sigma = np.exp(thetas[:, -2] + self.log_scale_centre)
+            nu = np.exp(thetas[:, -1] + self.df_centre)
         return thetas[:, :-2], sigma, nu
 
     def _terms(self, thetas, Xd, y):

@@ -122,15 +122,17 @@ class ClassLabels:
             if np.all(positive | (y == self.classes[0])):
                 return positive.astype(np.float64)
         try:
-            codes = np.searchsorted(self.classes, y)
+            codes = np.minimum(np.searchsorted(self.classes, y), self.classes.shape[0] - 1)
+            known = self.classes[codes] == y
         except TypeError:  # labels not comparable with the classes (numbers and strings)
-            codes = np.zeros(y.shape[0], dtype=np.intp)
-        codes = np.minimum(codes, self.classes.shape[0] - 1)
-        known = self.classes[codes] == y
+            index = {c: k for k, c in enumerate(self.classes.tolist())}
+            found = [index.get(v, -1) for v in y.tolist()]
+            codes = np.maximum(np.array(found, dtype=np.intp), 0)
+            known = np.array(found, dtype=np.intp) >= 0
         if not np.all(known):
             raise ValueError(
                 f"{input_name} has labels that are not among the classes {_preview(self.classes)}:"
-                f" {_preview(np.unique(y[~known]))}."
+                f" {_preview(_distinct(y[~known]))}."
             )
         return codes.astype(np.float64)
 
@@ -190,16 +192,22 @@ def _column(y, input_name):
 
 
 def check_no_none(y, input_name="y"):
-    """A ValueError naming the first None of an object array (a missing target: neither a
-    label nor a number)."""
-    if y.dtype == object:
-        missing = [i for i, v in enumerate(y.reshape(-1).tolist()) if v is None]
-        if missing:
-            raise ValueError(
-                f"{input_name} holds None ({len(missing)} of {y.size}, the first at row "
-                f"{missing[0]}): a missing target, which no model can use. Drop those rows "
-                "(or fill them) before fitting."
-            )
+    """A ValueError naming the first missing value of an object array (None or a float NaN:
+    a missing target, neither a label nor a number) or its first infinity."""
+    if y.dtype != object:
+        return
+    values = y.reshape(-1).tolist()
+    missing = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and v != v)]
+    if missing:
+        what = "None" if values[missing[0]] is None else "NaN"
+        raise ValueError(
+            f"{input_name} holds {what} ({len(missing)} of {y.size} missing, the first at row "
+            f"{missing[0]}): a missing target, which no model can use. Drop those rows (or "
+            "fill them) before fitting."
+        )
+    infinite = [i for i, v in enumerate(values) if isinstance(v, float) and abs(v) == np.inf]
+    if infinite:
+        raise ValueError(f"{input_name} contains infinity (at row {infinite[0]}).")
 
 
 def numeric_targets(y):
@@ -241,6 +249,14 @@ def check_target_scale(y, limit, model, why, remedy):
             f"{model} model computes with: {why}. {remedy}"
         )
     return y
+
+
+def _distinct(values):
+    """The distinct values, sorted when they can be (labels of several types cannot)."""
+    try:
+        return np.unique(values)
+    except TypeError:
+        return list(dict.fromkeys(values.tolist()))
 
 
 def _preview(values, limit=5):
