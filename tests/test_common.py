@@ -82,9 +82,27 @@ _SENSITIVITY_XFAIL = {
 }
 
 
+# The Gaussian model's noise scale is a parameter of the Laplace fit that the projection draws
+# from (its log's spread and its correlations with the coefficients): the repeated rows' sums,
+# in another order, move its draws by 1e-13, and GIGA on the checks' 20-dimensional projection
+# of 32 parameters turns that into another coreset (Hilbert error 0.0199 against 0.0188), as it
+# did the 'auto' prior's last bits. Integer weights give the posterior of duplicated rows, up
+# to the coreset's own error: tests/test_coreset_estimators.py,
+# test_integer_weights_give_the_posterior_of_duplicated_rows.
+_GAUSSIAN_META_XFAIL = {
+    check: "rounding in the noise scale's draws moves GIGA's choices on the checks' tiny data"
+    for check in (
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    )
+}
+
+
 def expected_failed_checks(estimator):
     if isinstance(estimator, SensitivityCoreset):
         return _SENSITIVITY_XFAIL
+    if isinstance(estimator, CoresetRegressor):
+        return _GAUSSIAN_META_XFAIL
     return {}
 
 

@@ -237,9 +237,10 @@ def test_progress_bar_changes_nothing_but_stderr(phishing, cls, capsys):
 def test_refit_drops_attributes_of_the_previous_fit(phishing):
     X, y = phishing
     est = UniformCoreset(n_points=20, n_projections=20, random_state=0).fit(X, y)
-    assert hasattr(est, "laplace_") and hasattr(est, "hilbert_error_")
+    assert hasattr(est, "hilbert_error_")
     est.set_params(projection=None).fit(X, y)
-    assert not hasattr(est, "laplace_") and not hasattr(est, "hilbert_error_")
+    assert not hasattr(est, "hilbert_error_")
+    assert hasattr(est, "laplace_kl_")  # every coreset's figure, projection or not
 
 
 def test_one_class_left_with_positive_weight(phishing):
@@ -346,3 +347,27 @@ def test_coverage_warning_follows_what_the_data_identify():
     with pytest.warns(CoresetCoverageWarning, match="features zero"):
         cs.fit(X, y)
     assert not np.any(X[cs.sample_indices_, 2])
+
+
+@pytest.mark.parametrize("model", ["gaussian", "negative_binomial"])
+def test_integer_weights_give_the_posterior_of_duplicated_rows(model):
+    """A coreset of rows with integer weights and one of the same rows repeated are two
+    coresets of one posterior: each within the quality target of the data's Laplace fit, and
+    the two data fits the same. (Their rows need not be the same: a repeated row is several
+    candidates, and rounding in sums of another order can move a greedy choice.)"""
+    from skcoreset.coreset._quality import quality_target
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3000, 3))
+    eta = 0.5 + X @ [0.6, -0.4, 0.2]
+    if model == "gaussian":
+        y = eta + 0.7 * rng.standard_normal(3000)
+    else:
+        y = rng.negative_binomial(2.0, 2.0 / (2.0 + np.exp(eta))).astype(float)
+    w = rng.integers(0, 4, 3000)
+    weighted = OMPCoreset(100, model=model, random_state=0).fit(X, y, sample_weight=w)
+    repeated = OMPCoreset(100, model=model, random_state=0).fit(X.repeat(w, 0), y.repeat(w))
+    target = quality_target(weighted.laplace_.mean.shape[0])
+    assert weighted.laplace_kl_ < target and repeated.laplace_kl_ < target
+    np.testing.assert_allclose(weighted.laplace_.mean, repeated.laplace_.mean, atol=1e-9)
+    np.testing.assert_allclose(weighted.laplace_.cov, repeated.laplace_.cov, rtol=1e-7)

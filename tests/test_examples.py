@@ -124,7 +124,11 @@ def test_iht_rbf_regression(run_example):
     for name in ["GIGA", "A-IHT II"]:
         assert res[name]["kl"][-1] < res[name]["kl"][0] / 10, name
         assert res[name]["rmse"][-1] < 1.1 * ns["full_rmse"], name
-    assert np.all(res["GIGA"]["kl"] < res["uniform"]["kl"])
+    # below 82 points (the model's parameters, the noise scale's included) no coreset's
+    # posterior has a proper Laplace fit: both KLs are infinite there
+    giga, uniform = res["GIGA"]["kl"], res["uniform"]["kl"]
+    assert np.all((giga < uniform) | (np.isinf(giga) & np.isinf(uniform)))
+    assert np.isfinite(giga[-1])
 
 
 def test_kl_coresets(run_example):

@@ -763,8 +763,8 @@ def test_coreset_mcmc_draws_the_coreset_posterior(regression):
 @pytest.fixture(scope="module")
 def poisson_taylor():
     """Poisson rows, the Laplace fit of all of them, its draws, and the exact summary."""
-    from skcoreset.coreset._kl_coreset import data_summary, split_summary
     from skcoreset.coreset._merge_reduce import Node
+    from skcoreset.coreset._taylor import data_summary, split_summary
     from skcoreset.models import get_model, laplace_approximation
 
     rng = np.random.default_rng(1)
@@ -790,8 +790,8 @@ def test_data_summary_of_many_chunks_on_threads():
     # (oracle), and the same bits on one thread as on two
     import numba
 
-    from skcoreset.coreset._kl_problem import _SUMMARY_ROWS, data_summary, split_summary
     from skcoreset.coreset._merge_reduce import Node
+    from skcoreset.coreset._taylor import _SUMMARY_ROWS, data_summary, split_summary
     from skcoreset.models import get_model, laplace_approximation
 
     from .oracles import models_oracle as oracle
@@ -828,7 +828,7 @@ def test_data_summary_of_many_chunks_on_threads():
 def test_row_spread_is_the_sd_of_the_second_order_expansion(poisson_taylor):
     # the oracle: the sample sd, over draws of the Laplace fit, of each row's second-order
     # expansion d e - c e^2 / 2 in e = x . (theta - mu), with its own standard error
-    from skcoreset.coreset._kl_problem import row_spread
+    from skcoreset.coreset._taylor import row_spread
 
     model, Xd, y, w, lap, _, _, _ = poisson_taylor
     rows = slice(0, 40)
@@ -1049,7 +1049,8 @@ def _kept_kl(cs, X, y):
 
     full = cs.laplace_
     idx = cs.sample_indices_
-    core = coreset_fit(full.free_model, full.model.design(X[idx]), y[idx], cs.sample_weight_)
+    Xd = full.model.design(X[idx])
+    core = coreset_fit(full.free_model, Xd, y[idx], cs.sample_weight_, full.mean)
     return gaussian_kl(core.mean, core.cov, full.mean, full.cov)
 
 

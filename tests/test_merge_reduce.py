@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from skcoreset.coreset import (
+    CoresetQualityWarning,
     GIGACoreset,
     IHTCoreset,
     OMPCoreset,
@@ -234,6 +235,7 @@ def test_pandas_and_list_inputs_match_arrays(data):
     assert list(est.feature_names_in_) == list(df.columns)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", CoresetQualityWarning)  # 20 points: not the subject
         est = OMPCoreset(20, n_projections=30, block_size=2000, random_state=0)
         est.fit(X[:3000].tolist(), y[:3000].tolist())
     assert est.n_points_ == 20

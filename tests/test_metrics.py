@@ -171,10 +171,11 @@ def test_fidelity_scorer_matches_direct_computation(phish):
     )
     with pytest.raises(ValueError, match="measure"):
         make_fidelity_scorer("foo")
-    with pytest.raises(ValueError, match="laplace_"):
-        posterior_fidelity_score(
-            CoresetClassifier(UniformCoreset(40, projection=None), LogisticRegression()).fit(X, y)
-        )
+    # every coreset keeps the data's Laplace fit (laplace_), a projection or not
+    uni = CoresetClassifier(UniformCoreset(40, projection=None), LogisticRegression()).fit(X, y)
+    assert posterior_fidelity_score(uni, X, y) == pytest.approx(
+        -coreset_laplace_kl(X, y, uni.sample_indices_, uni.sample_weight_), rel=1e-5
+    )
 
 
 def test_grid_search_with_fidelity_and_plot(phish, biketrips, tmp_path):

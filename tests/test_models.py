@@ -14,7 +14,7 @@ from skcoreset.models import (
     laplace_from_blocks,
     model_from_targets,
 )
-from skcoreset.models._laplace import mcmc_start, solve_spd
+from skcoreset.models._laplace import laplace_or_start, solve_spd
 
 from .oracles import extra_oracle
 from .oracles import models_oracle as oracle
@@ -426,8 +426,8 @@ def test_gaussian_noise_with_no_more_rows_than_parameters():
     model = get_model("gaussian")
     with pytest.raises(ValueError, match="as many rows as parameters"):
         laplace_approximation(model, X, y)
-    start = mcmc_start(model, model.design(X), y, np.ones(3))
+    start = laplace_or_start(model, model.design(X), y, np.ones(3))
     assert start.model.noise_scale == pytest.approx(np.std(y))
     assert start.n_extra == 1 and np.all(np.isfinite(start.cov))
-    const = mcmc_start(model, model.design(X), np.full(3, 2.0), np.ones(3))
+    const = laplace_or_start(model, model.design(X), np.full(3, 2.0), np.ones(3))
     assert const.model.noise_scale == 1.0

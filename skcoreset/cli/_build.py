@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from ..coreset._quality import quality_target
 from ..models import get_model, model_from_targets
 from ._algorithms import BY_NAME, make_coreset, resolve_model
 from ._errors import CommandError
@@ -168,18 +169,21 @@ def _describe(
     )
     error = getattr(estimator, "hilbert_error_", None)
     laplace_kl = getattr(estimator, "laplace_kl_", None)
-    if error is not None:
-        print(
-            f"hilbert error {error:.3g}: distance between the coreset's and the data's "
-            f"log-likelihoods in a {estimator.n_projections}-dimensional random projection, "
-            "relative to the data's (0 = exact; an empty coreset scores 1)"
-        )
-    elif laplace_kl is not None:
+    if laplace_kl is not None:
+        target = quality_target(estimator.laplace_.mean.shape[0])
+        verdict = "within" if laplace_kl <= target else "ABOVE"
         print(
             f"laplace KL {laplace_kl:.3g}: KL divergence, in nats, from the Laplace fit of the "
-            "coreset's posterior to the data's (0 = the same Gaussian)"
+            f"coreset's posterior to the data's (0 = the same Gaussian); {verdict} the target "
+            f"{target:.3g} (half the default sampler's Monte Carlo error)"
         )
-    else:
+    if error is not None:
+        print(
+            f"hilbert error {error:.3g}: the projection's error, the distance between the "
+            f"coreset's and the data's log-likelihoods in a {estimator.n_projections}-"
+            "dimensional random projection, relative to the data's (0 = exact in it)"
+        )
+    if laplace_kl is None and error is None:
         print(
             f"no fidelity measure: {algorithm.label} has none without the data in memory "
             "(compare the posteriors with skcoreset.metrics)"

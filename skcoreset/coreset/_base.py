@@ -25,6 +25,7 @@ The hooks receive validated float64 rows, targets coded by the model and positiv
 """
 
 import logging
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -59,6 +60,7 @@ from ._preparation import (
     resolve_model,
     validate_source,
 )
+from ._quality import coreset_kl, warn_quality
 
 __all__ = [
     "BaseCoreset",
@@ -255,7 +257,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         if first:
             self._coreset_size(model, X.shape[1])
             data = InMemoryData(X, coded, s, self._block_rows(X), self)
-            construction = Construction.start(self, model, labels, data)
+            construction = Construction.start(self, model, labels, data, stream=True)
         offset = construction.n_seen
         final = construction.add(X, coded, s, n_rows(X), label, finalize)
         construction.classes_seen |= seen
@@ -395,12 +397,53 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         # the full data's prior, which a composition hands to the estimator fitted on the
         # coreset and the exports to probabilistic programming languages read
         self._data_prior = construction.data_prior
-        for name, value in self._finish(node, construction.context).items():
+        context = replace(construction.context, data_fit=construction.data_fit(node))
+        for name, value in self._finish(node, context).items():
             setattr(self, name, value)
         self.sample_indices_, self.sample_weight_ = indices, weights
         self._coreset_node = Node(indices, weights, node.X[order], node.y[order])
         self._labels = construction.labels
+        self._set_quality(node, context, construction)
         self._warn_uncovered(self._coreset_node.X, construction.moments)
+
+    def _set_quality(self, node, context, construction):
+        """``laplace_`` (the data's Laplace fit, when the estimator reports none of its own)
+        and ``laplace_kl_``, the KL of the coreset's Laplace fit to it, with a
+        :class:`CoresetQualityWarning` when that is above the target
+        (:func:`~._quality.quality_target`)."""
+        if construction.exact:  # every row with its own weight: the data's posterior itself
+            self.laplace_kl_ = 0.0
+            return
+        data_fit = getattr(self, "laplace_", None) or context.data_fit
+        if data_fit is None:
+            return
+        self.laplace_ = data_fit
+        info = node.info or {}
+        kl = info.get("laplace_kl")
+        if kl is None:
+            kl = coreset_kl(data_fit, node.X, node.y, node.weights)
+        self.laplace_kl_ = float(kl)
+        remedy = self._quality_remedy(info, construction.stream)
+        warn_quality(self, self.laplace_kl_, data_fit.mean.shape[0], remedy)
+
+    def _quality_remedy(self, info, stream):
+        """What to do about a coreset above the quality target: what limited it."""
+        if "size_limit" in info:
+            why = f"n_points='auto' stopped at {info['size_limit']}."
+        elif self.n_points == "auto":
+            why = "n_points='auto' could not grow it further."
+        else:
+            why = (
+                f"n_points={self.n_points} is too few points for this posterior: use more, or "
+                "n_points='auto', which grows the coreset until it is within the target."
+            )
+        if stream:
+            why += (
+                " In a stream, the first call of partial_fit fixes what every later block is "
+                "measured with (its Laplace fit, the projection): start it with rows like the "
+                "rest (shuffled, not sorted or degenerate), or fit all rows at once."
+            )
+        return why
 
     def _stream_params(self):
         """The parameters a stream keeps from its start (all but the display's)."""

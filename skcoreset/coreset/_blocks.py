@@ -213,12 +213,12 @@ def laplace_of_all_rows(data, model, random_state, start_rows="auto"):
     start_indices : ndarray of int or None
         The rows of the starting fit (None when there was none).
     """
-    from ..models import laplace_approximation
+    from ..models._laplace import laplace_or_start
 
     rows = data.all_rows()
-    if rows is not None:
+    if rows is not None:  # (a start to draw from where the posterior has no proper fit)
         X, y, w = rows
-        return laplace_approximation(model, model.design(X), y, w, design=True), None
+        return laplace_or_start(model, model.design(X), y, w), None
     if start_rows == "auto":
         start_rows = laplace_start_rows(data.n_rows)
     sample = (

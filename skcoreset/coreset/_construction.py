@@ -18,16 +18,17 @@ as it was.
 
 import copy
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from .._logging import phase
 from .._threads import one_numba_thread
-from ._blocks import block_bounds, describe_block, read_block
-from ._merge_reduce import FINAL, LEAF, MergeTree, Node, NodeSeeds, union
+from ._blocks import block_bounds, describe_block, laplace_of_all_rows, read_block
+from ._merge_reduce import FINAL, LEAF, SAMPLE, MergeTree, Node, NodeSeeds, union
 from ._preparation import with_prior
+from ._taylor import draw_sample, sample_size, stream_fit, taylor_sums
 
 
 @dataclass
@@ -48,6 +49,10 @@ class Context:
         The generator of a fit that kept every row (the chains of :class:`CoresetMCMC`).
     laplace_weight : float or None
         The total weight of the rows the Laplace fit saw (a stream's first chunk's).
+    data_fit : LaplaceApproximation or None
+        The Laplace fit of all the data, when the final coreset is made
+        (:meth:`Construction.data_fit`): ``laplace`` itself, but for a stream's, whose
+        ``laplace`` saw its first call only.
     """
 
     model: object
@@ -56,6 +61,7 @@ class Context:
     laplace_indices: np.ndarray | None = None
     random_state: object = None
     laplace_weight: float | None = None
+    data_fit: object = None
 
 
 @dataclass
@@ -96,6 +102,10 @@ class Construction:
         The estimator's parameters when the construction began (a stream keeps them).
     exact : bool
         The fit kept every row: there is no tree to continue.
+    stream : bool
+        Made by ``partial_fit``: every block's second-order sums and a sample of its rows are
+        kept (``Node.taylor``, ``Node.sample``), from which the data's Laplace fit of
+        everything seen is made (:meth:`data_fit`).
     """
 
     estimator: object
@@ -113,25 +123,38 @@ class Construction:
     data_prior: object = None
     params: dict = field(default_factory=dict)
     exact: bool = False
+    stream: bool = False
 
     def __post_init__(self):
         if self.tree is None:
             self.tree = MergeTree(self.capacity)
 
     @classmethod
-    def start(cls, estimator, model, labels, data, exact=False):
+    def start(cls, estimator, model, labels, data, exact=False, stream=False):
         """The construction of a fit (its coreset size already set): the prior from
         ``data`` (its moments for 'auto'), the context every block shares (the estimator's
-        ``_begin``, or ``_begin_exact`` for a fit that keeps every row) and the keyed
+        ``_begin``, or ``_begin_exact`` for a fit that keeps every row) with the data's
+        Laplace fit, which every coreset is measured against (``laplace_kl_``), and the keyed
         generators. ``data`` gives samples, moments or blocks of the rows
-        (``_blocks.InMemoryData`` or ``_dask.DaskData``)."""
+        (``_blocks.InMemoryData`` or ``_dask.DaskData``); ``stream``: made by
+        ``partial_fit``."""
         rng = check_random_state(estimator.random_state)
         model, prior_scale, moments, data_prior = with_prior(estimator, model, data)
         begin = estimator._begin_exact if exact else estimator._begin
+        context = begin(data, model, rng)
+        if context.laplace is None and not exact:
+            # an estimator that needs no Laplace fit itself: one for its quality figure, on a
+            # generator of its own (the estimator's stream, and its coreset, stay as they were)
+            own = np.random.RandomState(copy.deepcopy(rng).randint(np.iinfo(np.int32).max))
+            with phase(estimator, f"Laplace fit ({model.name} model)"):
+                laplace, indices = laplace_of_all_rows(data, model, own)
+            context = replace(context, laplace=laplace, laplace_indices=indices)
+        if context.laplace is not None and context.laplace_weight is None:
+            context = replace(context, laplace_weight=data.total_weight)
         return cls(
             estimator=estimator,
             labels=labels,
-            context=begin(data, model, rng),
+            context=context,
             seeds=NodeSeeds(rng),
             capacity=estimator._capacity(),
             block_rows=data.block_rows,
@@ -140,6 +163,7 @@ class Construction:
             data_prior=data_prior,
             params=estimator._stream_params(),
             exact=exact,
+            stream=stream,
         )
 
     @property
@@ -166,12 +190,20 @@ class Construction:
         )
         rng = self.seeds((LEAF, chunk, 0, index))
         try:
+            laplace = self.context.laplace
+            if self.stream and laplace is not None:  # what the stream's data fit reads
+                node.taylor = taylor_sums(laplace, node)
+                size = sample_size(laplace.mean.shape[0])
+                node.sample = draw_sample(node, size, self.seeds((SAMPLE, chunk, 0, index)))
+            taylor, sample = node.taylor, node.sample
             if self.capacity is not None and len(node) <= self.capacity:
                 node = est._summarize(node, self.context, rng)
             else:
                 node = est._reduce(node, self.context, rng)
-            if node.summary is not None:
-                check_overflow(node.summary)
+            node = _with_sums(node, taylor, sample)  # kept, whatever the hook returns
+            for sums in (node.summary, node.taylor):
+                if sums is not None:
+                    check_overflow(sums)
         except ValueError as exc:
             raise ValueError(f"In {where}: {exc}" if where else str(exc)) from None
         if node.X.dtype != np.float64:  # the rows kept, as every node holds them
@@ -209,15 +241,30 @@ class Construction:
         est = self.estimator
         # one per merge of two coresets of the tree: DEBUG, as there are many
         with phase(est, f"merge: reduction of {len(node)} rows", logging.DEBUG):
-            return est._reduce(node, self.context, self.seeds(key))
+            reduced = est._reduce(node, self.context, self.seeds(key))
+        return _with_sums(reduced, node.taylor, node.sample)
 
     def final(self, tree=None):
         """The coreset of everything in ``tree`` (default: this construction's): its held
-        nodes merged, then finalized."""
+        nodes merged, then finalized, the data's Laplace fit in the context."""
         tree = self.tree if tree is None else tree
         node = tree.result(self.reduce)
         key = (FINAL, tree.chunk, 1, tree.n_blocks)
-        return self.estimator._finalize(node, self.context, self.seeds(key))
+        context = replace(self.context, data_fit=self.data_fit(node))
+        final = self.estimator._finalize(node, context, self.seeds(key))
+        return _with_sums(final, node.taylor, node.sample)
+
+    def data_fit(self, node):
+        """The Laplace fit of all the data under ``node`` (the final one): the context's,
+        unless a stream has seen more than its first call, whose fit made the context; then
+        the fit from the data's second-order sums at its mode (:func:`~._taylor.stream_fit`).
+        None when the construction has no Laplace fit (a fit that kept every row)."""
+        laplace = self.context.laplace
+        if laplace is None or node.taylor is None or not self.stream:
+            return laplace
+        if node.taylor[0] <= self.context.laplace_weight * (1 + 1e-9):
+            return laplace  # the first call's rows are all there is
+        return stream_fit(laplace, node.taylor, node.sample)
 
     # -- a call of partial_fit ------------------------------------------------------------
     def add(self, X, y, s, n_rows, label, finalize=True):
@@ -271,7 +318,18 @@ class Construction:
         not a task, which would have one worker thread while the rest of the cluster waits)."""
         if node is None:
             return None
-        return self.estimator._finalize(node, self.context, self.seeds(key))
+        context = replace(self.context, data_fit=self.context.laplace)
+        return self.estimator._finalize(node, context, self.seeds(key))
+
+
+def _with_sums(node, taylor, sample):
+    """``node`` with the second-order sums and the sample of the data under it (a hook's
+    new node has neither)."""
+    if node.taylor is None:
+        node.taylor = taylor
+    if node.sample is None:
+        node.sample = sample
+    return node
 
 
 def check_overflow(*arrays):

@@ -219,8 +219,8 @@ class _HilbertCoreset(BaseCoreset):
 
     def _finish(self, node, context):
         fitted = {}
-        if context.laplace is not None:
-            fitted["laplace_"] = context.laplace
+        if context.data_fit is not None:
+            fitted["laplace_"] = context.data_fit
             fitted["laplace_indices_"] = context.laplace_indices
         info = node.info
         if info is None or "union_of" in info:  # the final node was small enough to keep

@@ -4,7 +4,7 @@ Like the greedy Hilbert methods, they build a pool of candidates in one pass ove
 together with the data's total weight, row count and Taylor sums; the algorithm of :mod:`._kl`
 then runs on the pool in ``_finalize``. The pool has two parts: rows sampled with
 probabilities proportional to their ``sample_weight`` (Efraimidis-Spirakis keys), and the rows
-of largest weight x spread (:func:`~._kl_problem.row_spread`), which a uniform sample misses
+of largest weight x spread (:func:`~._taylor.row_spread`), which a uniform sample misses
 when they are few (a rare category's). Both are candidates; the sampled part alone also gives
 the full-data log-likelihood sum at each draw, exactly when the pool is all the rows, otherwise
 estimated under a control variate. Memory is bounded by the pool. The pool, its sums and the
@@ -22,8 +22,6 @@ from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
 from ..models import laplace_approximation
-from ..models._joint import JointExtra
-from ..models._laplace import as_joint, fit_posterior
 from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
@@ -33,13 +31,10 @@ from ._construction import Context, check_overflow
 from ._kl_problem import (
     BURN_IN,
     GLMProblem,
-    PoolPosterior,
     Taylor,
-    data_summary,
-    row_spread,
-    split_summary,
 )
 from ._merge_reduce import Node, largest
+from ._taylor import data_summary, row_spread, sampled_fit, split_summary
 
 # n_candidates='auto': the pool of the greedy Hilbert methods, max(10 000, 50 n_points) rows.
 _POOL_MIN = 10_000
@@ -146,12 +141,13 @@ class _KLCoreset(BaseCoreset):
         return sum(self._pool_size())
 
     def _summarize(self, node, context, random_state):
-        """The node's exact summary (:func:`data_summary`); per row, the key of a sample
+        """The node's second-order sums (:func:`data_summary`, ``Node.taylor``: what the
+        control variate and a stream's data fit need); per row, the key of a sample
         proportional to weight and the log of weight x spread."""
         laplace = context.laplace
         spread = None
-        if node.summary is None:
-            node.summary, spread = data_summary(laplace, node)
+        if node.taylor is None:
+            node.taylor, spread = data_summary(laplace, node)
         if node.keys is None:
             if spread is None:
                 spread = row_spread(laplace, node.X, node.y)
@@ -181,7 +177,7 @@ class _KLCoreset(BaseCoreset):
         node = self._summarize(node, context, random_state)
         laplace = context.laplace
         model = laplace.model
-        total, count, G, H = split_summary(node.summary, laplace.mean.shape[0])
+        total, count, G, H = split_summary(node.taylor, laplace.mean.shape[0])
         # the pool is every row: exact full sums, controlled only when drawn in batches
         exact = len(node) == int(count)
         if exact:
@@ -238,7 +234,7 @@ class _KLCoreset(BaseCoreset):
             weights=w,
             X=node.X[idx],
             y=node.y[idx],
-            summary=node.summary,
+            taylor=node.taylor,
             info=info,
         )
 
@@ -246,17 +242,15 @@ class _KLCoreset(BaseCoreset):
     def _data_fit(laplace, Xd, y, weights, taylor):
         """The data's Laplace fit, for a stream whose ``laplace`` saw only its first rows (a
         posterior wider than the data's; the chains, the weights' KL criterion and
-        ``laplace_`` need the data's): Newton from it on the pooled rows, plus the rest of
-        the data's second-order sums at its mean when they are a sample (the control
-        variate, which stays expanded there), in all the posterior's parameters. QNC's
-        partial_fit of 300 000 rows in 3 chunks: KL 3e-6 to the fit of all rows, where the
-        first chunk's was 11 nats away (and the coreset's laplace_kl_ read 11.1 instead of
-        1.2e-5)."""
-        model = laplace.free_model
-        fitted = JointExtra(model) if laplace.n_extra else model
-        posterior = PoolPosterior(fitted, Xd, y, weights, taylor)
-        fit = fit_posterior(fitted, posterior, laplace.mean)
-        return as_joint(fit, model) if laplace.n_extra else fit
+        ``laplace_`` need the data's): Newton from it on the pooled rows at their weights in
+        the data's sum, plus the rest of the data's second-order sums at its mean when they
+        are a sample (:func:`~._taylor.sampled_fit`). QNC's partial_fit of 300 000 rows in 3
+        chunks: KL 3e-6 to the fit of all rows, where the first chunk's was 11 nats away (and
+        the coreset's laplace_kl_ read 11.1 instead of 1.2e-5)."""
+        if taylor is None:  # the pool is every row: nothing left over
+            P = laplace.mean.shape[0]
+            return sampled_fit(laplace, Xd, y, weights, np.zeros(P), np.zeros((P, P)))
+        return sampled_fit(laplace, Xd, y, weights, taylor.G_rest, taylor.H_rest)
 
     def _keep_better(self, problem, result, start):
         """``(support, weights, KLs)``: the optimised coreset, or its start when the optimised
@@ -427,10 +421,9 @@ class _KLCoreset(BaseCoreset):
             "n_iter_": info.get("n_iter", 0),
             "stop_reason_": info.get("stop_reason", "all_rows"),
         }
-        if context.laplace is not None:
-            fitted["laplace_"] = info.get("laplace", context.laplace)
-        if "laplace_kl" in info:
-            fitted["laplace_kl_"] = info["laplace_kl"]
+        if context.data_fit is not None:  # a stream's: from its pool (see _data_fit)
+            fitted["laplace_"] = info.get("laplace", context.data_fit)
+        if "start_laplace_kl" in info:  # laplace_kl_ is set with every coreset's
             fitted["start_laplace_kl_"] = info["start_laplace_kl"]
         return fitted
 

@@ -14,11 +14,10 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from .._parallel_kernels import in_ranges, sum_in_order
 from ..metrics._fidelity import coreset_fit, laplace_kl
 from ..models import SeparationWarning, laplace_from_blocks
-from ..models._laplace import _Posterior
 from ._kl_problem_kernels import batch_sums, capped_correction
+from ._taylor import joint_sums
 
 # MALA steps after each change of the weights before draws are kept (the chains start from
 # the previous target's draws, which are close).
@@ -78,7 +77,7 @@ class Taylor:
         # the data's sums less those of all the pooled rows at their weights: the correction
         # of the pool's own estimate, the same for every call
         G_pool, H_pool = self._pool_sums(weights)
-        self._G_rest, self._H_rest = G - G_pool, np.ascontiguousarray(H - H_pool)
+        self.G_rest, self.H_rest = G - G_pool, np.ascontiguousarray(H - H_pool)
         self._bulk = P + 4.0 * np.sqrt(2.0 * P)
 
     def _pool_sums(self, weights):
@@ -99,8 +98,8 @@ class Taylor:
         delta^T (H - H_pool) delta / 2``, ``delta = theta - theta0``, without the cap (a fit
         near theta0 never reaches it)."""
         delta = theta - self.theta0
-        Hd = self._H_rest @ delta
-        return self._G_rest @ delta - 0.5 * (delta @ Hd), self._G_rest - Hd, self._H_rest
+        Hd = self.H_rest @ delta
+        return self.G_rest @ delta - 0.5 * (delta @ Hd), self.G_rest - Hd, self.H_rest
 
     def batch_terms(self, rows, v, thetas):
         """A batch's linear and quadratic Taylor sums for a model of draws: ``sum_b v_b g_b .
@@ -140,31 +139,12 @@ class Taylor:
         """
         thetas = np.ascontiguousarray(thetas, dtype=np.float64)
         if batch is None:
-            G, H, batch = self._G_rest, self._H_rest, np.zeros((2, thetas.shape[0]))
+            G, H, batch = self.G_rest, self.H_rest, np.zeros((2, thetas.shape[0]))
         else:
             G, H = self.G, self.H
         return capped_correction(
             thetas, self.theta0, G, H, self._whiten_t, self._bulk, batch[0], batch[1]
         )
-
-
-class PoolPosterior(_Posterior):
-    """The data's log posterior from the pooled rows at their weights, plus, when they are a
-    sample of the data, the rest of the data's second-order sums (:meth:`Taylor.rest`): what
-    :func:`~skcoreset.models._laplace.fit_posterior` fits the data's Laplace fit to when the
-    rows that made the first one were only a stream's first. The pool is one block of
-    :class:`~skcoreset.models._laplace._Posterior` (which adds the parts and the prior), the
-    rest one part more."""
-
-    def __init__(self, model, Xd, y, weights, taylor):
-        super().__init__(model, lambda: [(Xd, y, weights)])
-        self.taylor = taylor
-
-    def _parts(self, theta, value):
-        yield from super()._parts(theta, value)
-        if self.taylor is not None:
-            rest_value, rest_grad, rest_hessian = self.taylor.rest(theta)
-            yield (rest_value, rest_grad) if value else rest_hessian
 
 
 class GLMProblem:
@@ -289,7 +269,7 @@ class GLMProblem:
         """The Laplace fit of the coreset posterior of the pooled rows ``idx`` at weights
         ``w`` (all of its parameters, the data's prior): what the keep-the-better rule and
         ``laplace_kl_`` judge a coreset by."""
-        return coreset_fit(self.model, self.Xd[idx], self.y[idx], w)
+        return coreset_fit(self.model, self.Xd[idx], self.y[idx], w, self.start.mean)
 
     def laplace_kl(self, idx, w):
         """KL of the Laplace fit of the coreset ``(idx, w)`` of the pool to the data's (inf
@@ -354,110 +334,3 @@ class GLMProblem:
         _, acc = self.chains.advance(1)
         self.chains.tune(acc, rate=0.05)
         return self.chains.theta.copy()
-
-
-# Rows of a chunk of data_summary: its temporaries (the design, the weighted design, the
-# projected rows; some 2.5 MB at 20 columns, per thread) stay in cache and are reused from
-# the heap, where a node's whole rows (266 000 of them in a 10^7-row fit) made 45 MB arrays
-# that the system maps afresh, page by page, for each (measured 2.7 s of 13 s at 10^7 rows).
-# A 262 144-row leaf, 20 features, 2 cores: 29 ms on one thread; on two, 20.5 ms in chunks of
-# 16 384 rows, 25.5 ms in chunks of 32 768 (paired runs).
-_SUMMARY_ROWS = 16_384
-
-
-def data_summary(laplace, node):
-    """``(summary, spread)`` of a node's rows.
-
-    ``summary = [W, n, G, H.ravel()]``: the total weight, the row count, and the weighted sums
-    of the log-likelihood's gradient and curvature at the Laplace mean (:class:`Taylor`; in
-    the coefficients and the log extra parameter together when it is free); sums, so that the
-    summaries of blocks add up to that of their union. ``spread``: each row's
-    :func:`row_spread`, from the same derivatives. Computed in chunks of rows.
-    """
-    model = laplace.model
-    if model.family is None:  # a model of draws: its own sums, each row's gradient's spread
-        Xd = model.design(node.X)
-        _, G = model.weighted_loglik(laplace.mean, Xd, node.y, node.weights)
-        H = model.weighted_loglik_hessian(laplace.mean, Xd, node.y, node.weights)
-        summary = np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
-        return summary, row_spread(laplace, node.X, node.y)
-    P = laplace.mean.shape[0]
-    n_chunks = -(-len(node) // _SUMMARY_ROWS)
-    parts, spread = np.zeros((n_chunks, P + P * P)), np.empty(len(node))
-
-    def run(k0, k1):  # chunks k0 .. k1 - 1, on one thread (with its own design array)
-        design = None
-        for k in range(k0, k1):
-            rows = slice(k * _SUMMARY_ROWS, (k + 1) * _SUMMARY_ROWS)
-            design = Xd = model.design(node.X[rows], out=design)
-            y, w = node.y[rows], node.weights[rows]
-            eta = Xd @ laplace.coef_mean
-            d, c = model.loglik_derivatives(eta, y)
-            G, H = Xd.T @ (w * d), Xd.T @ (Xd * (w * c)[:, None])
-            score = None
-            if laplace.n_extra:
-                score, cross, curv = model.extra_derivatives(eta, y)
-                G, H = joint_sums(G, H, Xd, w, score, cross, curv)
-            parts[k, :P] = G
-            parts[k, P:] = H.ravel()
-            spread[rows] = _spread(laplace, Xd, d, c, score)
-
-    # the chunks' NumPy and BLAS work releases the GIL: on the fit's threads (its BLAS runs
-    # on one), each chunk summed alone and the sums added in order, the same bits for any
-    # number of threads
-    in_ranges(run, n_chunks)
-    G_H = sum_in_order(parts) if n_chunks else np.zeros(P + P * P)
-    summary = np.concatenate([[node.weights.sum(), float(len(node))], G_H])
-    return summary, spread
-
-
-def joint_sums(G, H, Xd, w, score, cross, curv):
-    """The coefficients' Taylor sums ``(G, H)`` of rows extended by the log extra parameter:
-    ``sum_n w_n dl_n/ds`` after ``G``, and ``H``'s last row and column ``sum_n w_n
-    (-d2l_n/(deta ds)) x_n`` and ``sum_n w_n (-d2l_n/ds2)``
-    (:meth:`~skcoreset.models.GLM.extra_derivatives`)."""
-    P = G.shape[0]
-    out = np.empty((P + 1, P + 1))
-    out[:P, :P] = H
-    out[:P, P] = out[P, :P] = Xd.T @ (w * cross)
-    out[P, P] = w @ curv
-    return np.append(G, w @ score), out
-
-
-def row_spread(laplace, X, y):
-    """How much each row's log-likelihood varies under the data's Laplace fit.
-
-    The standard deviation of its second-order expansion at the mean,
-    ``l_n(theta) - l_n(mu) ~ d_n e - c_n e^2 / 2`` with ``e = x_n . (theta - mu)`` normal of
-    variance ``s_n^2 = x_n^T Sigma x_n``: ``sqrt(d_n^2 s_n^2 + c_n^2 s_n^4 / 2)``; with a free
-    extra parameter, the first-order term is the row's whole gradient's (the log extra
-    parameter's score included). Large for the rows the posterior is uncertain about (a rare
-    category's, a point near the decision boundary), near 0 for rows the fit already
-    explains; it is the Laplace counterpart of the norm of a row's log-likelihood projection.
-    For a model of draws, the first-order term alone: ``sqrt(g_n^T Sigma g_n)`` with ``g_n``
-    the row's gradient at the mean.
-    """
-    model = laplace.model
-    if model.family is None:
-        g = model.loglik_grad_per_datum(laplace.mean, model.design(X), y)
-        return np.linalg.norm(g @ laplace.chol, axis=1)
-    Xd = model.design(X)
-    eta = Xd @ laplace.coef_mean
-    d, c = model.loglik_derivatives(eta, y)
-    score = model.extra_derivatives(eta, y)[0] if laplace.n_extra else None
-    return _spread(laplace, Xd, d, c, score)
-
-
-def _spread(laplace, Xd, d, c, score=None):
-    L = laplace.chol
-    XL = Xd @ L[: Xd.shape[1]]  # Sigma = L L^T: s_n^2 = ||x_n L||^2 (coefficients' block)
-    s2 = np.einsum("ij,ij->i", XL, XL)
-    if score is None:
-        return np.sqrt(s2 * (d * d + 0.5 * (c * c) * s2))
-    grad = d[:, None] * XL + score[:, None] * L[-1]  # the row's gradient, whitened
-    return np.sqrt(np.einsum("ij,ij->i", grad, grad) + 0.5 * (c * c) * s2 * s2)
-
-
-def split_summary(summary, P):
-    """``(W, n, G, H)`` from :func:`data_summary`."""
-    return summary[0], summary[1], summary[2 : 2 + P], summary[2 + P :].reshape(P, P)

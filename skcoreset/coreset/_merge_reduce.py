@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# The kinds of place in a tree, the first entry of a reduction's key.
-LEAF, MERGE, FINAL, CHUNKS = 0, 1, 2, 3
+# The kinds of place in a tree, the first entry of a reduction's key (SAMPLE: a leaf's draw of
+# its rows into the sample a stream's data fit reads).
+LEAF, MERGE, FINAL, CHUNKS, SAMPLE = 0, 1, 2, 3, 4
 
 
 @dataclass
@@ -50,6 +51,14 @@ class Node:
     keys : ndarray of float64 or None
         Sampling keys of the rows (one column, or several), for reductions that keep the rows
         with the largest keys (candidate pools), or None.
+    taylor : ndarray of float64 or None
+        The second-order sums of all the data under the node at the construction's Laplace
+        mode (:func:`~._taylor.data_summary`), when the construction tracks them (a stream,
+        the KL coresets); a reduction keeps them, as it keeps the summary.
+    sample : Node or None
+        A sample of the rows under the node proportional to their weights (its ``keys`` the
+        Efraimidis-Spirakis keys), kept beside the coreset by a stream for its data fit
+        (:func:`~._taylor.stream_fit`), or None.
     """
 
     indices: np.ndarray
@@ -59,6 +68,8 @@ class Node:
     summary: np.ndarray | None = None
     info: dict | None = None
     keys: np.ndarray | None = None
+    taylor: np.ndarray | None = None
+    sample: "Node | None" = None
 
     def __len__(self):
         return self.indices.shape[0]
@@ -77,6 +88,8 @@ class Node:
             y=self.y[positions],
             summary=self.summary,
             keys=None if self.keys is None else self.keys[positions],
+            taylor=self.taylor,
+            sample=self.sample,
         )
 
 
@@ -97,11 +110,7 @@ def union(nodes):
     """The union of coresets of disjoint data: rows side by side, summaries added."""
     if len(nodes) == 1:
         return nodes[0]
-    summary = None
-    if all(n.summary is not None for n in nodes):
-        summary = nodes[0].summary.copy()
-        for n in nodes[1:]:  # in order: the same bits whatever the tree's shape
-            summary += n.summary
+    summary, taylor = _sum(n.summary for n in nodes), _sum(n.taylor for n in nodes)
     keys = None
     if all(n.keys is not None for n in nodes):
         keys = np.concatenate([n.keys for n in nodes])
@@ -113,7 +122,33 @@ def union(nodes):
         summary=summary,
         info={"union_of": [n.info for n in nodes]},
         keys=keys,
+        taylor=taylor,
+        sample=_union_samples([n.sample for n in nodes]),
     )
+
+
+def _union_samples(samples):
+    """The sample of a union: the rows of the parts' samples with the largest keys (as many
+    as a sample holds, its ``info["size"]``), None unless every part has one."""
+    if any(s is None for s in samples):
+        return None
+    size = samples[0].info["size"]
+    merged = union(samples)
+    kept = merged.subset(merged.top_keys(size))
+    kept.info = {"size": size}
+    return kept
+
+
+def _sum(parts):
+    """The sum of the nodes' summaries (or Taylor sums), in order: the same bits whatever the
+    tree's shape; None unless every node has one."""
+    parts = list(parts)
+    if any(p is None for p in parts):
+        return None
+    total = parts[0].copy()
+    for p in parts[1:]:
+        total += p
+    return total
 
 
 class NodeSeeds:

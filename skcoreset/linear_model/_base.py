@@ -26,7 +26,7 @@ from .._warnings import warn
 from ..models import GLM, get_model
 from ..models._checks import CHECK_ROWS
 from ..models._general import row_blocks
-from ..models._laplace import mcmc_start
+from ..models._laplace import laplace_or_start
 from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 from ..models._targets import check_no_none
 from ..sampler import diagnostics, sample_mala
@@ -207,7 +207,7 @@ class _BaseBayesianGLM(BaseEstimator):
         # a user's model: its derivatives checked on a few rows (check_gradient)
         model.check_functions(Xd[:CHECK_ROWS], y[:CHECK_ROWS])
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {Xd.shape[1]} parameters)"):
-            lap = mcmc_start(model, Xd, y, w)
+            lap = laplace_or_start(model, Xd, y, w)
         # the fit of all the posterior's parameters, a free extra parameter's log last:
         # where the chains start, and their preconditioner
         mean, cov, chol = lap.mean, lap.cov, lap.chol

@@ -28,21 +28,26 @@ from ..models import (
     model_from_targets,
     with_noise,
 )
+from ..models._laplace import best_fit
 from ..models._prior import Moments, prior_from_moments
 
 _DIRECTIONS = ("forward", "reverse", "symmetric")
 
 
-def coreset_fit(model, Xd, y, sample_weight):
+def coreset_fit(model, Xd, y, sample_weight, start=None):
     """The Laplace fit of a weighted coreset, the posterior whose fidelity is measured.
 
-    A small coreset is often linearly separable although the data are not: its posterior is
-    then set by the prior, which is what the measure should report, so the
-    :class:`~skcoreset.models.SeparationWarning` meant for fits that are used is silenced.
+    At its highest mode: Newton from the model's own start and from ``start`` (the data's
+    mode, when known) for a posterior that need not be log-concave
+    (:func:`~skcoreset.models._laplace.best_fit`), so that a coreset whose posterior peaks
+    away from the data's is judged by that peak. A small coreset is often linearly separable
+    although the data are not: its posterior is then set by the prior, which is what the
+    measure should report, so the :class:`~skcoreset.models.SeparationWarning` meant for fits
+    that are used is silenced.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeparationWarning)
-        return laplace_approximation(model, Xd, y, sample_weight, design=True)
+        return best_fit(model, Xd, y, sample_weight, () if start is None else (start,))
 
 
 def laplace_kl(core, full):
@@ -311,11 +316,25 @@ def coreset_laplace(
     >>> bool(np.allclose(full.mean, core.mean))
     True
     """
+    full, core = _fits(X, y, sample_indices, sample_weight, model, prior_scale, fit_intercept,
+                       data_weight)  # fmt: skip
+    if isinstance(core, Exception):
+        raise ValueError(f"The coreset's posterior has no proper Laplace fit: {core}") from None
+    return full, core
+
+
+def _fits(X, y, sample_indices, sample_weight, model, prior_scale, fit_intercept, data_weight):
+    """``(full, core)`` of :func:`coreset_laplace`; ``core`` is the error when the coreset's
+    posterior has no proper Laplace fit (fewer points than parameters with a free noise
+    scale, a separable support without a prior to hold it)."""
     X, y, idx, w, s = _check_data(X, y, sample_indices, sample_weight, data_weight)
     lik, yv = _resolve(model, X, y, prior_scale, fit_intercept, s)
     Xd = lik.design(X)
     full = laplace_approximation(lik, Xd, yv, s, design=True)
-    core = coreset_fit(full.free_model, np.ascontiguousarray(Xd[idx]), yv[idx], w)
+    try:
+        core = coreset_fit(full.free_model, np.ascontiguousarray(Xd[idx]), yv[idx], w, full.mean)
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        core = exc
     return full, core
 
 
@@ -374,7 +393,9 @@ def coreset_laplace_kl(
     Returns
     -------
     kl : float
-        The divergence in nats (0 when the two fits coincide).
+        The divergence in nats (0 when the two fits coincide; inf when the coreset's
+        posterior has no proper Laplace fit, e.g. fewer points than parameters with a free
+        noise scale).
 
     Examples
     --------
@@ -387,16 +408,10 @@ def coreset_laplace_kl(
     """
     if direction not in _DIRECTIONS:
         raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
-    full, core = coreset_laplace(
-        X,
-        y,
-        sample_indices,
-        sample_weight,
-        model=model,
-        prior_scale=prior_scale,
-        fit_intercept=fit_intercept,
-        data_weight=data_weight,
-    )
+    full, core = _fits(X, y, sample_indices, sample_weight, model, prior_scale, fit_intercept,
+                       data_weight)  # fmt: skip
+    if isinstance(core, Exception):  # no proper Laplace fit: as far as a posterior can be
+        return float("inf")
     return _kl_direction(core, full, direction)
 
 

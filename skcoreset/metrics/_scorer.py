@@ -68,7 +68,7 @@ def _coreset_kl(estimator, direction):
     if full is None:
         raise ValueError(
             f"{type(coreset).__name__} keeps no Laplace fit of its training data (laplace_); the "
-            "KL fidelity needs one (the Hilbert coresets keep it)."
+            "KL fidelity needs one (every skcoreset coreset keeps it)."
         )
     model = full.model
     if model.labels is not None and classes is not None:
@@ -77,7 +77,7 @@ def _coreset_kl(estimator, direction):
     else:
         y = model.encode_targets(y_m)
     Xd = model.design(np.asarray(X_m, dtype=np.float64))
-    core = coreset_fit(model, Xd, y, np.asarray(w_m, dtype=np.float64))
+    core = coreset_fit(full.free_model, Xd, y, np.asarray(w_m, dtype=np.float64), full.mean)
     return _kl_direction(core, full, direction)
 
 

@@ -89,8 +89,11 @@ class GammaModel(GLM):
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
-        The shape ``k`` (None: estimated from the Pearson residuals, then sampled by the
-        Bayesian estimator).
+        The shape ``k`` (None: a parameter of the posterior, fitted with the coefficients
+        from the Pearson estimate on, and sampled by the Bayesian estimator).
+    extra_prior : (float, float) or None, default=None
+        The normal prior ``(mean, sd)`` of ``log k`` (None: :meth:`extra_log_prior` without
+        the data's scale; set from the data by :meth:`with_data_scale`).
 
     Examples
     --------

@@ -72,7 +72,11 @@ class GaussianModel(GLM):
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
-        Noise standard deviation (None: estimated by the Laplace fit).
+        Noise standard deviation (None: a parameter of the posterior, fitted with the
+        coefficients and sampled).
+    extra_prior : (float, float) or None, default=None
+        The normal prior ``(mean, sd)`` of ``log noise_scale`` (None: :meth:`extra_log_prior`
+        without the data's scale; set from the data by :meth:`with_data_scale`).
 
     Examples
     --------
@@ -96,6 +100,15 @@ class GaussianModel(GLM):
         # thousands need no rescaling; N(0, 3^2) otherwise
         centre = np.log(y_sd) if y_sd is not None and y_sd > 0 else 0.0
         return float(centre), 3.0
+
+    def extra_derivatives(self, eta, y):
+        # exact, where the base class takes central differences: l = -r^2 / (2 s^2) - log s,
+        # so dl/dlog s = r^2 / s^2 - 1, and its curvatures 2 r / s^2 and 2 r^2 / s^2
+        # (exact sums keep a weighted fit and one of repeated rows the same to rounding)
+        r = np.asarray(y, dtype=np.float64) - np.asarray(eta, dtype=np.float64)
+        q = r / (self.noise * self.noise)
+        rq = r * q
+        return rq - 1.0, 2.0 * q, 2.0 * rq
 
     def prior_level(self, y_mean, y_sd):
         # the response's own scale (its level if it is constant), the intercept at its mean

@@ -52,6 +52,8 @@ class GeneralModel(GLM):
         Whether the design matrix gets a trailing column of ones.
     noise_scale : None
         Unused (the parameters of such a model are all in ``theta``).
+    extra_prior : None
+        Unused (no extra parameter).
 
     See Also
     --------

@@ -126,10 +126,12 @@ class GLM:
 
     @property
     def n_extra(self):
-        """How many parameters of the posterior follow the coefficients: 1 when the model's
-        extra parameter is free (``has_noise`` and ``noise_scale`` None; its log is sampled
-        and fitted), else 0. A model of draws (:class:`GeneralModel`) has every parameter in
-        its coefficients: 0."""
+        """How many parameters of the posterior follow the coefficients.
+
+        1 when the model's extra parameter is free (``has_noise`` and ``noise_scale`` None:
+        its log is fitted and sampled), else 0. A model of draws (:class:`GeneralModel`) has
+        every parameter in its coefficients: 0.
+        """
         return int(self.has_noise and self.noise_scale is None)
 
     # -- data ----------------------------------------------------------------------------
@@ -916,7 +918,7 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
     --------
     >>> from skcoreset.models import get_model
     >>> get_model("poisson", prior_scale=2.0)
-    PoissonModel(prior_scale=2.0, fit_intercept=True, noise_scale=None)
+    PoissonModel(prior_scale=2.0, fit_intercept=True, noise_scale=None, extra_prior=None)
     """
     if isinstance(name, GLM):
         return name

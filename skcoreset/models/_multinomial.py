@@ -43,6 +43,8 @@ class MultinomialModel(GeneralModel):
         Whether the design matrix gets a trailing column of ones.
     noise_scale : None
         Unused (the model has no extra parameter).
+    extra_prior : None
+        Unused (no extra parameter).
     n_classes : int or None, default=None
         K, set from the labels by the estimators (:meth:`with_classes`).
 

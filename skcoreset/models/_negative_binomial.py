@@ -188,8 +188,12 @@ class NegativeBinomialModel(GLM):
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
-        The dispersion ``alpha`` (None: estimated by moments from a Poisson fit, then
-        sampled by the Bayesian estimator).
+        The dispersion ``alpha`` (None: a parameter of the posterior, fitted with the
+        coefficients from the moment estimate of a Poisson fit on, and sampled by the
+        Bayesian estimator).
+    extra_prior : (float, float) or None, default=None
+        The normal prior ``(mean, sd)`` of ``log alpha`` (None: :meth:`extra_log_prior`,
+        N(0, 2.5^2)).
 
     Examples
     --------

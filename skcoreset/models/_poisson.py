@@ -96,6 +96,8 @@ class PoissonModel(GLM):
         Whether the design matrix gets a trailing column of ones.
     noise_scale : float or None, default=None
         Unused (the model has no noise scale).
+    extra_prior : None
+        Unused (no extra parameter).
 
     Examples
     --------

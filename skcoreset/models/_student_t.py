@@ -57,6 +57,9 @@ class StudentTModel(GeneralModel):
         Whether the design matrix gets a trailing column of ones.
     noise_scale : None
         Unused (the scale is a parameter, sampled).
+    extra_prior : None
+        Unused (the scale's and the degrees of freedom's priors are in ``prior_scale``'s
+        last two entries' place: module notes).
     log_scale_centre : float, default=0.0
         The prior mean of ``log sigma`` (``log sd(y)`` when set from the data by
         :meth:`with_data_scale`).

@@ -133,8 +133,14 @@ class Projection:
         return cls(laplace.model, projection, thetas_t, coords, dtype, extras)
 
     def joint_draws(self):
-        """The draws as the posterior's parameters, one per row, (J, P): the coefficients,
-        then the log of the extra parameter when it is drawn."""
+        """Return the draws as the posterior's parameters.
+
+        Returns
+        -------
+        thetas : ndarray of shape (J, P)
+            One draw per row: the coefficients, then the log of the extra parameter when it
+            is drawn.
+        """
         thetas = self.thetas_t.T
         if self.extras is None:
             return np.ascontiguousarray(thetas)

@@ -1,0 +1,91 @@
+"""How close a coreset's posterior is to the data's: ``laplace_kl_`` and its target.
+
+Every coreset estimator reports ``laplace_kl_``, the KL divergence KL(coreset || data) of the
+Laplace fit of its weighted posterior to the Laplace fit of the data's (all the posterior's
+parameters: the coefficients, and the log of a free extra parameter), under the same prior:
+the one figure that judges every algorithm by the posterior a user samples. A coreset above
+:func:`quality_target` warns (:class:`CoresetQualityWarning`), and ``n_points='auto'`` grows
+the coreset until it is below it.
+"""
+
+import numpy as np
+
+from .._warnings import warn
+from ..metrics._fidelity import coreset_fit, laplace_kl
+from ._exceptions import CoresetQualityWarning
+
+#: The kept draws of the default sampler of the Bayesian estimators (4 chains x 1000).
+DEFAULT_DRAWS = 4000
+
+
+def quality_target(n_params):
+    """The largest ``laplace_kl_`` that keeps a coreset's error below the Monte Carlo error
+    of the default sampler: ``P (P + 3) / (8 x 4000)`` nats for P parameters.
+
+    A Gaussian fitted to S independent draws of a P-dimensional Gaussian posterior is
+    ``P (P + 3) / (4 S)`` nats from it in expectation (``P / (2 S)`` from its mean,
+    ``P (P + 1) / (4 S)`` from its covariance): 1 / 16 000 of P (P + 3) for the default
+    sampler's 4 000 draws, which MCMC's correlation only raises. The target is half of it:
+    0.0048 nats for 11 parameters, 0.33 for 101, 1.28 for 201.
+
+    Parameters
+    ----------
+    n_params : int
+        The posterior's parameters (the coefficients, the intercept, a free extra parameter).
+
+    Returns
+    -------
+    target : float
+        In nats.
+    """
+    return n_params * (n_params + 3) / (8.0 * DEFAULT_DRAWS)
+
+
+def coreset_kl(data_fit, X, y, w):
+    """``laplace_kl_`` of a coreset: KL of its Laplace fit to the data's ``data_fit``.
+
+    The coreset's fit is made under the data's prior, at its highest mode (Newton from the
+    data's mode and from the model's own start: :func:`~skcoreset.metrics._fidelity.
+    coreset_fit`); inf when its posterior has no proper Laplace fit (points that leave a
+    direction to a degenerate likelihood, weights that overflow).
+
+    Parameters
+    ----------
+    data_fit : LaplaceApproximation
+        The data's Laplace fit.
+    X : ndarray of shape (M, n_features)
+        The coreset's rows.
+    y : ndarray of shape (M,)
+        Their coded targets.
+    w : ndarray of shape (M,)
+        Their weights.
+
+    Returns
+    -------
+    kl : float
+        In nats.
+    """
+    if not np.all(np.isfinite(w)):
+        return np.inf
+    model = data_fit.free_model
+    try:
+        core = coreset_fit(model, model.design(X), y, w, data_fit.mean)
+    except (ValueError, np.linalg.LinAlgError):
+        return np.inf
+    return float(laplace_kl(core, data_fit))
+
+
+def warn_quality(estimator, kl, n_params, why):
+    """A :class:`CoresetQualityWarning` when ``laplace_kl_`` is above the target: the figure,
+    the target and the remedy ``why`` gives (what limited the coreset)."""
+    target = quality_target(n_params)
+    if not kl > target:
+        return
+    figure = "has no proper Laplace fit" if np.isinf(kl) else f"is {kl:.3g} nats"
+    warn(
+        f"{type(estimator).__name__}: the coreset's posterior {figure} from the data's "
+        f"(laplace_kl_, the KL of its Laplace fit to the data's), above the {target:.3g} "
+        f"nats that keep it within half the Monte Carlo error of the default sampler at "
+        f"{n_params} parameters: MCMC on it may sit visibly off the full posterior. {why}",
+        CoresetQualityWarning,
+    )
