@@ -7,6 +7,7 @@ test_custom_model.py and test_families.py, the exports of rates in test_export.p
 Student-t's outliers and weights in test_student_t.py.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -164,3 +165,207 @@ def test_tiny_weights_start_where_unit_weights_do(name):
             noise = model.estimate_noise(Xd[:2], y[:2], np.full(2, 1e-320))
             assert np.isfinite(noise) and noise > 0
     np.testing.assert_array_equal(tiny, model.initial_params(Xd, y, np.ones(300)))
+
+
+# -- generated inputs (hypothesis): the models, the exports, the streams --------------------
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+#: Derandomised (the same examples every run), a few seconds each;
+#: SKCORESET_HOSTILE_EXAMPLES multiplies them for a deeper search.
+_DEPTH = int(__import__("os").environ.get("SKCORESET_HOSTILE_EXAMPLES", 1))
+
+
+def _generated(n):
+    return settings(
+        max_examples=n * _DEPTH,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
+_SINGLE_INDEX = ["logistic", "poisson", "gaussian", "negative_binomial", "gamma"]
+
+
+def _targets_of(name):
+    """A strategy of one target of the model's kind (counts up to 1e6, reals, positives)."""
+    if name == "logistic":
+        return st.sampled_from([0.0, 1.0])
+    if name in ("poisson", "negative_binomial"):
+        return st.integers(0, 10**6).map(float)
+    if name == "gamma":
+        return st.floats(1e-6, 1e6)
+    return st.floats(-1e6, 1e6)
+
+
+@st.composite
+def _model_points(draw):
+    name = draw(st.sampled_from(_SINGLE_INDEX))
+    n = draw(st.integers(1, 6))
+    y = np.array([draw(_targets_of(name)) for _ in range(n)])
+    eta = np.array([draw(st.floats(-30.0, 30.0)) for _ in range(n)])
+    extra = 10.0 ** draw(st.floats(-8.0, 8.0))
+    return name, y, eta, extra
+
+
+@_generated(60)
+@given(case=_model_points())
+def test_generated_log_densities_agree_with_the_kernels(case):
+    """The NumPy log_density (predictions, the exports' reference) and the kernels' (fits,
+    sampling) give one log-likelihood, over counts to 1e6, |eta| to 30 and extra parameters
+    from 1e-8 to 1e8 (the negative binomial's lost 1e4 at alpha 1e-16 before issue 46)."""
+    from skcoreset.models import _glm_kernels as GK
+    from skcoreset.models import get_model
+
+    name, y, eta, extra = case
+    model = get_model(name)
+    with np.errstate(over="ignore"):
+        ours = model.log_density(y, eta, noise_scale=extra)
+    kernel = GK.loglik_vector_extras(model.family, eta, y, np.full(y.shape, extra))
+    finite = np.isfinite(kernel)
+    np.testing.assert_array_equal(np.isfinite(ours), finite)
+    scale = np.maximum(np.abs(kernel[finite]), 1.0)
+    assert np.all(np.abs(ours[finite] - kernel[finite]) <= 1e-9 * scale * (1 + np.abs(y[finite])))
+
+
+@_generated(60)
+@given(case=_model_points())
+def test_generated_points_pass_the_derivative_check(case):
+    """The built-in families' derivatives (dl/deta, the curvature, dl/d log extra) pass the
+    check a user's family gets (skcoreset.models._checks) at generated points: the check has
+    no false alarm on sound functions, over the built-ins' whole range."""
+    from skcoreset.models import get_model
+    from skcoreset.models._checks import check_family
+
+    name, y, eta, extra = case
+    model = get_model(name)
+    with np.errstate(all="ignore"):
+        check_family(model.family, y, eta, extra, model.log_concave, name)
+
+
+@st.composite
+def _linear_custom(draw):
+    """A sound NumPy Gaussian-linear model, its rows on a generated scale, and a factor for
+    its gradient (1: sound)."""
+    n, P = draw(st.integers(1, 8)), draw(st.integers(1, 4))
+    scale = 10.0 ** draw(st.floats(-3.0, 3.0))
+    seed = draw(st.integers(0, 2**16))
+    factor = draw(st.sampled_from([1.0, 1.0, 1.0, -1.0, 0.0, 0.5, 1.5]))
+    return n, P, scale, seed, factor
+
+
+@_generated(60)
+@given(case=_linear_custom())
+def test_generated_gradients_are_judged_right(case):
+    """The gradient check passes a sound gradient whatever the rows' scale (1e-3 to 1e3) and
+    size, and names a wrong one (a flipped sign, zeros, a half or 1.5 times the gradient)."""
+    from skcoreset.models import CustomModel
+    from skcoreset.models._checks import check_custom_gradient
+
+    n, P, scale, seed, factor = case
+    rng = np.random.default_rng(seed)
+    X = scale * rng.standard_normal((n, P))
+    y = X @ rng.standard_normal(P) + rng.standard_normal(n)
+
+    def loglik(t, X, y):
+        return -0.5 * (y - t @ X.T) ** 2
+
+    def grad(t, X, y):
+        return factor * ((y - t @ X.T)[:, :, None] * X[None])
+
+    model = CustomModel(loglik, grad, P)
+    slopes = np.abs(X).max() * (np.abs(y).max() + np.abs(X).max())
+    if factor == 1.0 or slopes < 1e-6:  # sound, or no slope to judge
+        check_custom_gradient(model, X, y)
+    else:
+        with pytest.raises(ValueError, match="grad does not match its loglik"):
+            check_custom_gradient(model, X, y)
+
+
+_EXPORTED = ["logistic", "poisson", "gaussian", "negative_binomial", "gamma", "student_t"]
+
+
+@st.composite
+def _export_cases(draw):
+    name = draw(st.sampled_from(_EXPORTED + ["multinomial"]))
+    n = draw(st.integers(12, 60))
+    return name, n, draw(st.integers(0, 2**16)), draw(st.booleans()), draw(st.booleans())
+
+
+@_generated(20)
+@given(case=_export_cases())
+def test_generated_exports_give_the_library_log_density(case):
+    """NumPyro's log density of a fitted coreset's export equals the library's (its own
+    log_density or loglik_draws and the priors), for generated data sizes, seeds, intercepts
+    and rates: the export gives the library's density or refuses."""
+    numpyro = pytest.importorskip("numpyro")
+    from numpyro.infer.util import potential_energy
+
+    from skcoreset import UniformCoreset
+
+    from .hostile_cases import _data, _export_points, _reference_log_posterior
+
+    numpyro.enable_x64()
+    name, n, seed, intercept, rates = case
+    X, y = _data(name, n=n, seed=seed)
+    if rates and name == "poisson":
+        y = y / 3.0
+    core = UniformCoreset(n_points=10, projection=None, model=name, fit_intercept=intercept)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            core.set_params(random_state=seed).fit(X, y)
+        except ValueError as exc:  # data a model cannot take (one class, an exact fit)
+            assert re.search(r"class|linear|mode|row|point|y ", str(exc)), str(exc)
+            return
+    model = core.to_numpyro()
+    for point in _export_points(core, n=2, seed=seed):
+        got = -float(potential_energy(model, (), {}, point))
+        want = _reference_log_posterior(core, point)
+        rtol = 1e-6 if name == "negative_binomial" else 1e-9
+        assert got == pytest.approx(want, rel=rtol), (name, got, want)
+
+
+@st.composite
+def _streams(draw):
+    name = draw(st.sampled_from(["logistic", "poisson", "gaussian", "multinomial", "gamma"]))
+    n = draw(st.integers(30, 150))
+    cuts = sorted(set(draw(st.lists(st.integers(1, n - 1), min_size=0, max_size=4))))
+    bad_call = draw(st.one_of(st.none(), st.integers(1, len(cuts) + 1)))
+    return name, n, cuts, bad_call, draw(st.integers(0, 2**16))
+
+
+@_generated(25)
+@given(case=_streams())
+def test_generated_streams_are_whole_and_atomic(case):
+    """A stream of partial_fit calls cut anywhere: the coreset is of all the rows (indices
+    within them, positive finite weights, n_samples_seen_ the rows given, get_coreset's
+    targets the caller's at sample_indices_); a call with a bad row (NaN) raises naming its
+    block and leaves the coreset as it was."""
+    from .hostile_cases import _data
+
+    name, n, cuts, bad_call, seed = case
+    X, y = _data(name, n=n, seed=seed)
+    bounds = [0, *cuts, n]
+    core = OMPCoreset(n_points=15, n_projections=30, model=name, random_state=seed)
+    classes = {"classes": np.unique(y)} if name in ("logistic", "multinomial") else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for call, (a, b) in enumerate(zip(bounds, bounds[1:])):
+            if call == bad_call and call > 0:
+                before = (core.sample_indices_.copy(), core.sample_weight_.copy())
+                Xb = X[a:b].copy()
+                Xb[-1, 0] = np.nan
+                with pytest.raises(ValueError, match=rf"In call {call} of partial_fit.*NaN"):
+                    core.partial_fit(Xb, y[a:b])
+                np.testing.assert_array_equal(core.sample_indices_, before[0])
+                np.testing.assert_array_equal(core.sample_weight_, before[1])
+            core.partial_fit(X[a:b], y[a:b], **(classes if call == 0 else {}))
+    assert core.n_samples_seen_ == n
+    idx = core.sample_indices_
+    assert np.all((idx >= 0) & (idx < n)) and np.unique(idx).shape == idx.shape
+    assert np.all(np.isfinite(core.sample_weight_)) and np.all(core.sample_weight_ > 0)
+    np.testing.assert_array_equal(core.get_coreset()[1], y[idx])
