@@ -369,3 +369,44 @@ def test_generated_streams_are_whole_and_atomic(case):
     assert np.all((idx >= 0) & (idx < n)) and np.unique(idx).shape == idx.shape
     assert np.all(np.isfinite(core.sample_weight_)) and np.all(core.sample_weight_ > 0)
     np.testing.assert_array_equal(core.get_coreset()[1], y[idx])
+
+
+@pytest.mark.xfail(
+    reason="models/_laplace.py (not this issue's to edit): _start divides the weighted sum of y "
+    "by the weights' sum, 0 for rows without weight (an empty coreset: OMP's of data weighted "
+    "1e-300, whose projected norms underflow), a 0/0 RuntimeWarning and a NaN start; it needs "
+    "`wy_sum / w_sum if w_sum > 0 else None` with the model's zero start then",
+    strict=False,
+)
+@pytest.mark.parametrize("name", ["poisson", "negative_binomial", "gamma"])
+def test_rows_without_weight_start_at_the_prior(name):
+    """Newton's start on rows of zero weight (or none): the prior's centre, no warning."""
+    from skcoreset.models import get_model, laplace_from_blocks
+
+    rng, X = _rows(5)
+    y = rng.poisson(3.0, 5).astype(float) + 1.0
+    model = get_model(name)
+    Xd = model.design(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        lap = laplace_from_blocks(model, lambda: [(Xd, y, np.zeros(5))])
+    assert np.all(np.isfinite(lap.mean))
+
+
+@pytest.mark.xfail(
+    reason="sampler/ (not this issue's to edit): MALA's acceptance reads the difference of two "
+    "log posteriors near 1e18 (weights of 1e15 on 1 000 rows), whose ulp is 128: the chains "
+    "accept only steps of 1e-7 (R-hat 3.6, both the kernel's sampler and the NumPy twin); the "
+    "difference would need summing row by row, sum_n w_n (l_n(proposal) - l_n(current)), or "
+    "the log posteriors kept relative to the current point's",
+    strict=False,
+)
+def test_weights_of_1e15_sample():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1000, 3))
+    y = X @ [1.0, 0.3, -0.05] + rng.standard_normal(1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = BayesianLinearRegression(n_samples=200, n_warmup=200, random_state=0)
+        fit.fit(X, y, sample_weight=np.full(1000, 1e15))
+    assert fit.rhat_.max() < 1.05 and fit.step_size_ > 0.1
