@@ -292,3 +292,35 @@ def test_empty_input_is_reported_as_such():
     # not "y has one class only (no labels)": there are no rows at all
     with pytest.raises(ValueError, match=r"0 sample\(s\)"):
         CoresetClassifier(giga(5), LogisticRegression()).fit(np.empty((0, 3)), np.empty(0))
+
+
+@pytest.mark.parametrize("compose", ["pipeline", "meta"])
+def test_the_bayesian_estimator_starts_from_the_full_datas_mode_too(compose, monkeypatch):
+    """Fitted on a coreset, a Bayesian estimator's Laplace fit also starts from the full
+    data's mode (the coreset's laplace_), where a posterior that is not log-concave may
+    have its highest mode; its own start alone may lead to a lower one."""
+    from skcoreset.linear_model import BayesianStudentTRegression, _base
+    from skcoreset.pipeline import make_pipeline as make_resampling_pipeline
+
+    seen = []
+    real = _base.laplace_or_start
+
+    def spy(model, Xd, y, w, starts=()):
+        seen.append(starts)
+        return real(model, Xd, y, w, starts)
+
+    monkeypatch.setattr(_base, "laplace_or_start", spy)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 2))
+    y = X @ [1.0, -0.5] + rng.standard_t(3, 2000)
+    coreset = GIGACoreset(60, model="student_t", random_state=0)
+    est = BayesianStudentTRegression(n_samples=50, n_warmup=50, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains, a small coreset: not the subject
+        if compose == "pipeline":
+            fitted = make_resampling_pipeline(coreset, est).fit(X, y)[0]
+        else:
+            fitted = CoresetRegressor(coreset, est).fit(X, y).coreset_
+    (starts,) = seen
+    assert len(starts) == 1
+    np.testing.assert_array_equal(starts[0], fitted.laplace_.mean)

@@ -347,3 +347,28 @@ def test_weights_of_1e300():
     # the coreset's projected log-likelihoods overflow: it says so, naming the weights
     with pytest.raises(ValueError, match="sample_weight is far too large"):
         OMPCoreset(model="student_t", n_points=20, random_state=0).fit(X, y, sample_weight=w)
+
+
+def test_the_laplace_fit_keeps_the_highest_of_the_modes_its_starts_reach():
+    """Two clusters of targets give the Student-t posterior of a location two narrow modes
+    (and a wide one between them, where the model's own start leads); Newton reaches each
+    from its side. The fit from several starts (a pipeline's: the model's own and the full
+    data's mode) keeps the highest mode they reach, so a coreset's estimator is not left in
+    a lower one when the data's mode leads higher."""
+    from skcoreset.models._laplace import best_fit, laplace_from_blocks, log_posterior_at
+
+    rng = np.random.default_rng(0)
+    y = np.concatenate([0.1 * rng.standard_normal(60), 10.0 + 0.1 * rng.standard_normal(40)])
+    model = get_model("student_t", fit_intercept=True, prior_scale=100.0)
+    Xd, w = np.ones((100, 1)), np.ones(100)
+    fits = [
+        laplace_from_blocks(model, lambda: [(Xd, y, w)], theta0=_theta(model, [loc], 0.1, 1.0))
+        for loc in (0.0, 10.0)
+    ]
+    own = best_fit(model, Xd, y, w)  # the model's own start: a third, wide mode between
+    lps = [log_posterior_at(f, Xd, y, w) for f in (*fits, own)]
+    assert abs(fits[0].mean[0]) < 0.1 and abs(fits[1].mean[0] - 10.0) < 0.1
+    assert lps[0] > lps[2] + 10 > lps[1] + 20  # the larger cluster's mode is the highest
+    for fit, lp in zip(fits, lps):
+        best = best_fit(model, Xd, y, w, starts=(fit.mean,))
+        assert log_posterior_at(best, Xd, y, w) == pytest.approx(max(lp, lps[2]), abs=1e-9)

@@ -155,13 +155,18 @@ def fit_on_coreset(estimator, X, y, params, coreset):
     full-data prior (``_fit_with_prior``): its 'auto' rule would otherwise read the
     coreset's weighted rows (coefficient sds 2.35-2.68 on a coreset where the full data's
     are 2.50), and its posterior would not be the coreset posterior that the coreset's
-    exports write. Anything else is fitted as it is.
+    exports write. It also gets the full data's mode as a start of its Laplace fit: a
+    posterior that need not be log-concave (Student-t) can have a lower mode where the
+    model's own start leads (rows of extreme leverage, heavily weighted). Anything else is
+    fitted as it is.
     """
     prior = getattr(coreset, "_data_prior", None) if isinstance(coreset, BaseCoreset) else None
     fit_with_prior = getattr(estimator, "_fit_with_prior", None)
     if prior is None or fit_with_prior is None or not set(params) <= {"sample_weight"}:
         return estimator.fit(X, y, **params)
-    return fit_with_prior(X, y, params.get("sample_weight"), prior)
+    laplace = getattr(coreset, "laplace_", None)
+    start = None if laplace is None else laplace.mean
+    return fit_with_prior(X, y, params.get("sample_weight"), prior, start)
 
 
 def _takes_parameter(method, name):

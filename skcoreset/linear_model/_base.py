@@ -159,18 +159,20 @@ class _BaseBayesianGLM(BaseEstimator):
         """
         return self._fit(X, y, sample_weight)
 
-    def _fit_with_prior(self, X, y, sample_weight, data_prior):
+    def _fit_with_prior(self, X, y, sample_weight, data_prior, start=None):
         """``fit`` on a coreset's rows, its full-data prior
         (:class:`~skcoreset.models.DataPrior`) taking the place of the 'auto' prior, which
         would read the coreset's rows (the compositions call it): the posterior is then the
-        coreset's, the one the exports to probabilistic programming languages write."""
-        return self._fit(X, y, sample_weight, data_prior)
+        coreset's, the one the exports to probabilistic programming languages write.
+        ``start``: the full data's mode (the coreset's ``laplace_.mean``), one more start of
+        the Laplace fit the chains start from, whose highest mode is kept."""
+        return self._fit(X, y, sample_weight, data_prior, start)
 
     # One BLAS thread: OpenBLAS's threads spin after its calls, and the diagnostics' threads
     # then waited for the cores (their share of a fit at M = 1000, D = 50: 19% -> 11%)
     @_fit_context(prefer_skip_nested_validation=True)
     @one_blas_thread()
-    def _fit(self, X, y, sample_weight=None, data_prior=None):
+    def _fit(self, X, y, sample_weight=None, data_prior=None, start=None):
         if y is not None:  # a missing target, before validation reads it as NaN
             check_no_none(np.asarray(y, dtype=object))
         X, y = validate_data(
@@ -206,8 +208,10 @@ class _BaseBayesianGLM(BaseEstimator):
         Xd = model.design(X)
         # a user's model: its derivatives checked on a few rows (check_gradient)
         model.check_functions(Xd[:CHECK_ROWS], y[:CHECK_ROWS])
+        n_params = model.n_params(Xd.shape[1]) + model.n_extra
+        starts = () if start is None or np.shape(start) != (n_params,) else (start,)
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {Xd.shape[1]} parameters)"):
-            lap = laplace_or_start(model, Xd, y, w)
+            lap = laplace_or_start(model, Xd, y, w, starts)
         # the fit of all the posterior's parameters, a free extra parameter's log last:
         # where the chains start, and their preconditioner
         mean, cov, chol = lap.mean, lap.cov, lap.chol
