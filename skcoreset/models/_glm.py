@@ -491,8 +491,11 @@ class GLM:
 
     @property
     def checks_functions(self):
-        """Whether :meth:`check_functions` checks anything (a user's family, its
-        ``check_gradient`` on): the fits read rows for it only then."""
+        """Whether :meth:`check_functions` checks anything.
+
+        True for a user's family with ``check_gradient`` on: the fits read rows for the
+        check only then.
+        """
         return self.family is not None and self.family.check_gradient
 
     def check_functions(self, Xd, y):
@@ -542,8 +545,8 @@ class GLM:
         top = w.max(initial=0.0)
         if not (self.starts_from_mean and top > 0):  # no weighted row: no mean to start from
             return theta
-        # weights scaled to a largest of 1: weights of 1e-300 sum to 0 in np.average
-        return self.mean_start(theta, np.average(y, weights=w / top))
+        # weights of 1e-300 can sum to 0 in np.average: then scaled to a largest of 1
+        return self.mean_start(theta, np.average(y, weights=w if w.sum() > 0 else w / top))
 
     # -- evaluation through the kernels --------------------------------------------------
     def loglik(self, theta, Xd, y):
