@@ -175,7 +175,7 @@ def _describe(
         print(
             f"laplace KL {laplace_kl:.3g}: KL divergence, in nats, from the Laplace fit of the "
             f"coreset's posterior to the data's (0 = the same Gaussian); {verdict} the target "
-            f"{target:.3g} (half the default sampler's Monte Carlo error)"
+            f"{target:.3g} (a fifth of the default sampler's Monte Carlo error)"
         )
     if error is not None:
         print(

@@ -431,7 +431,12 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         if "size_limit" in info:
             why = f"n_points='auto' stopped at {info['size_limit']}."
         elif self.n_points == "auto":
-            why = "n_points='auto' could not grow it further."
+            why = (
+                f"{type(self).__name__}'s n_points='auto' is the size its parameters call "
+                f"for ({len(self.sample_indices_)} points here) "
+                "and does not grow: use more points, or OMPCoreset, whose coreset grows until "
+                "it is within the target."
+            )
         else:
             why = (
                 f"n_points={self.n_points} is too few points for this posterior: use more, or "

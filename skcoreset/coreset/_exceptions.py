@@ -27,8 +27,8 @@ class CoresetQualityWarning(UserWarning):
 
     Every coreset estimator reports ``laplace_kl_``, the KL divergence of the Laplace fit of
     its weighted posterior to the data's (every parameter: the coefficients and a free extra
-    parameter's log), and warns when it is above the target P (P + 3) / 32 000 nats for P
-    parameters, half the Monte Carlo error of the default sampler's 4 000 draws
+    parameter's log), and warns when it is above the target P (P + 3) / 80 000 nats for P
+    parameters, a fifth of the Monte Carlo error of the default sampler's 4 000 draws
     (``coreset._quality.quality_target``): what MCMC on the coreset samples may then sit
     visibly off the full posterior. The message gives the figure and the remedy: more points
     for a fixed ``n_points``; for ``n_points='auto'``, the bound it stopped at; in a stream, a

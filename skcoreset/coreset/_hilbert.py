@@ -22,6 +22,7 @@ from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
 from ._blocks import laplace_of_all_rows, laplace_of_sample
 from ._construction import OVERFLOW, Context, check_overflow
+from ._growth import grow
 from ._merge_reduce import Node
 
 # n_candidates='auto': a pool of max(10 000, 50 n_points) rows. On N = 2e5 logistic rows
@@ -183,11 +184,22 @@ class _HilbertCoreset(BaseCoreset):
         if self._pool_size() is None or len(node) <= self._target_size:
             return node
         # the final selection is a phase of the whole fit, however many blocks came before
-        return self._select_coreset(node, context, random_state, logging.INFO)
+        vectors = V, sigma, target = self._pool_vectors(node, context, logging.INFO)
+        coreset = self._select_coreset(node, context, random_state, logging.INFO, vectors)
+        if self.n_points != "auto" or context.data_fit is None:
+            return coreset
+        with phase(self, "size: grown until the posterior is within the target"):
+            grown = grow(coreset, node, sigma, context.data_fit, len(node))
+        if grown is not coreset and self.projection is not None:  # its projection's error
+            w = np.zeros(len(node))
+            w[np.searchsorted(node.indices, grown.indices)] = grown.weights
+            grown.info["error"] = self._measured_error(V, w / node.weights, target)
+        grown.summary = target
+        return grown
 
-    def _select_coreset(self, node, context, random_state, level=None):
-        """The algorithm on the node's rows, aiming at the exact summary of its data."""
-        level = self._block_level() if level is None else level
+    def _pool_vectors(self, node, context, level):
+        """``(V, sigma, target)``: the node's rows' vectors (scaled by their weights), their
+        norms, and the summary of its data the selection aims at."""
         if context.projection is None:
             what = f"weights of {len(node)} rows"
         else:
@@ -199,7 +211,15 @@ class _HilbertCoreset(BaseCoreset):
             sigma, rowsum = row_norms_and_sum(V)
         except ValueError:  # the projected terms overflowed: say what the user can change
             raise ValueError(OVERFLOW) from None
-        target = rowsum if node.summary is None else node.summary
+        return V, sigma, rowsum if node.summary is None else node.summary
+
+    def _select_coreset(self, node, context, random_state, level=None, vectors=None):
+        """The algorithm on the node's rows, aiming at the exact summary of its data
+        (``vectors``: :meth:`_pool_vectors`, when the caller has them)."""
+        level = self._block_level() if level is None else level
+        if vectors is None:
+            vectors = self._pool_vectors(node, context, level)
+        V, sigma, target = vectors
         name = f"selection: {type(self).__name__} of {self._target_size} among {len(node)} rows"
         with phase(self, name, level):
             w, n_iter, reason = self._select(V, sigma, target, random_state)
@@ -267,7 +287,8 @@ class UniformCoreset(_HilbertCoreset):
         the number of rows with positive weight, every such row is kept.
         'auto': enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
-        500.
+        500 (not grown further: a coreset above the quality target warns, where
+        :class:`OMPCoreset`'s grows).
     model : 'auto', str or GLM, default='auto'
         The likelihood of the projection. 'auto' takes it from the estimator the coreset
         feeds in a pipeline or meta-estimator, otherwise from ``y``: two values give
@@ -320,12 +341,23 @@ class UniformCoreset(_HilbertCoreset):
     sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
-        Relative error ||Phi w - y|| / ||y|| in the projection space (only with a
-        projection; NaN when the projection measured nothing).
+        The projection's error: the relative error ||Phi w - y|| / ||y|| in the projection
+        space (only with a projection; NaN when the projection measured nothing). It can be
+        small where the posterior is not (a projection of fewer dimensions than it needs):
+        ``laplace_kl_`` judges the posterior.
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the projection was drawn from (only with a projection).
+        The data's Laplace fit, every parameter of the posterior included: the projection
+        draws from it (its first call's, for a stream), and ``laplace_kl_`` measures against
+        it (a stream's: of everything seen).
+    laplace_kl_ : float
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`).
     n_iter_ : int
         Number of draws.
     stop_reason_ : str
@@ -424,7 +456,8 @@ class ImportanceCoreset(_HilbertCoreset):
         such row is kept.
         'auto': enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
-        500.
+        500 (not grown further: a coreset above the quality target warns, where
+        :class:`OMPCoreset`'s grows).
     model : 'auto', str or GLM, default='auto'
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
         takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
@@ -473,12 +506,23 @@ class ImportanceCoreset(_HilbertCoreset):
     sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
-        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
-        projection measured nothing).
+        The projection's error: the relative error ||Phi w - y|| / ||y|| in the projection
+        space (NaN when the projection measured nothing). It can be small where the
+        posterior is not (a projection of fewer dimensions than it needs): ``laplace_kl_``
+        judges the posterior.
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the projection was drawn from.
+        The data's Laplace fit, every parameter of the posterior included: the projection
+        draws from it (its first call's, for a stream), and ``laplace_kl_`` measures against
+        it (a stream's: of everything seen).
+    laplace_kl_ : float
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`).
     n_iter_ : int
         Number of draws.
     stop_reason_ : str
@@ -520,9 +564,11 @@ class FrankWolfeCoreset(_HilbertCoreset):
         Requested coreset size M: the number of distinct points with nonzero weight. The
         fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
         smaller than the number of rows with positive weight, every such row is kept.
-        'auto': enough points to pin down the posterior's mean and covariance,
+        'auto': at first enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
-        500.
+        500; then, while ``laplace_kl_`` is above its target, the coreset grows by an
+        importance sample of the pool of candidates, calibrated to the data's gradient
+        (``coreset._growth``), up to the pool's size (``n_candidates``).
     model : 'auto', str or GLM, default='auto'
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
         takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
@@ -580,12 +626,23 @@ class FrankWolfeCoreset(_HilbertCoreset):
     sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
-        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
-        projection measured nothing).
+        The projection's error: the relative error ||Phi w - y|| / ||y|| in the projection
+        space (NaN when the projection measured nothing). It can be small where the
+        posterior is not (a projection of fewer dimensions than it needs): ``laplace_kl_``
+        judges the posterior.
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the projection was drawn from.
+        The data's Laplace fit, every parameter of the posterior included: the projection
+        draws from it (its first call's, for a stream), and ``laplace_kl_`` measures against
+        it (a stream's: of everything seen).
+    laplace_kl_ : float
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`).
     n_iter_ : int
         Iterations of the algorithm.
     stop_reason_ : str
@@ -676,9 +733,11 @@ class GIGACoreset(FrankWolfeCoreset):
         Requested coreset size M: the number of distinct points with nonzero weight. The
         fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
         smaller than the number of rows with positive weight, every such row is kept.
-        'auto': enough points to pin down the posterior's mean and covariance,
+        'auto': at first enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
-        500.
+        500; then, while ``laplace_kl_`` is above its target, the coreset grows by an
+        importance sample of the pool of candidates, calibrated to the data's gradient
+        (``coreset._growth``), up to the pool's size (``n_candidates``).
     model : 'auto', str or GLM, default='auto'
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
         takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
@@ -736,12 +795,23 @@ class GIGACoreset(FrankWolfeCoreset):
     sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
-        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
-        projection measured nothing).
+        The projection's error: the relative error ||Phi w - y|| / ||y|| in the projection
+        space (NaN when the projection measured nothing). It can be small where the
+        posterior is not (a projection of fewer dimensions than it needs): ``laplace_kl_``
+        judges the posterior.
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the projection was drawn from.
+        The data's Laplace fit, every parameter of the posterior included: the projection
+        draws from it (its first call's, for a stream), and ``laplace_kl_`` measures against
+        it (a stream's: of everything seen).
+    laplace_kl_ : float
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`).
     n_iter_ : int
         Iterations of the algorithm.
     stop_reason_ : str
@@ -790,9 +860,11 @@ class IHTCoreset(_HilbertCoreset):
         Requested coreset size M: the largest number of distinct points with nonzero weight.
         When M is not smaller than the number of rows with positive weight, every such row
         is kept.
-        'auto': enough points to pin down the posterior's mean and covariance,
+        'auto': at first enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
-        500.
+        500; then, while ``laplace_kl_`` is above its target, the coreset grows by an
+        importance sample of the pool of candidates, calibrated to the data's gradient
+        (``coreset._growth``), up to the pool's size (``n_candidates``).
     model : 'auto', str or GLM, default='auto'
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
         takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
@@ -854,12 +926,23 @@ class IHTCoreset(_HilbertCoreset):
     sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
-        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
-        projection measured nothing).
+        The projection's error: the relative error ||Phi w - y|| / ||y|| in the projection
+        space (NaN when the projection measured nothing). It can be small where the
+        posterior is not (a projection of fewer dimensions than it needs): ``laplace_kl_``
+        judges the posterior.
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the projection was drawn from.
+        The data's Laplace fit, every parameter of the posterior included: the projection
+        draws from it (its first call's, for a stream), and ``laplace_kl_`` measures against
+        it (a stream's: of everything seen).
+    laplace_kl_ : float
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`).
     n_iter_ : int
         Iterations of the algorithm.
     stop_reason_ : str
@@ -959,9 +1042,11 @@ class OMPCoreset(_HilbertCoreset):
         Requested coreset size M: the number of distinct points with nonzero weight. The
         fitted size ``n_points_`` may be smaller when a stop rule fires first; when M is not
         smaller than the number of rows with positive weight, every such row is kept.
-        'auto': enough points to pin down the posterior's mean and covariance,
+        'auto': at first enough points to pin down the posterior's mean and covariance,
         (P + 1)(P + 2) / 2 for P parameters (features plus intercept), between 100 and
-        500.
+        500; then, while ``laplace_kl_`` is above its target, the coreset grows by an
+        importance sample of the pool of candidates, calibrated to the data's gradient
+        (``coreset._growth``), up to the pool's size (``n_candidates``).
     model : 'auto', str or GLM, default='auto'
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` or a model object. 'auto'
         takes it from the estimator the coreset feeds in a pipeline or meta-estimator, otherwise
@@ -1017,12 +1102,23 @@ class OMPCoreset(_HilbertCoreset):
     sample_weight_ : ndarray of shape (``n_points_``,)
         Their positive weights.
     hilbert_error_ : float
-        Relative error ||Phi w - y|| / ||y|| in the projection space (NaN when the
-        projection measured nothing).
+        The projection's error: the relative error ||Phi w - y|| / ||y|| in the projection
+        space (NaN when the projection measured nothing). It can be small where the
+        posterior is not (a projection of fewer dimensions than it needs): ``laplace_kl_``
+        judges the posterior.
     model_ : str
         The resolved model.
     laplace_ : LaplaceApproximation
-        The fit the projection was drawn from.
+        The data's Laplace fit, every parameter of the posterior included: the projection
+        draws from it (its first call's, for a stream), and ``laplace_kl_`` measures against
+        it (a stream's: of everything seen).
+    laplace_kl_ : float
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`).
     n_iter_ : int
         Points added (a point dropped by the least-squares step may be added again).
     stop_reason_ : str

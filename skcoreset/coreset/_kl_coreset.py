@@ -531,10 +531,13 @@ class QuasiNewtonCoreset(_KLCoreset):
     stop_reason_ : str
         'converged', 'max_iter', 'max_seconds', or 'all_rows' when every row was kept.
     laplace_kl_ : float
-        KL of the kept coreset's Laplace fit to the data's (when the weights were optimised):
-        the optimised weights', or their start's, which is kept, with a
-        :class:`CoresetQualityWarning`, when the optimisation ended further away (by more
-        than 0.1 nats).
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`). The kept coreset's: the optimised weights', or
+        their start's when the optimisation ended further away (by more than 0.1 nats).
     start_laplace_kl_ : float
         The same KL of the start (a Hilbert coreset of the pool).
     n_features_in_ : int
@@ -756,9 +759,13 @@ class SparseVICoreset(_KLCoreset):
         or the data's Laplace fit's; both warn, and raise ``ValueError`` before any point is
         chosen), 'max_seconds', or 'all_rows' when every row was kept.
     laplace_kl_ : float
-        KL of the kept coreset's Laplace fit to the data's (when the weights were optimised):
-        SparseVI's, or that of the coreset QuasiNewtonCoreset starts from (OMP on the pool),
-        which is kept, with a :class:`CoresetQualityWarning`, when SparseVI's is further
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`). The kept coreset's: SparseVI's, or that of the
+        coreset QuasiNewtonCoreset starts from (OMP on the pool) when SparseVI's is further
         away (by more than 0.1 nats).
     start_laplace_kl_ : float
         The same KL of that Hilbert coreset.
@@ -972,10 +979,13 @@ class CoresetMCMC(_KLCoreset):
     stop_reason_ : str
         'max_iter', 'max_seconds', or 'all_rows' when every row was kept.
     laplace_kl_ : float
-        KL of the kept coreset's Laplace fit to the data's (when the weights were optimised):
-        the optimised weights', or their start's, which is kept, with a
-        :class:`CoresetQualityWarning`, when the optimisation ended further away (by more
-        than 0.1 nats).
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`). The kept coreset's: the optimised weights', or
+        their start's when the optimisation ended further away (by more than 0.1 nats).
     start_laplace_kl_ : float
         The same KL of the start (a Hilbert coreset of the pool).
     n_features_in_ : int

@@ -192,6 +192,15 @@ class SensitivityCoreset(BaseCoreset):
         Number of distinct selected rows.
     n_draws_ : int
         Number of importance draws M (0 if the whole data set was returned).
+    laplace_ : LaplaceApproximation
+        The data's Laplace fit, which ``laplace_kl_`` measures against.
+    laplace_kl_ : float
+        The coreset's quality: the KL divergence, in nats, of the Laplace fit of its
+        posterior to the data's (``laplace_``), every parameter included (a free extra
+        parameter's log too), under the data's prior; 0 when every row is kept, inf when
+        its posterior has no proper Laplace fit. Above P (P + 3) / 80 000 for P parameters,
+        a fifth of the default sampler's Monte Carlo error, the fit warns
+        (:class:`CoresetQualityWarning`).
     sensitivities_ : ndarray of shape (n_samples,)
         The bound m_n of every row, normalised so that uniform data give 1 (0 for zero
         weight). For a fit in several blocks this and the other attributes of the bound

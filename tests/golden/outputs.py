@@ -11,7 +11,8 @@ level and its noise posterior sat hundreds of posterior sds off (tests/test_extr
 It and ``blin`` were rewritten again, alone, when the Laplace fit of a model with a free extra
 parameter became the joint fit of the coefficients and its log (issue 45): the projection
 draws from the joint fit, and the Bayesian estimator's chains start and are preconditioned
-at it.
+at it; ``blin`` once more when the Gaussian's derivatives in its log noise scale became exact
+(central differences before: draws near zero moved by 2e-8).
 
 The KL methods and the block constructions (several blocks, ``partial_fit`` streams, dask
 chunks) were added by ``python -m tests.golden.outputs --add`` (which writes only the records
