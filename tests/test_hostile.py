@@ -371,13 +371,6 @@ def test_generated_streams_are_whole_and_atomic(case):
     np.testing.assert_array_equal(core.get_coreset()[1], y[idx])
 
 
-@pytest.mark.xfail(
-    reason="models/_laplace.py (not this issue's to edit): _start divides the weighted sum of y "
-    "by the weights' sum, 0 for rows without weight (an empty coreset: OMP's of data weighted "
-    "1e-300, whose projected norms underflow), a 0/0 RuntimeWarning and a NaN start; it needs "
-    "`wy_sum / w_sum if w_sum > 0 else None` with the model's zero start then",
-    strict=False,
-)
 @pytest.mark.parametrize("name", ["poisson", "negative_binomial", "gamma"])
 def test_rows_without_weight_start_at_the_prior(name):
     """Newton's start on rows of zero weight (or none): the prior's centre, no warning."""

@@ -411,8 +411,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         and ``laplace_kl_``, the KL of the coreset's Laplace fit to it, with a
         :class:`CoresetQualityWarning` when that is above the target
         (:func:`~._quality.quality_target`)."""
-        if construction.exact:  # every row with its own weight: the data's posterior itself
-            self.laplace_kl_ = 0.0
+        if construction.exact or getattr(self, "stop_reason_", None) == "all_rows":
+            self.laplace_kl_ = 0.0  # every row with its own weight: the data's posterior
             return
         data_fit = getattr(self, "laplace_", None) or context.data_fit
         if data_fit is None:

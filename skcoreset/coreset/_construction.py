@@ -264,7 +264,11 @@ class Construction:
             return laplace
         if node.taylor[0] <= self.context.laplace_weight * (1 + 1e-9):
             return laplace  # the first call's rows are all there is
-        return stream_fit(laplace, node.taylor, node.sample)
+        try:
+            return stream_fit(laplace, node.taylor, node.sample)
+        except (ValueError, np.linalg.LinAlgError):
+            # no proper mode yet (a few rows, a free noise scale): the first call's stands in
+            return laplace
 
     # -- a call of partial_fit ------------------------------------------------------------
     def add(self, X, y, s, n_rows, label, finalize=True):

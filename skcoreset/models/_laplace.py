@@ -223,10 +223,7 @@ def _newton(posterior, theta, tol, max_iter, last_step=0.0):
         try:
             step = -solve_spd(H, g)
         except np.linalg.LinAlgError:
-            raise ValueError(
-                "The Hessian of the Laplace fit is numerically singular; check the "
-                "scale of X and y (e.g. standardise X)."
-            ) from None
+            raise ValueError(_singular(posterior.model, theta.shape[0])) from None
         decrement = -g @ step  # Newton decrement squared, >= 0
         if decrement / 2 <= tol * (1.0 + abs(f)):
             return theta, it, H
@@ -247,6 +244,28 @@ def _newton(posterior, theta, tol, max_iter, last_step=0.0):
         last_full = decrement if t == 1.0 else None
         theta, f, g = cand, -fc, -gc
     return theta, max_iter, None
+
+
+def _singular(model, n_params):
+    """What a Hessian that is not positive definite at Newton's point says of the fit."""
+    if model.log_concave:
+        why = (
+            "parameters the rows cannot pin down (fewer rows with positive weight than the "
+            f"{n_params} parameters, or a column constant or repeated among them, beyond "
+            "what the prior holds), or X and y on scales far apart"
+        )
+    else:
+        why = (
+            f"the {model.name!r} log-likelihood is not concave, and Newton reached a point "
+            "that is no mode from where it started (heavy tails, a free extra parameter); "
+            f"with about as many rows as its {n_params} parameters the posterior may have "
+            "no proper mode at all"
+        )
+    return (
+        f"The Hessian of the Laplace fit is not positive definite (numerically singular): "
+        f"{why}. Use more rows, standardise X (e.g. sklearn.preprocessing.StandardScaler) "
+        "and check the scale of y."
+    )
 
 
 def _equilibration(H):
@@ -531,7 +550,8 @@ def _start(model, blocks):
         for _, y, w in blocks():
             w_sum += w.sum()
             wy_sum += (w * y).sum()
-        theta0 = model.mean_start(theta0, wy_sum / w_sum)
+        if w_sum > 0:  # rows without weight (an empty coreset): the model's zero start
+            theta0 = model.mean_start(theta0, wy_sum / w_sum)
     return theta0
 
 
