@@ -87,15 +87,14 @@ def calibrate(moments, data_fit, X, y, w, max_iter=50):
 
 
 def importance_sample(node, norms, size):
-    """``(positions, weights)``: the ``size`` pooled rows of the largest keys, weighted by the
-    inverse of their inclusion probability given the next key (Efraimidis-Spirakis keys
-    ``log(u) / norm``: a row is in when ``-log(u) / norm``, exponential of rate ``norm``, is
-    below the next key's, so with probability ``1 - exp(-norm t)``)."""
+    """``(positions, weights)``: the ``size`` pooled rows of the largest keys (fewer than the
+    pool's), weighted by the inverse of their inclusion probability given the next key
+    (Efraimidis-Spirakis keys ``log(u) / norm``: a row is in when ``-log(u) / norm``,
+    exponential of rate ``norm``, is below the next key's ``t``, so with probability
+    ``1 - exp(-norm t)``: Horvitz-Thompson conditional on the threshold, unbiased)."""
     order = np.argsort(-node.keys, kind="stable")
     positions = np.sort(order[:size])
-    t = -node.keys[order[size]] if size < len(node) else np.inf
-    with np.errstate(over="ignore"):
-        inclusion = -np.expm1(-norms[positions] * t) if np.isfinite(t) else 1.0
+    inclusion = -np.expm1(-norms[positions] * -node.keys[order[size]])
     return positions, node.weights[positions] / inclusion
 
 
@@ -135,7 +134,8 @@ def grow(coreset, pool, norms, data_fit, max_points):
         return coreset
     moments = second_order(data_fit)
     best, best_kl = coreset, kl
-    limit = min(max_points, len(pool))
+    # the last pooled row's key is the threshold of the rest: the sample leaves it out
+    limit = min(max_points, len(pool) - 1)
     size = min(2 * len(coreset), limit)
     while True:
         positions, weights = importance_sample(pool, norms, size)
