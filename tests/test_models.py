@@ -431,3 +431,31 @@ def test_gaussian_noise_with_no_more_rows_than_parameters():
     assert start.n_extra == 1 and np.all(np.isfinite(start.cov))
     const = laplace_or_start(model, model.design(X), np.full(3, 2.0), np.ones(3))
     assert const.model.noise_scale == 1.0
+
+
+def test_typical_starts_keep_gaussian_draws_and_pull_in_the_far_ones():
+    """MCMC's starts: draws of a posterior's own Laplace fit stay where they are when the
+    posterior is Gaussian (a linear model, the noise fixed: 200 draws, each moved with
+    probability 1e-4); draws of a fit ten times too wide move toward the mode until the
+    posterior there is within what the fit expects."""
+    from dataclasses import replace
+
+    from scipy.stats import chi2
+
+    from skcoreset.models._laplace import log_posterior_at, typical_starts
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((500, 3))
+    y = X @ [1.0, -1.0, 0.5] + rng.standard_normal(500)
+    model = get_model("gaussian", prior_scale=10.0, noise_scale=1.0)
+    Xd, w = model.design(X), np.ones(500)
+    lap = laplace_approximation(model, Xd, y, w, design=True)
+    draws = lap.sample(200, random_state=1)
+    np.testing.assert_array_equal(typical_starts(lap, Xd, y, w, draws), draws)
+    wide = replace(lap, cov=100.0 * lap.cov, chol=10.0 * lap.chol)
+    far = wide.sample(20, random_state=1)
+    moved = typical_starts(wide, Xd, y, w, far)
+    floor = log_posterior_at(lap, Xd, y, w) - 0.5 * chi2.isf(1e-4, 4)
+    lps = np.array([log_posterior_at(lap, Xd, y, w, t) for t in moved])
+    assert np.all(lps >= floor)
+    assert np.all(np.any(moved != far, axis=1))  # every one was too far

@@ -26,7 +26,7 @@ from .._warnings import warn
 from ..models import GLM, get_model
 from ..models._checks import CHECK_ROWS
 from ..models._general import row_blocks
-from ..models._laplace import laplace_or_start
+from ..models._laplace import laplace_or_start, typical_starts
 from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 from ..models._targets import check_no_none
 from ..sampler import diagnostics, sample_mala
@@ -222,13 +222,11 @@ class _BaseBayesianGLM(BaseEstimator):
         else:
             precond = None
         # Each chain starts at a draw of the Laplace approximation: dispersed at the scale of
-        # the posterior, so that R-hat can detect chains that do not mix.
+        # the posterior, so that R-hat can detect chains that do not mix; a draw where the
+        # posterior is far lower than the fit expects (or -inf: a user's constraint) moves
+        # toward the mode (typical_starts)
         init = mean + rng.standard_normal((self.n_chains, mean.shape[0])) @ chol.T
-        if lap.model.family is None:
-            # a model of draws may be -inf in places (a user's constraint): the chains whose
-            # draw falls there start at the mode instead
-            ll, _ = lap.model.weighted_loglik_chains(init, Xd, y, w)
-            init[~np.isfinite(ll)] = mean
+        init = typical_starts(lap, Xd, y, w, init)
         # sample_mala runs the warm-up and the kept steps in one call: one phase here.
         mala = (
             f"MALA: {self.n_chains} chains x ({self.n_warmup} warm-up + {self.n_samples} kept "

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.linalg
 import scipy.optimize
+import scipy.stats
 from sklearn.utils import check_consistent_length, check_random_state
 
 from ._glm import GLM, with_noise
@@ -384,13 +385,43 @@ def _fit_from(model, Xd, y, w, theta0):
                 1e-14, 100)  # fmt: skip
 
 
-def log_posterior_at(laplace, Xd, y, w):
-    """The weighted log posterior (up to its constant) at a Laplace fit's mode, in all the
-    fit's parameters."""
+def log_posterior_at(laplace, Xd, y, w, theta=None):
+    """The weighted log posterior (up to its constant) of a Laplace fit's posterior at
+    ``theta`` (default: its mode), in all the fit's parameters; -inf where it is not
+    finite."""
     model = laplace.free_model
     fitted = JointExtra(model) if laplace.n_extra else model
-    ll, grad = fitted.weighted_loglik(laplace.mean, Xd, y, w)
-    return float(fitted.add_log_prior(laplace.mean, ll, grad)[0])
+    theta = laplace.mean if theta is None else np.asarray(theta, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        ll, grad = fitted.weighted_loglik(theta, Xd, y, w)
+        lp = float(fitted.add_log_prior(theta, ll, grad)[0])
+    return lp if np.isfinite(lp) else -np.inf
+
+
+def typical_starts(laplace, Xd, y, w, starts, halvings=10):
+    """Starts of MCMC chains (draws of the Laplace fit), each moved halfway to the mode until
+    the posterior's log density there is no lower than the fit expects of its draws: the
+    mode's, less the drop a draw of the fit exceeds with probability 1e-4 (half a chi-square
+    of P degrees of freedom: its 1 - 1e-4 quantile); the mode itself after ``halvings``.
+
+    Overdispersed starts let R-hat see chains that do not mix, but a draw where the posterior
+    is far lower than its Gaussian fit says (the tail of rows of extreme leverage: a
+    standardised one-hot category of 1 row in 50 000) sits where the gradient is tens of times
+    the typical one, and MALA's every proposal overshoots: on adult (124 parameters) one chain
+    of four started 505 nats below the mode, where the Gaussian expects 62, and never moved
+    (R-hat 1.77). A draw of a Gaussian posterior's own fit moves with probability 1e-4.
+    """
+    P = laplace.mean.shape[0]
+    floor = log_posterior_at(laplace, Xd, y, w) - 0.5 * scipy.stats.chi2.isf(1e-4, P)
+    out = np.array(starts, dtype=np.float64)
+    for c in range(out.shape[0]):
+        for _ in range(halvings):
+            if log_posterior_at(laplace, Xd, y, w, out[c]) >= floor:
+                break
+            out[c] = laplace.mean + 0.5 * (out[c] - laplace.mean)
+        else:
+            out[c] = laplace.mean
+    return out
 
 
 def laplace_or_start(model, Xd, y, w, starts=()):
