@@ -162,17 +162,18 @@ def wide():
     return X, y
 
 
-def test_auto_size_grows_until_the_posterior_is_within_the_target(wide):
+@pytest.mark.parametrize("cls", [OMPCoreset, QuasiNewtonCoreset])
+def test_auto_size_grows_until_the_posterior_is_within_the_target(wide, cls):
     X, y = wide
     target = quality_target(61)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CoresetQualityWarning)
-        est = OMPCoreset(random_state=0).fit(X, y)
+        est = cls(random_state=0).fit(X, y)
     assert est.n_points_ > 500  # grown past the parameters' size
     assert est.laplace_kl_ <= target
     assert est.laplace_kl_ == pytest.approx(_logistic_kl(est, X, y), rel=1e-4)
     with pytest.warns(CoresetQualityWarning, match="n_points=500 is too few"):
-        fixed = OMPCoreset(500, random_state=0).fit(X, y)
+        fixed = cls(500, random_state=0).fit(X, y)
     assert fixed.laplace_kl_ > 3 * target
 
 

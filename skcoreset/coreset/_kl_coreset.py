@@ -28,6 +28,7 @@ from . import _kl
 from ._base import BaseCoreset, CoresetQualityWarning
 from ._blocks import laplace_of_all_rows
 from ._construction import Context, check_overflow
+from ._growth import grow
 from ._kl_problem import (
     BURN_IN,
     GLMProblem,
@@ -225,10 +226,13 @@ class _KLCoreset(BaseCoreset):
             if start is None:  # SparseVI's own start is no coreset: the others' start instead
                 start = self._initial_support(problem, node, random_state)
             idx, w, kls = self._keep_better(problem, (idx, w), start)
-            self._warn_if_wide(problem, idx, w)
         keep = w > 0
         idx, w = idx[keep], w[keep]
         info.update(kls, problem=problem, laplace=data_fit)
+        if self.n_points == "auto":
+            with phase(self, "size: grown until the posterior is within the target"):
+                idx, w, info = self._grow(problem, node, idx, w, info, random_state)
+        self._warn_if_wide(problem, idx, w)
         return Node(
             indices=node.indices[idx],
             weights=w,
@@ -237,6 +241,24 @@ class _KLCoreset(BaseCoreset):
             taylor=node.taylor,
             info=info,
         )
+
+    @staticmethod
+    def _grow(problem, node, idx, w, info, random_state):
+        """``(idx, w, info)``: the coreset of pooled rows ``idx`` at weights ``w``, grown
+        until its posterior is within the target (:func:`~._growth.grow`) from the pool's
+        part that estimates the data (its rows at their weights in the data's sum), sampled
+        anew proportionally to each row's spread under the data's fit times that weight
+        (two-phase: the pool's draw, then this one)."""
+        sampled = np.flatnonzero(problem.full_weights > 0)
+        weights = problem.full_weights[sampled]
+        norms = row_spread(problem.start, node.X[sampled], node.y[sampled]) * weights
+        with np.errstate(divide="ignore"):
+            keys = np.log(random_state.random_sample(len(sampled))) / norms
+        # positions in the pool stand for the rows' indices while they grow
+        pool = Node(sampled, weights, node.X[sampled], node.y[sampled], keys=keys)
+        coreset = Node(idx, w, node.X[idx], node.y[idx], info=info)
+        grown = grow(coreset, pool, norms, problem.start, len(pool))
+        return grown.indices, grown.weights, grown.info
 
     @staticmethod
     def _data_fit(laplace, Xd, y, weights, taylor):
