@@ -2,15 +2,17 @@
 
 * The exported models' log densities equal the library's weighted log posterior (the function
   its MALA targets, with the priors' normalising constants) at random unconstrained values,
-  the log transforms' Jacobians included, for every built-in model (PyMC, NumPyro).
+  the log transforms' Jacobians included: for every registered model in
+  tests/test_model_contract.py; here the special cases (a fixed extra parameter, Poisson
+  rates).
 * NUTS on an export samples the posterior the library's MALA samples on the same coreset:
   posterior means and sds agree within their Monte Carlo error (ESS-based standard errors).
-* Stan's program and data agree with each other and with the model; Bambi's inputs with the
+* Stan's program and data agree with each other and with the model (every registered model's
+  in tests/test_model_contract.py); each likelihood's Stan statement; Bambi's inputs with the
   coreset's prior.
 * The compositions hand the coreset's full-data prior to an 'auto' Bayesian estimator.
 """
 
-import re
 import sys
 import warnings
 
@@ -33,18 +35,8 @@ from skcoreset.linear_model import (
 )
 from skcoreset.models import CustomModel
 from skcoreset.pipeline import make_pipeline
-from skcoreset.sampler import _mala_kernels
-from skcoreset.sampler._mala_numpy import log_target
 
-MODELS = [
-    "logistic",
-    "poisson",
-    "gaussian",
-    "negative_binomial",
-    "gamma",
-    "multinomial",
-    "student_t",
-]
+from .test_model_contract import _random_points, library_log_posterior
 
 
 def _data(name, n=300, seed=0):
@@ -82,90 +74,7 @@ def _coreset(name, n_points=30, **params):
         return coreset.fit(X, y), X, y
 
 
-def _random_points(coreset, n_points=4, seed=1):
-    """Random unconstrained values: (library parameter vectors (S, P), the same values by
-    name: coef, intercept, and the log of each extra parameter)."""
-    spec = coreset._export_spec(None, None, "test")
-    rng = np.random.RandomState(seed)
-    S = n_points
-    coef = 0.3 * rng.standard_normal((S,) + spec.coef_sd.shape)
-    intercept = 0.3 * rng.standard_normal((S,) + np.shape(spec.intercept_sd))
-    logs = {e.name: e.log_mean + 0.3 * rng.standard_normal(S) for e in spec.extras}
-    model = coreset._data_prior.model
-    if spec.n_classes is not None:
-        theta = np.concatenate([coef, intercept[..., None]], axis=2).reshape(S, -1)
-    else:
-        theta = np.column_stack([coef, intercept])
-    # the models of draws hold their extra parameters' logs centred on their prior means
-    centre = model.family is None
-    extras = [logs[e.name] - (e.log_mean if centre else 0.0) for e in spec.extras]
-    theta = np.column_stack([theta, *extras])
-    named = [
-        {"coef": coef[s], "intercept": intercept[s], **{k: v[s] for k, v in logs.items()}}
-        for s in range(S)
-    ]
-    return theta, named
-
-
-def _library_log_posterior(coreset, thetas):
-    """The target of the library's MALA on the coreset at ``thetas`` (the sampler's own
-    function: the compiled kernel, or the NumPy target of a model of draws), plus the
-    normalising constants of its normal priors."""
-    prior = coreset._data_prior
-    model = prior.model
-    node = coreset._coreset_node
-    Xd, y, w = model.design(node.X), node.y, coreset.sample_weight_
-    Q = Xd.shape[1]
-    thetas = np.ascontiguousarray(thetas, dtype=np.float64)
-    if model.family is None:
-        prec = model.prior_precision(model.n_params(Q))
-        lp, _ = log_target(model, Xd, y, w, prec)(thetas)
-        log_sds = -0.5 * np.log(prec)
-    else:
-        prec = np.ascontiguousarray(model.prior_precision(Q))
-        sample_extra = model.has_noise
-        s_mu, s_sd = prior.extra_log_prior()
-        lp, grad = np.empty(thetas.shape[0]), np.empty(thetas.shape)
-        extra = model.extra if not sample_extra else 1.0
-        extra_prior = (s_mu, 1 / s_sd**2) if sample_extra else None
-        data = _mala_kernels.target_data(model.family, Xd, y, w, extra, extra_prior)
-        _mala_kernels.mala_init(model.family, thetas, data, prec, extra, extra_prior, lp, grad)
-        log_sds = np.append(-0.5 * np.log(prec), np.log(s_sd) if sample_extra else [])
-    return lp - np.sum(log_sds) - 0.5 * log_sds.shape[0] * np.log(2 * np.pi)
-
-
-# -- log densities ----------------------------------------------------------------------------
-@pytest.mark.parametrize("name", MODELS)
-def test_pymc_log_density_is_the_library_log_posterior(name):
-    pytest.importorskip("pymc")
-    coreset, X, y = _coreset(name)
-    model = coreset.to_pymc(X, y)
-    logp = model.compile_logp(jacobian=True)
-    thetas, points = _random_points(coreset)
-    values = {rv.name: model.rvs_to_values[rv].name for rv in model.free_RVs}
-    got = [
-        logp({values[k]: np.asarray(v) for k, v in point.items()}) for point in points
-    ]  # the extras' value variables are their logs ('<name>_log__')
-    np.testing.assert_allclose(got, _library_log_posterior(coreset, thetas), rtol=1e-10)
-
-
-@pytest.mark.parametrize("name", MODELS)
-def test_numpyro_log_density_is_the_library_log_posterior(name):
-    numpyro = pytest.importorskip("numpyro")
-    from numpyro.infer.util import potential_energy
-
-    numpyro.enable_x64()
-    coreset, X, y = _coreset(name)
-    model = coreset.to_numpyro(X, y)
-    thetas, points = _random_points(coreset)
-    # unconstrained values: the log of each positive parameter
-    got = [-float(potential_energy(model, (), {}, point)) for point in points]
-    # NumPyro's negative binomial takes jax.scipy.special.betaln, accurate to some 4e-7
-    # relative (SciPy's to 1e-15: betaln(1.3, 8)); the rest is float64 rounding
-    rtol = 1e-6 if name == "negative_binomial" else 1e-10
-    np.testing.assert_allclose(got, _library_log_posterior(coreset, thetas), rtol=rtol)
-
-
+# -- log densities (every registered model's: tests/test_model_contract.py) -----------------
 def test_log_density_with_a_fixed_extra_parameter():
     """A model object whose extra parameter is fixed: a constant of the exports."""
     pytest.importorskip("pymc")
@@ -287,51 +196,7 @@ def test_numpyro_nuts_samples_the_mala_posterior(name, estimator):
     _assert_same_posterior({k: nuts[k] for k in draws}, draws)
 
 
-# -- Stan ------------------------------------------------------------------------------------
-_STAN_TYPES = {"int": np.integer, "real": np.floating, "vector": np.floating, "matrix": np.floating}
-
-
-def _stan_data_declarations(program):
-    """``name -> (type, dimensions)`` of the program's data block."""
-    block = re.search(r"data \{\n(.*?)\n\}", program, re.S).group(1)
-    out = {}
-    for line in block.splitlines():
-        m = re.match(
-            r"\s*(array\[(\w+)\] )?(int|real|vector|matrix)(<[^>]*>)?(\[([^\]]*)\])? (\w+);", line
-        )
-        assert m, line
-        dims = ([m.group(2)] if m.group(2) else []) + (
-            [d.strip() for d in m.group(6).split(",")] if m.group(6) else []
-        )
-        out[m.group(7)] = (m.group(3), dims)
-    return out
-
-
-@pytest.mark.parametrize("name", MODELS)
-def test_stan_data_fit_the_program(name):
-    coreset, X, y = _coreset(name)
-    program, data = coreset.to_stan(X, y)
-    decl = _stan_data_declarations(program)
-    assert set(decl) == set(data)
-    sizes = {k: v for k, v in data.items() if k in ("N", "D", "K")}
-    sizes["K - 1"] = sizes.get("K", 0) - 1
-    for key, (kind, dims) in decl.items():
-        value = np.asarray(data[key])
-        assert value.shape == tuple(sizes[d] for d in dims), key
-        assert np.issubdtype(value.dtype, _STAN_TYPES[kind]), key
-    # the targets in Stan's coding: class codes from 1, the reference class's the first
-    spec = coreset._export_spec(X, y, "test")
-    offset = 1 if name == "multinomial" else 0
-    np.testing.assert_array_equal(data["y"], spec.y + offset)
-    np.testing.assert_array_equal(data["w"], coreset.sample_weight_)
-    for e in spec.extras:
-        assert (data[f"{e.name}_log_mean"], data[f"{e.name}_log_sd"]) == (e.log_mean, e.log_sd)
-        assert f"real<lower=0> {e.name};" in program
-        assert (
-            f"target += lognormal_lpdf({e.name} | {e.name}_log_mean, {e.name}_log_sd);" in program
-        )
-
-
+# -- Stan (every registered model's data against its program: tests/test_model_contract.py) --
 @pytest.mark.parametrize(
     "name, line",
     [
@@ -360,7 +225,7 @@ def _rates_coreset():
     return coreset.fit(X, y / 3.0), X, y / 3.0
 
 
-def test_poisson_rates_pymc_log_density_is_the_library_log_posterior():
+def test_poisson_rates_pymc_log_density_is_thelibrary_log_posterior():
     """PyMC's Poisson floors rates (-1941.64 against the library's -1733.69 in issue 46): the
     export writes the library's density."""
     pytest.importorskip("pymc")
@@ -370,10 +235,10 @@ def test_poisson_rates_pymc_log_density_is_the_library_log_posterior():
     logp = model.compile_logp(jacobian=True)
     thetas, points = _random_points(coreset)
     got = [logp({k: np.asarray(v) for k, v in point.items()}) for point in points]
-    np.testing.assert_allclose(got, _library_log_posterior(coreset, thetas), rtol=1e-10)
+    np.testing.assert_allclose(got, library_log_posterior(coreset, thetas), rtol=1e-10)
 
 
-def test_poisson_rates_numpyro_log_density_is_the_library_log_posterior():
+def test_poisson_rates_numpyro_log_density_is_thelibrary_log_posterior():
     """NumPyro's Poisson is -inf off the integers (NUTS could not start): the export writes
     the library's density, its draws counts."""
     numpyro = pytest.importorskip("numpyro")
@@ -384,7 +249,7 @@ def test_poisson_rates_numpyro_log_density_is_the_library_log_posterior():
     model = coreset.to_numpyro(X, y)
     thetas, points = _random_points(coreset)
     got = [-float(potential_energy(model, (), {}, point)) for point in points]
-    np.testing.assert_allclose(got, _library_log_posterior(coreset, thetas), rtol=1e-10)
+    np.testing.assert_allclose(got, library_log_posterior(coreset, thetas), rtol=1e-10)
     trace = numpyro.handlers.trace(numpyro.handlers.seed(model, 0)).get_trace()
     assert trace["y"]["fn"].log_prob(trace["y"]["value"]).shape == (coreset.n_points_,)
 

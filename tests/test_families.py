@@ -16,18 +16,13 @@ from numba import njit
 from skcoreset import BayesianGLM, OMPCoreset, QuasiNewtonCoreset
 from skcoreset.models import (
     GLM,
-    MODEL_NAMES,
     BinaryLabels,
-    GeneralModel,
     OverdispersionWarning,
     SingleIndexFamily,
     get_model,
     laplace_approximation,
 )
-from skcoreset.models import _glm_kernels as GK
 from skcoreset.models._fastmath_kernels import sigmoid, softplus_sigmoid
-from skcoreset.models._glm import model_class
-from skcoreset.models._names import MODELS
 from skcoreset.sampler import sample_mala
 
 from .oracles.user_models import Probit, probit_curvature, probit_terms
@@ -62,53 +57,6 @@ def _logistic_data(n=3000, d=4, seed=0):
     X = rng.standard_normal((n, d))
     y = (rng.random(n) < scipy.special.expit(X @ rng.standard_normal(d) * 0.7 + 0.3)).astype(float)
     return X, y
-
-
-def test_registry_is_the_one_list_of_models():
-    """Every registered name resolves to a model class whose name and family match it."""
-    assert MODEL_NAMES == tuple(MODELS)
-    for name in MODEL_NAMES:
-        cls = model_class(name)
-        assert cls.name == name
-        if issubclass(cls, GeneralModel):  # a model of draws: no single-index family
-            assert cls.family is None
-        else:
-            assert isinstance(cls.family, SingleIndexFamily)
-            assert cls.family.name == name
-        assert isinstance(get_model(name), cls)
-
-
-@pytest.mark.parametrize("name", ["logistic", "poisson", "gaussian"])
-def test_family_loglik_against_scipy(name):
-    """The family's terms and constants add up to scipy.stats' log density, 1e-12 relative,
-    over the range the kernels see; derivatives against central differences."""
-    rng = np.random.default_rng(1)
-    eta = np.concatenate([np.linspace(-30, 30, 121), rng.normal(0, 3, 200)])
-    model = get_model(name, noise_scale=0.7)
-    if name == "logistic":
-        y = (rng.random(eta.size) < 0.5).astype(float)
-        # scipy's log(1 - expit) loses digits in the tails: exact NumPy there, scipy inside
-        ref = y * eta - np.logaddexp(0, eta)
-        inner = np.abs(eta) < 3
-        scipy_ref = scipy.stats.bernoulli.logpmf(y[inner], scipy.special.expit(eta[inner]))
-        np.testing.assert_allclose(ref[inner], scipy_ref, rtol=1e-12)
-    elif name == "poisson":
-        eta = np.clip(eta, -20, 15)
-        y = rng.poisson(np.exp(np.clip(eta, -5, 6))).astype(float)
-        ref = scipy.stats.poisson.logpmf(y, np.exp(eta))
-    else:
-        y = eta + rng.normal(0, 0.7, eta.size)
-        ref = scipy.stats.norm.logpdf(y, eta, 0.7)
-    ll = GK.loglik_vector(model.family, eta, y, model.extra)
-    np.testing.assert_allclose(ll, ref, rtol=1e-12, atol=1e-300)
-    d, c = GK.dloglik_curv_vector(model.family, eta, y, model.extra)
-    h = 1e-5 * np.maximum(1.0, np.abs(eta))
-    up = GK.loglik_vector(model.family, eta + h, y, model.extra)
-    down = GK.loglik_vector(model.family, eta - h, y, model.extra)
-    np.testing.assert_allclose(d, (up - down) / (2 * h), rtol=1e-5, atol=1e-6)
-    d_up = GK.dloglik_vector(model.family, eta + h, y, model.extra)
-    d_down = GK.dloglik_vector(model.family, eta - h, y, model.extra)
-    np.testing.assert_allclose(c, -(d_up - d_down) / (2 * h), rtol=1e-5, atol=1e-6)
 
 
 def test_user_family_reimplementing_logistic_gives_the_builtin_coreset():

@@ -38,7 +38,8 @@ from .._sklearn_compat import Interval, StrOptions, _fit_context, _safe_indexing
 from .._threads import one_blas_thread
 from .._warnings import warn
 from ..export._mixin import PPLExportMixin
-from ..models import GLM, MODEL_NAMES
+from ..models import GLM
+from ..models._names import ModelNames
 from ..models._prior import Moments
 from ._blocks import (
     InMemoryData,
@@ -113,7 +114,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "model": [StrOptions({"auto", *MODEL_NAMES}), GLM],
+        "model": [StrOptions(ModelNames("auto")), GLM],
         "prior_scale": [
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),

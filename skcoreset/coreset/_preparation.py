@@ -13,7 +13,7 @@ from sklearn.utils.validation import validate_data
 
 from .._sklearn_compat import _check_sample_weight
 from .._warnings import warn
-from ..models import GLM, classification_model, get_model, model_from_targets
+from ..models import GLM, classification_model, get_model, model_class, model_from_targets
 from ..models._prior import DataPrior, checked_prior_scale, is_auto, prior_from_moments
 from ._blocks import as_source, n_rows, read_block
 from ._exceptions import CoresetSizeWarning
@@ -97,9 +97,11 @@ def resolve_model(estimator, y, composed=None, classes=None, streaming=False, in
             name = classification_model(classes)
         else:
             name = model_from_targets(y)
-    elif name is composed and name == "logistic":
-        # a classifier's reading (the composition's): class labels, as many as y has
-        name = classification_model(y if classes is None else classes)
+    elif name is composed and isinstance(name, str):
+        # the composition's reading of its final estimator ('logistic' for a classifier):
+        # the model says which model that is for these targets (a classifier's: as many
+        # classes as y has)
+        name = model_class(name).composed_name(y if classes is None else classes)
     model = named_model(estimator, name)
     labels = None
     if model.labels is not None:

@@ -5,11 +5,13 @@ and ``to_bambi(X, y)`` (:class:`PPLExportMixin`): the weighted coreset with the 
 likelihood and its full-data prior, written in the language's own terms, so that its NUTS
 samples the posterior the library's MALA samples. One description drives the four:
 :class:`ExportSpec`, read from the model (its ``likelihood``, ``prior_precision`` and
-``extra_priors``); each language maps the likelihood's name to its distribution.
+``extra_priors``); each language writes the likelihood with the model's own recipe
+(``stan_likelihood``, ``pymc_loglik``, ``numpyro_likelihood``, ``bambi_family``), so a new
+model, a registered user's included, brings its exports with it.
 
-Bambi's export is for the Poisson, Gaussian and negative binomial models, whose weighted
-response Bambi builds right (its built models' log densities equal the library's to 4e-16,
-checked with Bambi 0.17.2).
+Bambi's export is for the models whose weighted response Bambi builds right (the Poisson,
+Gaussian and negative binomial ones: its built models' log densities equal the library's to
+4e-16, checked with Bambi 0.17.2).
 
 The languages are optional dependencies (``pip install skcoreset[pymc]``, ``[numpyro]``,
 ``[stan]``), imported when an export is called, never by ``import skcoreset``.

@@ -1,24 +1,19 @@
 """The coreset posterior as Bambi's inputs (``to_bambi``): a data frame with the weights as a
-column, the formula ``weighted(y, w) ~ ...``, the family and the coreset's priors."""
+column, the formula ``weighted(y, w) ~ ...``, the family (the model's recipe,
+``bambi_family``) and the coreset's priors.
+
+Only the families whose weighted response Bambi builds right have a recipe: with Bambi 0.17.2
+(PyMC 5.28) the built models' log densities equal the library's to 4e-16 for the Poisson,
+Gaussian and negative binomial models, while its weighted gamma passes (mu, sigma) as PyMC's
+(alpha, beta), its weighted Student-t fails to build, and so does its weighted Bernoulli (its
+check of 0/1 responses reads the weights too).
+"""
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._spec import missing
-
-#: likelihood -> (Bambi family, link of its mean, Bambi's name of each extra parameter and
-#: whether it is the reciprocal of the library's). Only the families whose weighted response
-#: Bambi builds right: with Bambi 0.17.2 (PyMC 5.28) the built models' log densities equal
-#: the library's to 4e-16 for these three, while its weighted gamma passes (mu, sigma) as
-#: PyMC's (alpha, beta), its weighted Student-t fails to build, and so does its weighted
-#: Bernoulli (its check of 0/1 responses reads the weights too).
-_FAMILIES = {
-    "poisson_log": ("poisson", "log", ()),
-    "normal": ("gaussian", "identity", (("sigma", False),)),
-    # Bambi's alpha is the size r = 1 / the library's dispersion
-    "neg_binomial_2_log": ("negativebinomial", "log", (("alpha", True),)),
-}
 
 
 @dataclass(frozen=True)
@@ -110,24 +105,12 @@ def build(spec):
     export : BambiExport
         Bambi's inputs.
     """
-    if spec.likelihood not in _FAMILIES:
-        raise NotImplementedError(
-            f"The {spec.model!r} model has no Bambi export: Bambi's weighted response "
-            "(weighted(y, w)) gives the library's likelihood for the poisson, gaussian and "
-            "negative_binomial models only (it takes no categories, and its weighted "
-            "Bernoulli, gamma and Student-t are not built right). Use to_pymc or to_numpyro."
-        )
-    if spec.rates:
-        raise NotImplementedError(
-            "These Poisson targets are rates (not all integers), whose density the library's "
-            "Poisson model takes but Bambi's Poisson family does not (PyMC's Poisson floors "
-            "them). Use to_pymc, to_numpyro or to_stan, which write the library's density."
-        )
+    # the model's recipe (NotImplementedError where Bambi cannot write its likelihood)
+    family, link, aux = spec.recipes.bambi_family(spec.y)
     try:
         import pandas as pd
     except ImportError as exc:
         raise missing("pandas", "bambi", exc) from None
-    family, link, aux = _FAMILIES[spec.likelihood]
     names = _column_names(spec.feature_names)
     data = pd.DataFrame(spec.X, columns=names)
     data["y"], data["w"] = spec.y, spec.weight

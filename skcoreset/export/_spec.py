@@ -11,12 +11,17 @@ reference, its predictor 0). :func:`export_spec` reads it from the model: the li
 (``model.prior_precision``, the design's layout: one block of columns per predictor, the
 intercept last) and the extra parameters with the normal priors of their logs
 (``model.extra_priors``), which a language samples as log-normal variables on the log scale
-(the density of the log is then exactly the normal prior the library's MALA samples).
+(the density of the log is then exactly the normal prior the library's MALA samples). The
+likelihood itself each language takes from the model's recipes (``stan_likelihood``,
+``pymc_loglik``, ``numpyro_likelihood``, ``bambi_family``): nothing here knows one model from
+another.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..models._recipes import no_export_error
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class ExportSpec:
         The features' names (``feature_names_in_``, else ``x0, x1, ...``).
     model : str
         The model's name.
+    recipes : GLM
+        The model, whose recipes write the likelihood in each language.
 
     Examples
     --------
@@ -97,20 +104,14 @@ class ExportSpec:
     fixed: dict
     feature_names: list
     model: str
-
-    @property
-    def rates(self):
-        """Whether a Poisson likelihood's targets are rates (not all integers).
-
-        The library's Poisson density ``y eta - exp(eta) - lgamma(y + 1)`` takes them; the
-        languages' Poisson distributions do not (Stan refuses real targets, PyMC floors them,
-        NumPyro gives -inf), so the exports write that density themselves.
-        """
-        return self.likelihood == "poisson_log" and not np.all(self.y == np.round(self.y))
+    recipes: object
 
     @property
     def n_classes(self):
-        """K for the multinomial model (its coefficients are (K - 1, D)), else None."""
+        """K for a model of K - 1 predictors (the multinomial's; coefficients (K - 1, D)).
+
+        None for a model of one linear predictor.
+        """
         return self.coef_sd.shape[0] + 1 if self.coef_sd.ndim == 2 else None
 
     def extra_names(self):
@@ -122,17 +123,6 @@ class ExportSpec:
             The free ones' (:attr:`extras`), then the fixed ones' (:attr:`fixed`).
         """
         return [e.name for e in self.extras] + list(self.fixed)
-
-
-def no_export_error(model, what):
-    """The error of a model that has no export."""
-    return NotImplementedError(
-        f"The {model.name!r} model has no export to {what}: only the built-in models "
-        "(logistic, poisson, gaussian, negative_binomial, gamma, multinomial, student_t) name "
-        "their likelihood in the probabilistic programming languages (the model's "
-        "'likelihood' attribute). Sample it with the library's own Bayesian estimators "
-        "(BayesianGLM(model=...))."
-    )
 
 
 def export_spec(model, X, y, weight, *, y_mean=0.0, y_sd=None, feature_names=None, what="a PPL"):
@@ -186,7 +176,7 @@ def export_spec(model, X, y, weight, *, y_mean=0.0, y_sd=None, feature_names=Non
     sd = 1.0 / np.sqrt(model.prior_precision(model.n_params(Q)))
     block = sd[: k * Q].reshape(k, Q)
     coef_sd, intercept_sd = block[:, :D], (block[:, D] if model.fit_intercept else None)
-    if model.likelihood != "categorical_logit":
+    if not model.vector_predictor:
         coef_sd = coef_sd[0]
         intercept_sd = None if intercept_sd is None else float(intercept_sd[0])
     extras = tuple(ExtraParameter(*e) for e in model.extra_priors(Q, y_mean, y_sd))
@@ -205,6 +195,7 @@ def export_spec(model, X, y, weight, *, y_mean=0.0, y_sd=None, feature_names=Non
         fixed=fixed,
         feature_names=names,
         model=model.name,
+        recipes=model,
     )
 
 

@@ -2,43 +2,8 @@
 
 Every density is written with ``target += ..._lpdf`` (not ``~``, which drops constants), so
 that the program's log density is the normalised one of the PyMC and NumPyro exports; each
-row's log-likelihood is multiplied by its weight.
+row's log-likelihood (the model's recipe, ``stan_likelihood``) is multiplied by its weight.
 """
-
-import numpy as np
-
-#: likelihood -> (Stan type of y, the log-likelihood of row n, whether y must be integers)
-_LIKELIHOODS = {
-    "bernoulli_logit": (
-        "array[N] int<lower=0, upper=1>",
-        "bernoulli_logit_lpmf(y[n] | eta[n])",
-        True,
-    ),
-    "poisson_log": ("array[N] int<lower=0>", "poisson_log_lpmf(y[n] | eta[n])", True),
-    "normal": ("vector[N]", "normal_lpdf(y[n] | eta[n], {0})", False),
-    # Stan's phi is the size r = 1 / the library's dispersion
-    "neg_binomial_2_log": (
-        "array[N] int<lower=0>",
-        "neg_binomial_2_log_lpmf(y[n] | eta[n], inv({0}))",
-        True,
-    ),
-    "gamma_log": ("vector<lower=0>[N]", "gamma_lpdf(y[n] | {0}, {0} * exp(-eta[n]))", False),
-    # class codes 1..K in Stan, the reference class's predictor 0
-    "categorical_logit": (
-        "array[N] int<lower=1, upper=K>",
-        "categorical_logit_lpmf(y[n] | append_row(0, eta[n]'))",
-        True,
-    ),
-    "student_t": ("vector[N]", "student_t_lpdf(y[n] | {1}, eta[n], {0})", False),
-}
-
-#: The Poisson likelihood of rates (non-integer targets, which the library's Poisson takes):
-#: ``y eta - exp(eta) - lgamma(y + 1)``, its log density as the library computes it.
-_POISSON_RATES = (
-    "vector<lower=0>[N]",
-    "(y[n] * eta[n] - exp(eta[n]) - lgamma(y[n] + 1))",
-    False,
-)
 
 
 def build(spec):
@@ -56,13 +21,8 @@ def build(spec):
     data : dict
         Its data.
     """
-    y_type, row, integer = _LIKELIHOODS[spec.likelihood]
-    if spec.rates:
-        # Stan's Poisson takes integers: the library's density of rates, written out
-        y_type, row, integer = _POISSON_RATES
-    y = spec.y
-    if integer:
-        y = y.astype(np.int64) + (spec.likelihood == "categorical_logit")
+    # the model's recipe: y's type and values as Stan reads them, and a row's statement
+    y_type, y, row = spec.recipes.stan_likelihood(spec.y)
     multiclass = spec.n_classes is not None
     M, D = spec.X.shape
     data = {"N": M, "D": D, "X": spec.X, "y": y, "w": spec.weight, "coef_sd": spec.coef_sd}

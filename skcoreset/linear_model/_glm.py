@@ -126,7 +126,7 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
 
     _parameter_constraints: dict = {
         **_BaseBayesianGLM._parameter_constraints,
-        "model": [StrOptions(set(MODEL_NAMES)), GLM],
+        "model": [StrOptions(MODEL_NAMES), GLM],
     }
 
     def __init__(

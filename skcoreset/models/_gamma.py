@@ -200,3 +200,24 @@ class GammaModel(GLM):
     def simulate(self, eta, random_state, noise_scale=None):
         k = self.noise if noise_scale is None else np.asarray(noise_scale, dtype=np.float64)
         return random_state.gamma(k, np.exp(eta) / k)
+
+    # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------
+    # the languages' gamma of shape k and rate k / mean
+    def stan_likelihood(self, y):
+        return "vector<lower=0>[N]", y, "gamma_lpdf(y[n] | {0}, {0} * exp(-eta[n]))"
+
+    def pymc_loglik(self, pm, pt, eta, y, extras):
+        (shape,) = extras
+        return pm.logp(pm.Gamma.dist(alpha=shape, beta=shape * pt.exp(-eta)), y)
+
+    def numpyro_likelihood(self, numpyro, jax, eta, y, extras):
+        (shape,) = extras
+        rate = shape * jax.numpy.exp(-eta)
+        return numpyro.distributions.Gamma(concentration=shape, rate=rate), jax.numpy.asarray(y)
+
+    def reference_logpdf(self, stats, y, eta, extra):
+        return stats.gamma.logpdf(y, extra, scale=np.exp(eta) / extra)
+
+    def reference_data(self, n_samples, random_state):
+        X = random_state.standard_normal((n_samples, 2))
+        return X, random_state.gamma(3.0, np.exp(X @ [0.5, -0.3] + 1.0) / 3.0)

@@ -177,3 +177,26 @@ class GaussianModel(GLM):
     def simulate(self, eta, random_state, noise_scale=None):
         sigma = self.noise if noise_scale is None else noise_scale
         return eta + sigma * random_state.standard_normal(np.shape(eta))
+
+    # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------
+    def stan_likelihood(self, y):
+        return "vector[N]", y, "normal_lpdf(y[n] | eta[n], {0})"
+
+    def pymc_loglik(self, pm, pt, eta, y, extras):
+        (sigma,) = extras
+        return pm.logp(pm.Normal.dist(mu=eta, sigma=sigma), y)
+
+    def numpyro_likelihood(self, numpyro, jax, eta, y, extras):
+        (sigma,) = extras
+        return numpyro.distributions.Normal(eta, sigma), jax.numpy.asarray(y)
+
+    def bambi_family(self, y):
+        return "gaussian", "identity", (("sigma", False),)
+
+    def reference_logpdf(self, stats, y, eta, extra):
+        return stats.norm.logpdf(y, eta, extra)
+
+    def reference_data(self, n_samples, random_state):
+        X = random_state.standard_normal((n_samples, 2))
+        # off the unit scale: the priors that follow y's scale are exercised
+        return X, 10.0 + 3.0 * (X @ [1.0, -0.5] + 0.7 * random_state.standard_normal(n_samples))

@@ -9,18 +9,17 @@ and the vectorised maths of prediction - the mean response, the log density and 
 The prior is N(0, diag(prior_scale^2)) on the coefficients, the intercept included.
 
 Each built-in model is a file of its own (``_logistic.py``, ``_poisson.py``, ``_gaussian.py``,
-``_negative_binomial.py``, ``_gamma.py``) named in the registry of ``_names.py``; nothing else
-in the package asks which model it holds (doc/models.md: what a model provides).
+``_negative_binomial.py``, ``_gamma.py``, ...) named in the registry of ``_names.py``; nothing
+else in the package asks which model it holds (doc/models.md: what a model provides).
 """
 
-import importlib
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._parallel_kernels import in_ranges
 from . import _glm_kernels as K
-from ._names import MODEL_NAMES, MODELS
+from ._recipes import ModelRecipes
 
 #: Step of the central differences in the log of the extra parameter (its curvatures).
 _LOG_EXTRA_STEP = 1e-4
@@ -31,7 +30,7 @@ _DESIGN_ROWS = 65_536
 
 
 @dataclass(frozen=True, eq=False)
-class GLM:
+class GLM(ModelRecipes):
     """Base class of the models (use a subclass, or :func:`get_model`).
 
     Parameters
@@ -95,8 +94,9 @@ class GLM:
     #: to L-BFGS where the Hessian is not positive definite.
     log_concave = True
     #: The likelihood's name in the exports to probabilistic programming languages
-    #: (:mod:`skcoreset.export`: 'bernoulli_logit', 'poisson_log', 'normal', ...); None: the
-    #: model has no export.
+    #: (:mod:`skcoreset.export`: 'bernoulli_logit', 'poisson_log', 'normal', ...), which
+    #: write it with the model's recipes (:class:`~skcoreset.models._recipes.ModelRecipes`);
+    #: None: the model has no export.
     likelihood = None
 
     def __post_init__(self):
@@ -187,6 +187,27 @@ class GLM:
             The model with its number of classes set.
         """
         return self
+
+    @classmethod
+    def composed_name(cls, y):
+        """The model a composition means by this one's name, for its targets ``y``.
+
+        A composition names the model of its final estimator
+        (:func:`~skcoreset.compose.infer_model`), 'logistic' for any classifier, which fits
+        as many classes as ``y`` has: the logistic model answers the multinomial one past
+        two classes. The others answer their own name.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            The targets, or their distinct values.
+
+        Returns
+        -------
+        name : str
+            A name of ``MODEL_NAMES``.
+        """
+        return cls.name
 
     def encode_targets(self, y):
         """Validate ``y`` for this model and return it coded as a float64 array.
@@ -888,52 +909,6 @@ class GLM:
             One draw per entry of ``eta`` (codes {0, 1} for the logistic model).
         """
         raise NotImplementedError
-
-
-def model_class(name):
-    """The model class registered under ``name`` in ``_names.MODELS`` (imported on demand)."""
-    module, cls, _ = MODELS[name]
-    return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
-
-
-def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
-    """The model called ``name`` (a name of ``MODEL_NAMES``).
-
-    Parameters
-    ----------
-    name : str or GLM
-        A name of ``MODEL_NAMES`` (a model object is returned as it is).
-    prior_scale : float or array-like of shape (P,), default=1.0
-        Standard deviation of the Gaussian prior of every parameter, or of each (intercept
-        last).
-    fit_intercept : bool, default=True
-        Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
-        The model's extra parameter, if it has one (the Gaussian noise standard deviation, the
-        negative binomial dispersion, the gamma shape; None: estimated by the Laplace fit).
-
-    Returns
-    -------
-    model : GLM
-        The model object.
-
-    Examples
-    --------
-    >>> from skcoreset.models import get_model
-    >>> get_model("poisson", prior_scale=2.0)
-    PoissonModel(prior_scale=2.0, fit_intercept=True, noise_scale=None, extra_prior=None)
-    """
-    if isinstance(name, GLM):
-        return name
-    if not isinstance(name, str) or name not in MODELS:
-        raise ValueError(f"Unknown model {name!r}; expected one of {MODEL_NAMES}.")
-    cls = model_class(name)
-    prior_scale = np.asarray(prior_scale, dtype=np.float64)
-    return cls(
-        prior_scale=float(prior_scale) if prior_scale.ndim == 0 else prior_scale,
-        fit_intercept=bool(fit_intercept),
-        noise_scale=None if noise_scale is None else float(noise_scale),
-    )
 
 
 def with_noise(model, noise_scale):

@@ -15,7 +15,7 @@ from ._family import SingleIndexFamily
 from ._fastmath_kernels import sigmoid, softplus_sigmoid
 from ._glm import GLM
 from ._laplace import SeparationWarning
-from ._targets import BinaryLabels
+from ._targets import BinaryLabels, classification_model
 
 
 @njit(cache=True, inline="always")
@@ -84,6 +84,11 @@ class LogisticModel(GLM):
     family = FAMILY
     labels = BinaryLabels
 
+    @classmethod
+    def composed_name(cls, y):
+        # a classifier's reading: as many classes as y has (the multinomial model past two)
+        return classification_model(y)
+
     def encode_targets(self, y):
         return BinaryLabels.fit(y).encode(y)
 
@@ -113,3 +118,25 @@ class LogisticModel(GLM):
         return (random_state.random_sample(np.shape(eta)) < scipy.special.expit(eta)).astype(
             np.intp
         )
+
+    # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------
+    def stan_likelihood(self, y):
+        row = "bernoulli_logit_lpmf(y[n] | eta[n])"
+        return "array[N] int<lower=0, upper=1>", y.astype(np.int64), row
+
+    def pymc_loglik(self, pm, pt, eta, y, extras):
+        return pm.logp(pm.Bernoulli.dist(logit_p=eta), y)
+
+    def numpyro_likelihood(self, numpyro, jax, eta, y, extras):
+        return numpyro.distributions.Bernoulli(logits=eta), jax.numpy.asarray(y)
+
+    def reference_logpdf(self, stats, y, eta, extra):
+        # log(1 - expit(eta)) as expit(-eta): scipy's 1 - p would lose the tails' digits
+        p = np.where(y == 1.0, scipy.special.expit(eta), scipy.special.expit(-eta))
+        return stats.bernoulli.logpmf(1, p)
+
+    def reference_data(self, n_samples, random_state):
+        X = random_state.standard_normal((n_samples, 2))
+        p = scipy.special.expit(X @ [1.0, -0.7] + 0.3)
+        # labels as a user has them: the coding (class 1 the larger) is the model's
+        return X, np.array(["no", "yes"])[(random_state.random_sample(n_samples) < p).astype(int)]

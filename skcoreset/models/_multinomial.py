@@ -66,6 +66,7 @@ class MultinomialModel(GeneralModel):
     likelihood = "categorical_logit"
     log_concave = True
     labels = ClassLabels
+    vector_predictor = True
 
     def __post_init__(self):
         super().__post_init__()
@@ -229,3 +230,35 @@ class MultinomialModel(GeneralModel):
         cum = np.cumsum(np.exp(self.log_proba_draws(thetas, Xd)), axis=2)
         u = random_state.random_sample(cum.shape[:2] + (1,))
         return np.minimum((u > cum).sum(axis=2), cum.shape[2] - 1)
+
+    # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------
+    # the reference class's predictor is 0: prepended to the K - 1 predictors
+    def stan_likelihood(self, y):
+        # class codes 1, ..., K in Stan
+        row = "categorical_logit_lpmf(y[n] | append_row(0, eta[n]'))"
+        return "array[N] int<lower=1, upper=K>", y.astype(np.int64) + 1, row
+
+    def pymc_loglik(self, pm, pt, eta, y, extras):
+        logits = pt.concatenate([pt.zeros((eta.shape[0], 1)), eta], axis=1)
+        return pm.logp(pm.Categorical.dist(logit_p=logits), y.astype(np.int64))
+
+    def numpyro_likelihood(self, numpyro, jax, eta, y, extras):
+        jnp = jax.numpy
+        logits = jnp.concatenate([jnp.zeros((eta.shape[0], 1)), eta], axis=1)
+        return numpyro.distributions.Categorical(logits=logits), jnp.asarray(y.astype(np.int32))
+
+    def reference_loglik(self, stats, thetas, Xd, y):
+        # scipy's categorical: a multinomial of one trial, of the softmax's probabilities
+        thetas = np.atleast_2d(thetas)
+        S, K1, Q = thetas.shape[0], self._k(), Xd.shape[1]
+        E = np.einsum("skq,nq->snk", thetas.reshape(S, K1, Q), Xd)
+        logits = np.concatenate([np.zeros((S, Xd.shape[0], 1)), E], axis=2)
+        one_hot = np.eye(K1 + 1)[y.astype(np.intp)]
+        return stats.multinomial.logpmf(one_hot, 1, scipy.special.softmax(logits, axis=2))
+
+    def reference_data(self, n_samples, random_state):
+        X = random_state.standard_normal((n_samples, 2))
+        E = np.column_stack([np.zeros(n_samples), X @ [[1.0, -0.5], [0.5, 1.0]] + [0.2, -0.1]])
+        p = scipy.special.softmax(E, axis=1)
+        codes = (random_state.random_sample(n_samples)[:, None] > np.cumsum(p, axis=1)).sum(1)
+        return X, np.array(["a", "b", "c"])[np.minimum(codes, 2)]

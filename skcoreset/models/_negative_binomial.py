@@ -307,6 +307,39 @@ class NegativeBinomialModel(GLM):
         mu = np.exp(eta)
         return random_state.negative_binomial(r, r / (r + mu))
 
+    # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------
+    # The languages' size (Stan's phi, PyMC's and Bambi's alpha, NumPyro's concentration) is
+    # r = 1 / the library's dispersion alpha.
+    def stan_likelihood(self, y):
+        row = "neg_binomial_2_log_lpmf(y[n] | eta[n], inv({0}))"
+        return "array[N] int<lower=0>", y.astype(np.int64), row
+
+    def pymc_loglik(self, pm, pt, eta, y, extras):
+        (alpha,) = extras
+        return pm.logp(pm.NegativeBinomial.dist(mu=pt.exp(eta), alpha=1.0 / alpha), y)
+
+    # NumPyro's negative binomial takes jax.scipy.special.betaln, accurate to some 4e-7
+    # relative (SciPy's to 1e-15: betaln(1.3, 8))
+    export_rtol = {"numpyro": 1e-6}
+
+    def numpyro_likelihood(self, numpyro, jax, eta, y, extras):
+        (alpha,) = extras
+        jnp = jax.numpy
+        nb = numpyro.distributions.NegativeBinomial2(mean=jnp.exp(eta), concentration=1.0 / alpha)
+        return nb, jnp.asarray(y)
+
+    def bambi_family(self, y):
+        return "negativebinomial", "log", (("alpha", True),)
+
+    def reference_logpdf(self, stats, y, eta, extra):
+        r = 1.0 / extra
+        return stats.nbinom.logpmf(y, r, r / (r + np.exp(eta)))
+
+    def reference_data(self, n_samples, random_state):
+        X = random_state.standard_normal((n_samples, 2))
+        mu = np.exp(X @ [0.5, -0.3] + 1.0)
+        return X, random_state.negative_binomial(2.0, 2.0 / (2.0 + mu)).astype(float)
+
 
 def log_gamma_ratio(y, r):
     """``lgamma(y + r) - lgamma(r) - y log r``, accurate however large ``r`` (NumPy).

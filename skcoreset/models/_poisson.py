@@ -153,3 +153,68 @@ class PoissonModel(GLM):
 
     def simulate(self, eta, random_state, noise_scale=None):
         return random_state.poisson(np.exp(eta))
+
+    # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------
+    # Rates (targets not all integers, which the model takes: y / exposure) have the
+    # library's density y eta - exp(eta) - lgamma(y + 1), which the languages' Poisson
+    # distributions do not give (Stan refuses real targets, PyMC floors them, NumPyro gives
+    # -inf): the recipes write it out for them.
+    def stan_likelihood(self, y):
+        if _rates(y):
+            return "vector<lower=0>[N]", y, "(y[n] * eta[n] - exp(eta[n]) - lgamma(y[n] + 1))"
+        return "array[N] int<lower=0>", y.astype(np.int64), "poisson_log_lpmf(y[n] | eta[n])"
+
+    def pymc_loglik(self, pm, pt, eta, y, extras):
+        if _rates(y):
+            return y * eta - pt.exp(eta) - pt.gammaln(y + 1.0)
+        return pm.logp(pm.Poisson.dist(mu=pt.exp(eta)), y)
+
+    def numpyro_likelihood(self, numpyro, jax, eta, y, extras):
+        if _rates(y):
+            return _numpyro_poisson_rate(numpyro, jax)(eta), jax.numpy.asarray(y)
+        return numpyro.distributions.Poisson(rate=jax.numpy.exp(eta)), jax.numpy.asarray(y)
+
+    def bambi_family(self, y):
+        if _rates(y):
+            raise NotImplementedError(
+                "These Poisson targets are rates (not all integers), whose density the "
+                "library's Poisson model takes but Bambi's Poisson family does not (PyMC's "
+                "Poisson floors them). Use to_pymc, to_numpyro or to_stan, which write the "
+                "library's density."
+            )
+        return "poisson", "log", ()
+
+    def reference_logpdf(self, stats, y, eta, extra):
+        return stats.poisson.logpmf(y, np.exp(eta))
+
+    def reference_data(self, n_samples, random_state):
+        X = random_state.standard_normal((n_samples, 2))
+        return X, random_state.poisson(np.exp(X @ [0.5, -0.3] + 1.0)).astype(float)
+
+
+def _rates(y):
+    """Whether Poisson targets are rates (not all integers)."""
+    return not np.all(y == np.round(y))
+
+
+def _numpyro_poisson_rate(numpyro, jax):
+    """The library's Poisson density on the non-negative reals, ``y eta - exp(eta) -
+    lgamma(y + 1)``, as a NumPyro distribution of log rate ``eta`` (its draws are counts)."""
+    dist, jnp = numpyro.distributions, jax.numpy
+
+    class PoissonRate(dist.Distribution):
+        arg_constraints = {"log_rate": dist.constraints.real}
+        support = dist.constraints.nonnegative
+
+        def __init__(self, log_rate, *, validate_args=None):
+            self.log_rate = log_rate
+            super().__init__(jnp.shape(log_rate), validate_args=validate_args)
+
+        def sample(self, key, sample_shape=()):
+            return dist.Poisson(jnp.exp(self.log_rate)).sample(key, sample_shape)
+
+        def log_prob(self, value):
+            eta = self.log_rate
+            return value * eta - jnp.exp(eta) - jax.scipy.special.gammaln(value + 1.0)
+
+    return PoissonRate

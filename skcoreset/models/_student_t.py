@@ -269,6 +269,33 @@ class StudentTModel(GeneralModel):
         t = random_state.standard_t(np.broadcast_to(nu[:, None], (nu.shape[0], Xd.shape[0])))
         return beta @ Xd.T + sigma[:, None] * t
 
+    # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------
+    # extras: the scale, then the degrees of freedom
+    def stan_likelihood(self, y):
+        return "vector[N]", y, "student_t_lpdf(y[n] | {1}, eta[n], {0})"
+
+    def pymc_loglik(self, pm, pt, eta, y, extras):
+        scale, df = extras
+        return pm.logp(pm.StudentT.dist(nu=df, mu=eta, sigma=scale), y)
+
+    def numpyro_likelihood(self, numpyro, jax, eta, y, extras):
+        scale, df = extras
+        t = numpyro.distributions.StudentT(df=df, loc=eta, scale=scale)
+        return t, jax.numpy.asarray(y)
+
+    def reference_loglik(self, stats, thetas, Xd, y):
+        # theta = (coefficients, log sigma - its centre, log nu - its centre)
+        thetas = np.atleast_2d(thetas)
+        sigma = np.exp(thetas[:, -2:-1] + self.log_scale_centre)
+        nu = np.exp(thetas[:, -1:] + self.df_centre)
+        return stats.t.logpdf(y[None, :], nu, loc=thetas[:, :-2] @ Xd.T, scale=sigma)
+
+    def reference_data(self, n_samples, random_state):
+        X = random_state.standard_normal((n_samples, 2))
+        noise = 0.7 * random_state.standard_t(3.0, n_samples)
+        # off the unit scale: the scale's prior follows y's
+        return X, 10.0 + 3.0 * (X @ [1.0, -0.5] + noise)
+
 
 def _weighted_lstsq(Xd, y, w):
     """Least squares with row weights ``w``."""

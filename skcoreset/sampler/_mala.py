@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils import check_consistent_length, check_random_state
 
 from .._progress import ProgressBar
-from ..models._glm import get_model
+from ..models import get_model
 from . import _mala_kernels as K
 from ._mala_numpy import log_target, mala_run_numpy
 

@@ -5,6 +5,8 @@ likelihood as a :class:`~skcoreset.models.SingleIndexFamily` and a small
 import math
 from dataclasses import dataclass
 
+import numpy as np
+import scipy.stats
 from numba import njit
 
 from skcoreset.models import GLM, BinaryLabels, SingleIndexFamily
@@ -39,3 +41,29 @@ class Probit(GLM):
 
     def encode_targets(self, y):
         return BinaryLabels.fit(y).encode(y)
+
+    # -- what makes it a first-class model once registered (register("probit", Probit)):
+    # its recipes in the languages and its reference for the model contract
+    likelihood = "bernoulli_probit"
+
+    def stan_likelihood(self, y):
+        row = "std_normal_lcdf((2 * y[n] - 1) * eta[n])"
+        return "array[N] int<lower=0, upper=1>", y.astype(np.int64), row
+
+    def pymc_loglik(self, pm, pt, eta, y, extras):
+        # log Phi(q) as the family writes it (PyMC's normal logcdf is off by 1e-7 relative)
+        return pt.log(0.5 * pt.erfc(-(2.0 * y - 1.0) * eta / _SQRT2))
+
+    def numpyro_likelihood(self, numpyro, jax, eta, y, extras):
+        # logits log Phi(eta) - log Phi(-eta): the Bernoulli's log density is log Phi(+-eta)
+        log_ndtr = jax.scipy.special.log_ndtr
+        bernoulli = numpyro.distributions.Bernoulli(logits=log_ndtr(eta) - log_ndtr(-eta))
+        return bernoulli, jax.numpy.asarray(y)
+
+    def reference_logpdf(self, stats, y, eta, extra):
+        return stats.norm.logcdf((2.0 * y - 1.0) * eta)
+
+    def reference_data(self, n_samples, random_state):
+        X = random_state.standard_normal((n_samples, 2))
+        p = scipy.stats.norm.cdf(X @ [0.8, -0.5] + 0.2)
+        return X, (random_state.random_sample(n_samples) < p).astype(int)
