@@ -168,3 +168,84 @@ def test_import_skcoreset_imports_no_ppl():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- imports made when code runs, not when the module is imported ------------------------------
+#: Optional dependencies: imported by the feature that needs them, where it runs.
+OPTIONAL = {
+    "arviz",
+    "bambi",
+    "dask",
+    "distributed",
+    "jax",
+    "matplotlib",
+    "numpyro",
+    "pandas",
+    "pymc",
+    "pytensor",
+    "tqdm",
+}
+
+#: Every other import inside a function, with its reason. The package's own modules are
+#: imported at the top of the modules that use them; lazily only at the public edge: the
+#: packages' PEP 562 attributes (``_lazy.lazy_attributes``: ``skcoreset``, ``models`` - the
+#: built-in model classes, listed by the registry ``models/_names.py`` -, ``coreset``,
+#: ``export``) and the places below.
+LAZY = {
+    ("coreset/_base.py", "skcoreset.coreset"): "the dask path (_dask), for dask collections",
+    ("coreset/_registry.py", "inspect"): "the algorithm registry, read by the command line's "
+    "help, imports nothing at import time",
+}
+
+#: The modules that import by a name held in a string (``importlib.import_module``).
+IMPORT_BY_NAME = {
+    "_lazy.py": "the packages' PEP 562 attributes: the public edge",
+    "cli/_main.py": "a command's module, imported when it runs (--help stays fast)",
+    "cli/_errors.py": "an optional dependency named by the command that needs it",
+    "coreset/_registry.py": "an algorithm's estimator class, imported on first use (the "
+    "registry is read by the command line's help)",
+}
+
+
+def _run_time_imports(path):
+    """``(kind, name)`` of a file's imports inside functions (or classes' bodies), and of its
+    calls of ``importlib.import_module``."""
+    tree = ast.parse(path.read_text())
+    top = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in top:
+            found += [("import", name) for name in _imports_of(node, path)]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module":
+            found.append(("import_module", None))
+    return found
+
+
+def _imports_of(node, path):
+    """The absolute names one import statement imports (the module, for a relative one)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not node.level:
+        return [node.module]
+    package = list(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    return [".".join(package[: len(package) - node.level + 1] + [node.module or ""]).rstrip(".")]
+
+
+def test_lazy_imports_are_the_listed_ones():
+    """No hidden import: inside a function, only an optional dependency or a listed import;
+    no module imports by a name held in a string but the listed ones (before issue 47,
+    models/_glm.py imported every model module so, each of which imports _glm: a loop no
+    picture of the imports showed)."""
+    unlisted = []
+    for path in _modules():
+        rel = str(path.relative_to(PACKAGE))
+        for kind, name in _run_time_imports(path):
+            if kind == "import_module":
+                ok = rel in IMPORT_BY_NAME
+            else:
+                ok = name.split(".")[0] in OPTIONAL or (rel, name) in LAZY
+            if not ok:
+                unlisted.append(f"{rel}: {name or 'importlib.import_module'}")
+    assert not unlisted, f"imports at run time, not listed in tests/test_layering.py: {unlisted}"
+    listed = {(str(p.relative_to(PACKAGE)), n) for p in _modules() for _, n in _run_time_imports(p)}
+    assert set(LAZY) <= listed, "a listed lazy import is gone: take it off the list"

@@ -22,6 +22,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._logging import phase
 from .._sklearn_compat import HasMethods, _fit_context
+from ..coreset import OMPCoreset
+from ..linear_model import BayesianLinearRegression, BayesianLogisticRegression
 from ..models import ClassLabels
 from ._base import (
     declared_model,
@@ -80,8 +82,6 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
     def _get_coreset(self):
         if self.coreset is None:
             # OMP: the smallest error per point on GLM posteriors (benchmarks/bench_mala.py)
-            from ..coreset import OMPCoreset
-
             return OMPCoreset()
         return self.coreset
 
@@ -362,8 +362,6 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
     """
 
     def _default_estimator(self):
-        from ..linear_model import BayesianLogisticRegression
-
         return BayesianLogisticRegression()
 
     def _prepare_targets(self, y):
@@ -511,8 +509,6 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
     """
 
     def _default_estimator(self):
-        from ..linear_model import BayesianLinearRegression
-
         return BayesianLinearRegression()
 
     def _check_estimator_kind(self, estimator):

@@ -12,6 +12,10 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn.utils import check_array, check_random_state
 
+from ..models import laplace_approximation, laplace_from_blocks
+from ..models._laplace import laplace_or_start
+from ..models._prior import Moments
+
 # The dtypes a pass that builds its own float64 design reads as stored (no float64 copy).
 _FLOATS = (np.float64, np.float32)
 
@@ -187,8 +191,6 @@ def laplace_start_rows(n):
 def laplace_of_sample(data, model, size, random_state):
     """The Laplace fit of ``size`` rows drawn among those with positive weight (weights scaled
     up to the total), and those rows; None when the data have no more rows than that."""
-    from ..models import laplace_approximation
-
     sample = data.sample(size, random_state)
     if sample is None:
         return None
@@ -213,8 +215,6 @@ def laplace_of_all_rows(data, model, random_state, start_rows="auto"):
     start_indices : ndarray of int or None
         The rows of the starting fit (None when there was none).
     """
-    from ..models._laplace import laplace_or_start
-
     rows = data.all_rows()
     if rows is not None:  # (a start to draw from where the posterior has no proper fit)
         X, y, w = rows
@@ -269,8 +269,6 @@ class InMemoryData:
 
     def moments(self):
         """The weighted moments of the rows (a pass over the blocks)."""
-        from ..models._prior import Moments
-
         total = Moments(self.X.shape[1])
         for index, (start, stop) in enumerate(block_bounds(n_rows(self.X), self.block_rows)):
             where = describe_block(index, start, stop) if stop - start < n_rows(self.X) else None
@@ -292,8 +290,6 @@ class InMemoryData:
     def laplace(self, model, start=None):
         """The Laplace fit of all rows: Newton passes over the blocks (from ``start``, a
         LaplaceApproximation, if given)."""
-        from ..models import laplace_from_blocks
-
         checked = False  # Newton reads the blocks several times: the first pass validates
         # one array for every pass, each block's design built in it: a fresh one per pass
         # (42 MB at 250 000 rows of 21 columns) comes from the system page by page, 10 ms

@@ -16,9 +16,12 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn.utils.validation import validate_data
 
+from .._progress import ProgressBar
 from .._sklearn_compat import _check_sample_weight
-from ..models import GLM, model_from_targets
-from ..models._laplace import _Posterior
+from ..models import GLM, model_from_targets, with_noise
+from ..models._joint import JointExtra
+from ..models._laplace import LAST_STEP, _Posterior, as_joint, fit_posterior
+from ..models._prior import Moments
 from ._blocks import _FLOATS, block_bounds, read_block, sample_rows, validate_rows
 from ._construction import Construction
 from ._merge_reduce import FINAL, reduce_pairwise
@@ -182,8 +185,6 @@ def compute(nodes, merged, progress):
 
     if not progress:
         return dask.compute(merged)[0]
-    from .._progress import ProgressBar
-
     with ProgressBar(len(nodes), True, "chunks", "chunk") as bar:
         try:
             from distributed import as_completed, get_client
@@ -263,8 +264,6 @@ def _coded_chunk(coding, X, y, s, label=None, dtype=np.float64):
 
 def _chunk_moments(coding, X, y, s, label):
     """The weighted moments of a chunk's rows (a dask task)."""
-    from ..models._prior import Moments
-
     return Moments.of(*_coded_chunk(coding, X, y, s, label))
 
 
@@ -393,10 +392,6 @@ class DaskData:
         return self._rows(np.arange(self.n_rows))[1:]
 
     def laplace(self, model, start=None):
-        from ..models import with_noise
-        from ..models._joint import JointExtra
-        from ..models._laplace import LAST_STEP, as_joint, fit_posterior
-
         # A free extra parameter starts at its estimate on a large uniform sample (fixed
         # seed: not the fit's random stream); the Newton passes then run over every chunk,
         # from the start the in-memory fit uses (zeros, or the constant rate of all the

@@ -14,6 +14,7 @@ from sklearn.utils.validation import validate_data
 from .._sklearn_compat import _check_sample_weight
 from .._warnings import warn
 from ..models import GLM, classification_model, get_model, model_class, model_from_targets
+from ..models._checks import CHECK_ROWS
 from ..models._prior import DataPrior, checked_prior_scale, is_auto, prior_from_moments
 from ._blocks import as_source, n_rows, read_block
 from ._exceptions import CoresetSizeWarning
@@ -181,8 +182,6 @@ def check_functions(model, data):
     read, for the built-in models)."""
     if not model.checks_functions:
         return
-    from ..models._checks import CHECK_ROWS
-
     sample = data.sample(CHECK_ROWS, np.random.RandomState(0))
     if sample is None:  # no more rows than that: all of them, when they are one block
         rows = data.all_rows()

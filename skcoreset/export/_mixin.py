@@ -1,6 +1,6 @@
 """The export methods of every fitted coreset estimator (a base of ``BaseCoreset``).
 
-Imports nothing heavy: each method imports its language when it is called.
+Imports nothing heavy: each language is imported by its export's ``build`` when it is called.
 """
 
 import numpy as np
@@ -9,6 +9,7 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import _safe_indexing
+from . import _bambi, _numpyro, _pymc, _stan
 from ._spec import export_spec
 
 
@@ -151,9 +152,7 @@ class PPLExportMixin:
         >>> sorted(rv.name for rv in model.free_RVs)
         ['coef', 'intercept']
         """
-        from ._pymc import build
-
-        return build(self._export_spec(X, y, "PyMC"), self._class_labels())
+        return _pymc.build(self._export_spec(X, y, "PyMC"), self._class_labels())
 
     def to_numpyro(self, X=None, y=None):
         """The coreset posterior as a NumPyro model function.
@@ -197,9 +196,7 @@ class PPLExportMixin:
         >>> [name for name, site in trace.items() if site["type"] == "sample"]
         ['coef', 'intercept', 'noise_scale', 'y']
         """
-        from ._numpyro import build
-
-        return build(self._export_spec(X, y, "NumPyro"))
+        return _numpyro.build(self._export_spec(X, y, "NumPyro"))
 
     def to_stan(self, X=None, y=None):
         """The coreset posterior as a Stan program and its data.
@@ -245,9 +242,7 @@ class PPLExportMixin:
         >>> data["X"].shape == (coreset.n_points_, 2), data["coef_sd"]
         (True, array([2.568, 2.5  ]))
         """
-        from ._stan import build
-
-        return build(self._export_spec(X, y, "Stan"))
+        return _stan.build(self._export_spec(X, y, "Stan"))
 
     def to_bambi(self, X=None, y=None):
         """The coreset posterior as Bambi's inputs: a data frame, a formula and priors.
@@ -291,9 +286,7 @@ class PPLExportMixin:
         >>> list(export.data.columns)
         ['x0', 'x1', 'y', 'w']
         """
-        from ._bambi import build
-
-        return build(self._export_spec(X, y, "Bambi"))
+        return _bambi.build(self._export_spec(X, y, "Bambi"))
 
     def _class_labels(self):
         """The class labels of a classification coreset (None for numeric targets)."""

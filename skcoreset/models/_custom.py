@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import check_custom_gradient
 from ._general import GeneralModel
 from ._targets import numeric_targets
 
@@ -235,8 +236,6 @@ class CustomModel(GeneralModel):
             Their coded targets.
         """
         if self.checks_functions and Xd.shape[0]:
-            from ._checks import check_custom_gradient
-
             check_custom_gradient(self, Xd, y)
 
     def _checked(self, what, value, shape):

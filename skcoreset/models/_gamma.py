@@ -23,6 +23,7 @@ from numba import njit
 from ._family import SingleIndexFamily
 from ._fastmath_kernels import fast_exp
 from ._glm import GLM
+from ._laplace import laplace_from_blocks
 from ._special_kernels import digamma
 from ._targets import numeric_targets
 
@@ -165,8 +166,6 @@ class GammaModel(GLM):
         shape : float
             The estimated shape.
         """
-        from ._laplace import laplace_from_blocks
-
         theta = laplace_from_blocks(replace(self, noise_scale=1.0), blocks).mean
         chi2 = w_sum = 0.0
         for Xd, y, w in blocks():

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._parallel_kernels import in_ranges
 from . import _glm_kernels as K
+from ._checks import check_family
 from ._recipes import ModelRecipes
 
 #: Step of the central differences in the log of the extra parameter (its curvatures).
@@ -540,8 +541,6 @@ class GLM(ModelRecipes):
         """
         if not self.checks_functions or Xd.shape[0] == 0:
             return
-        from ._checks import check_family
-
         eta = Xd @ self.initial_params(Xd, y, np.ones(Xd.shape[0]))
         check_family(self.family, y, eta, self.extra, self.log_concave, self.name)
 

@@ -30,6 +30,7 @@ from numba import njit
 from ._family import SingleIndexFamily
 from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm import GLM
+from ._laplace import laplace_from_blocks
 from ._poisson import OverdispersionWarning, PoissonModel
 from ._special_kernels import digamma
 from ._targets import MAX_COUNT, check_target_scale, numeric_targets
@@ -264,8 +265,6 @@ class NegativeBinomialModel(GLM):
         alpha : float
             The estimated dispersion.
         """
-        from ._laplace import laplace_from_blocks
-
         poisson = PoissonModel(prior_scale=self.prior_scale, fit_intercept=self.fit_intercept)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OverdispersionWarning)  # expected here
