@@ -27,13 +27,19 @@ import warnings
 import numpy as np
 import pytest
 import scipy.stats
+from sklearn.base import clone
 
+from skcoreset.cli import main, make_parser
+from skcoreset.cli._algorithms import make_coreset
 from skcoreset.coreset import OMPCoreset, UniformCoreset
+from skcoreset.coreset._registry import ALGORITHMS
+from skcoreset.linear_model import BayesianGLM
 from skcoreset.models import MODEL_NAMES, GeneralModel, SingleIndexFamily, get_model, register
 from skcoreset.models import _names as registry
 from skcoreset.models._joint import JointExtra
 from skcoreset.models._laplace import laplace_approximation
 from skcoreset.models._recipes import ModelRecipes
+from skcoreset.pipeline import make_pipeline
 from skcoreset.sampler import _mala_kernels, ess_bulk, sample_mala
 from skcoreset.sampler._mala_numpy import log_target
 
@@ -460,3 +466,95 @@ def test_bambi_inputs_carry_the_coreset_or_bambi_says_it_cannot(name):
     terms = [t for t in export.priors if t in export.data.columns or t == "Intercept"]
     sds = [export.priors[t][1]["sigma"] for t in terms]
     np.testing.assert_allclose(sds, coreset.prior_scale_, rtol=1e-14)
+
+
+# -- a registered model is first-class -------------------------------------------------------
+@pytest.mark.parametrize(
+    "algorithm",
+    [a.name for a in ALGORITHMS if a.model is None],  # the algorithms that take model=
+)
+def test_every_coreset_algorithm_takes_a_registered_model(algorithm):
+    """``model="probit"`` once registered, in every algorithm that takes a model: the
+    estimator checks the name against the live registry, and fits the registered class."""
+    register("probit", Probit, targets="two classes")
+    try:
+        X, y = get_model("probit").reference_data(600, np.random.RandomState(8))
+        coreset = make_coreset(algorithm, 30, model="probit", random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # 30 points: quality warnings
+            coreset.fit(X, y)
+        assert coreset.model_ == "probit" and isinstance(coreset._data_prior.model, Probit)
+        w = coreset.sample_weight_
+        assert 0 < w.shape[0] <= 30 and np.all(np.isfinite(w) & (w > 0))
+        assert np.isfinite(coreset.laplace_kl_)
+    finally:
+        _unregister("probit")
+    with pytest.raises(ValueError, match="model"):  # and unknown once taken out
+        make_coreset(algorithm, 30, model="probit").fit(X, y)
+
+
+def test_a_registered_model_in_the_estimators_pipelines_and_command_line(tmp_path):
+    """A registered model by its name in BayesianGLM, behind a coreset in a pipeline (the
+    composition reads the final estimator's model), and on the command line (the build of
+    ``skcoreset build --model probit`` is the estimator's coreset); its name in the help."""
+    register("probit", Probit, targets="two classes")
+    try:
+        X, y = get_model("probit").reference_data(600, np.random.RandomState(9))
+        glm = BayesianGLM(model="probit", n_samples=300, n_warmup=300, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # short chains' convergence notes
+            glm.fit(X, y)
+            pipe = make_pipeline(
+                OMPCoreset(n_points=60, random_state=0), clone(glm).set_params(n_samples=100)
+            ).fit(X, y)
+        # the probit posterior around the coefficients that drew y (a logistic fit's would
+        # be 1.6 times as large)
+        sd = glm.coef_samples_.reshape(-1, 2).std(axis=0)
+        assert np.all(np.abs(glm.coef_ - [0.8, -0.5]) < 5 * sd), (glm.coef_, sd)
+        assert set(glm.predict(X[:20])) <= {0, 1}
+        assert pipe[0].model_ == "probit"
+        np.savez(tmp_path / "data.npz", X=X, y=y)
+        status = main(
+            ["build", str(tmp_path / "data.npz"), "--model", "probit", "--algorithm", "omp",
+             "--n-points", "40", "--random-state", "3", "-o", str(tmp_path / "out.npz")]
+        )  # fmt: skip
+        assert status == 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = OMPCoreset(40, model="probit", random_state=3).fit(X, y)
+        rows = np.load(tmp_path / "out.npz")["row"]
+        np.testing.assert_array_equal(rows, expected.sample_indices_)
+        assert "probit (two classes)" in " ".join(_build_help().split())
+    finally:
+        _unregister("probit")
+
+
+def _build_help():
+    commands = next(a for a in make_parser()._actions if a.dest == "command").choices
+    return commands["build"].format_help()
+
+
+def test_register_refuses_what_it_cannot_make_a_model_of():
+    """A built-in's name, 'auto', a name that is not the class's, a class that is not a
+    model, and a second class under a taken name are refused; the same class again is not
+    (a script run twice)."""
+    from dataclasses import dataclass
+
+    with pytest.raises(ValueError, match="name of the package's own"):
+        register("logistic", get_model("logistic").__class__)
+    with pytest.raises(ValueError, match="the class's own name attribute, 'probit'"):
+        register("my_probit", Probit)
+    with pytest.raises(TypeError, match="subclass of skcoreset.models.GLM"):
+        register("probit", object)
+
+    @dataclass(frozen=True, eq=False)
+    class Other(Probit):
+        pass
+
+    register("probit", Probit)
+    try:
+        register("probit", Probit)
+        with pytest.raises(ValueError, match="registered already"):
+            register("probit", Other)
+    finally:
+        _unregister("probit")

@@ -42,6 +42,12 @@ class Probit(GLM):
     def encode_targets(self, y):
         return BinaryLabels.fit(y).encode(y)
 
+    def mean(self, eta):  # what the Bayesian estimators predict
+        return scipy.stats.norm.cdf(eta)
+
+    def simulate(self, eta, random_state, noise_scale=None):
+        return (random_state.random_sample(np.shape(eta)) < self.mean(eta)).astype(np.intp)
+
     # -- what makes it a first-class model once registered (register("probit", Probit)):
     # its recipes in the languages and its reference for the model contract
     likelihood = "bernoulli_probit"
