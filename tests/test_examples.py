@@ -152,6 +152,34 @@ def test_custom_model(run_example):
     assert np.max(np.abs(uniform["z"])) > 2.0, uniform["z"]
 
 
+def test_register_cloglog(run_example):
+    """A user's complementary log-log model, registered: its OMP coreset is closer to the
+    posterior than uniform subsamples, the pipeline's posterior on it is the full data's,
+    its PyMC and NumPyro exports' log densities are the library's up to a constant, the
+    command line builds the estimator's coreset; and the model passes the registry's whole
+    contract (tests/test_model_contract.py), as a built-in does."""
+    pytest.importorskip("pymc")
+    pytest.importorskip("numpyro")
+    from skcoreset.models import _names
+
+    from .test_model_contract import CONTRACT
+
+    try:
+        res = run_example("plot_register_cloglog", 0.3)["results"]
+        kl = res["laplace_kl"]
+        assert kl["OMP"] < min(kl["uniform"]), kl
+        omp = next(k for k in res["z"] if k.startswith("OMP"))
+        assert np.all(np.abs(res["z"][omp]) < 0.5), res["z"]
+        assert np.all(np.abs(res["sd_ratio"][omp] - 1) < 0.25), res["sd_ratio"]
+        assert all(gap < 1e-12 for gap in res["export_gap"].values()), res["export_gap"]
+        assert res["cli_same"]
+        for check in CONTRACT:
+            check("cloglog")
+    finally:  # registered by the example: taken out for the tests that follow
+        _names.REGISTERED.pop("cloglog", None)
+        _names.MODELS.pop("cloglog", None)
+
+
 @pytest.mark.parametrize(
     "name, language", [("plot_pymc_export", "pymc"), ("plot_numpyro_export", "numpyro")]
 )

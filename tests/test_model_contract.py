@@ -558,3 +558,18 @@ def test_register_refuses_what_it_cannot_make_a_model_of():
             register("probit", Other)
     finally:
         _unregister("probit")
+
+
+#: The whole contract, one check per function: for a model registered elsewhere (the
+#: complementary log-log model of examples/plot_register_cloglog.py, in tests/test_examples.py).
+CONTRACT = (
+    test_the_registry_is_every_model,
+    test_loglik_is_the_scipy_reference,
+    test_gradient_and_hessian_are_central_differences_of_the_reference,
+    test_mala_draws_the_reference_posterior,
+    test_a_coreset_is_closer_to_the_posterior_than_uniform_subsamples,
+    test_pymc_log_density_is_the_library_log_posterior,
+    test_numpyro_log_density_is_the_library_log_posterior,
+    test_stan_data_fit_the_program,
+    test_bambi_inputs_carry_the_coreset_or_bambi_says_it_cannot,
+)
