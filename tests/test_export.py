@@ -225,7 +225,7 @@ def _rates_coreset():
     return coreset.fit(X, y / 3.0), X, y / 3.0
 
 
-def test_poisson_rates_pymc_log_density_is_thelibrary_log_posterior():
+def test_poisson_rates_pymc_log_density_is_the_library_log_posterior():
     """PyMC's Poisson floors rates (-1941.64 against the library's -1733.69 in issue 46): the
     export writes the library's density."""
     pytest.importorskip("pymc")
@@ -238,7 +238,7 @@ def test_poisson_rates_pymc_log_density_is_thelibrary_log_posterior():
     np.testing.assert_allclose(got, library_log_posterior(coreset, thetas), rtol=1e-10)
 
 
-def test_poisson_rates_numpyro_log_density_is_thelibrary_log_posterior():
+def test_poisson_rates_numpyro_log_density_is_the_library_log_posterior():
     """NumPyro's Poisson is -inf off the integers (NUTS could not start): the export writes
     the library's density, its draws counts."""
     numpyro = pytest.importorskip("numpyro")

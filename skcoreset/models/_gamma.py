@@ -63,7 +63,7 @@ def _dlog_extra(eta, y, param):
     return row_free + k * (math.log(y) - eta - y * fast_exp(-eta))
 
 
-# built-in: tested apart (tests/test_families.py), not checked at every fit
+# built-in: tested apart (tests/test_model_contract.py), not checked at every fit
 FAMILY = SingleIndexFamily(
     "gamma",
     _terms,

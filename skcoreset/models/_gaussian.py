@@ -49,7 +49,7 @@ def _dlog_extra(eta, y, inv_var):
     return r * r * inv_var - 1.0
 
 
-# built-in: tested apart (tests/test_families.py), not checked at every fit
+# built-in: tested apart (tests/test_model_contract.py), not checked at every fit
 FAMILY = SingleIndexFamily(
     "gaussian",
     _terms,

@@ -31,7 +31,7 @@ def _curvature(eta, y, param):
     return p * (1.0 - p)
 
 
-# built-in: tested apart (tests/test_families.py), not checked at every fit
+# built-in: tested apart (tests/test_model_contract.py), not checked at every fit
 FAMILY = SingleIndexFamily("logistic", _terms, _curvature, check_gradient=False)
 
 

@@ -164,7 +164,7 @@ def _dlog_extra(eta, y, param):
     )
 
 
-# built-in: tested apart (tests/test_families.py), not checked at every fit
+# built-in: tested apart (tests/test_model_contract.py), not checked at every fit
 FAMILY = SingleIndexFamily(
     "negative_binomial",
     _terms,

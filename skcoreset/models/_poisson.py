@@ -80,7 +80,7 @@ def _offset(y, param):
     return -math.lgamma(y + 1.0)
 
 
-# built-in: tested apart (tests/test_families.py), not checked at every fit
+# built-in: tested apart (tests/test_model_contract.py), not checked at every fit
 FAMILY = SingleIndexFamily("poisson", _terms, _curvature, offset=_offset, check_gradient=False)
 
 
