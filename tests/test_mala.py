@@ -467,3 +467,20 @@ def test_chain_kernel_matches_oracle_and_is_batch_independent(name, D):
         one = run(thetas[c : c + 1].copy(), noise[c : c + 1].copy())
         assert one[0][0] == ll[c]
         np.testing.assert_array_equal(one[1][0], grad[c])
+
+
+def test_a_chain_stuck_in_warm_up_resumes_from_the_best_chain():
+    """Warm-up: a chain that accepted none of a chunk's steps (where MALA's proposals all
+    overshoot) resumes at the state of the chain of the highest log posterior; the others, and
+    a warm-up where every chain is stuck alike, are left as they are."""
+    from skcoreset.sampler._mala import _restart_stuck
+
+    theta = np.arange(12.0).reshape(4, 3)
+    logp, grad = np.array([-5.0, -1.0, -900.0, -3.0]), -theta.copy()
+    _restart_stuck(np.array([40, 57, 0, 61]), theta, logp, grad)
+    np.testing.assert_array_equal(theta[2], theta[1])
+    assert logp[2] == -1.0 and np.array_equal(grad[2], grad[1])
+    np.testing.assert_array_equal(theta[[0, 1, 3]], np.arange(12.0).reshape(4, 3)[[0, 1, 3]])
+    before = theta.copy()
+    _restart_stuck(np.zeros(4, dtype=np.int64), theta, logp, grad)
+    np.testing.assert_array_equal(theta, before)
