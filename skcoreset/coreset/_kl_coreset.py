@@ -231,7 +231,9 @@ class _KLCoreset(BaseCoreset):
         info.update(kls, problem=problem, laplace=data_fit)
         if self.n_points == "auto":
             with phase(self, "size: grown until the posterior is within the target"):
-                idx, w, info = self._grow(problem, node, idx, w, info, random_state)
+                phase_one = node.weights if exact else self._phase_one(node)
+                idx, w, info = self._grow(problem, node, phase_one, idx, w, info, random_state)
+        self._warn_if_worse(info)
         self._warn_if_wide(problem, idx, w)
         return Node(
             indices=node.indices[idx],
@@ -242,15 +244,32 @@ class _KLCoreset(BaseCoreset):
             info=info,
         )
 
+    def _phase_one(self, node):
+        """Each pooled row's weight in an estimate of the data's sums (0 for a row that
+        estimates nothing): the rows of the largest weight x spread (the pool's second part,
+        the most of every node's and so of all the data) stand for themselves; the rest of the
+        pool's sample proportional to weight, for the data less them, at Horvitz-Thompson
+        weights given the sample's last key (that row left out, its key the threshold)."""
+        uniform, spread = self._pool_size()
+        weights = np.zeros(len(node))
+        take_all = largest(node.keys[:, 1], spread)
+        order = np.argsort(-node.keys[:, 0], kind="stable")[: min(uniform, len(node))]
+        if order.shape[0] >= 2:
+            t = -node.keys[order[-1], 0]  # the threshold of the rest of the sample
+            rest = order[:-1]
+            weights[rest] = node.weights[rest] / -np.expm1(-node.weights[rest] * t)
+        weights[take_all] = node.weights[take_all]
+        return weights
+
     @staticmethod
-    def _grow(problem, node, idx, w, info, random_state):
+    def _grow(problem, node, phase_one, idx, w, info, random_state):
         """``(idx, w, info)``: the coreset of pooled rows ``idx`` at weights ``w``, grown
-        until its posterior is within the target (:func:`~._growth.grow`) from the pool's
-        part that estimates the data (its rows at their weights in the data's sum), sampled
-        anew proportionally to each row's spread under the data's fit times that weight
+        until its posterior is within the target (:func:`~._growth.grow`) from the pooled
+        rows at their weights ``phase_one`` in an estimate of the data's sums, sampled anew
+        proportionally to each row's spread under the data's fit times that weight
         (two-phase: the pool's draw, then this one)."""
-        sampled = np.flatnonzero(problem.full_weights > 0)
-        weights = problem.full_weights[sampled]
+        sampled = np.flatnonzero(phase_one > 0)
+        weights = phase_one[sampled]
         norms = row_spread(problem.start, node.X[sampled], node.y[sampled]) * weights
         with np.errstate(divide="ignore"):
             keys = np.log(random_state.random_sample(len(sampled))) / norms
@@ -292,13 +311,22 @@ class _KLCoreset(BaseCoreset):
             )
         if kl_result <= kl_start + _WORSE_NATS:
             return *result, {"laplace_kl": kl_result, "start_laplace_kl": kl_start}
+        worse = {"laplace_kl": kl_start, "start_laplace_kl": kl_start, "worse": kl_result}
+        return *start, worse
+
+    def _warn_if_worse(self, info):
+        """A :class:`CoresetQualityWarning` when the optimised weights were dropped for their
+        start (:meth:`_keep_better`), unless the coreset then grew (``n_points='auto'``):
+        the grown coreset's own figure is what its warning judges."""
+        if "worse" not in info or "grown_from" in info:
+            return
         warn(
             f"{type(self).__name__}'s optimised weights ended further from the data's Laplace "
-            f"fit (KL {kl_result:.3g}) than the coreset they started from (KL {kl_start:.3g}): "
-            "the start is kept. More points, more n_draws or OMPCoreset may do better.",
+            f"fit (KL {info['worse']:.3g}) than the coreset they started from (KL "
+            f"{info['start_laplace_kl']:.3g}): the start is kept. More points, more n_draws or "
+            "OMPCoreset may do better.",
             CoresetQualityWarning,
         )
-        return *start, {"laplace_kl": kl_start, "start_laplace_kl": kl_start}
 
     def _widest(self, problem, idx, w):
         """``(ratio, direction)``: the largest ratio of standard deviations, over all
