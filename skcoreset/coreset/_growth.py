@@ -30,9 +30,9 @@ from ._quality import coreset_kl, quality_target
 
 
 def second_order(data_fit):
-    """``(fitted, G, H, W)``: the model the fit evaluates, the data's log-likelihood gradient
+    """``(fitted, G, H, L)``: the model the fit evaluates, the data's log-likelihood gradient
     and Hessian at its mode (from the mode's condition and the fit's curvature, less the
-    prior's), and the whitening factor ``W = L`` of its covariance ``L L^T``."""
+    prior's), and the factor ``L`` of its covariance ``L L^T`` that whitens them."""
     model = data_fit.free_model
     fitted = JointExtra(model) if data_fit.n_extra else model
     P = data_fit.mean.shape[0]
@@ -153,11 +153,13 @@ def grow(coreset, pool, norms, data_fit, max_points):
         if best_kl <= target or size >= limit:
             break
         size = min(_next_size(size, kl / target), limit)
-    out = dict(info, laplace_kl=best_kl, grown_from=len(coreset), importance_rows=size)
+    out = dict(info, laplace_kl=best_kl)
+    if best is not coreset:
+        out.update(grown_from=len(coreset), importance_rows=size)
     if best_kl > target:
         out["size_limit"] = (
-            f"{len(best)} points, the most its pool of {len(pool)} candidates allows "
-            f"(n_candidates): a larger pool lets it grow further"
+            f"{len(best)} points: its pool of {len(pool)} candidates (n_candidates) was "
+            "spent, and a larger pool lets it grow further"
         )
     best.info = out
     return best

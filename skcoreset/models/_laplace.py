@@ -102,15 +102,6 @@ class LaplaceApproximation:
         """
         return self.mean[: self.mean.shape[0] - self.n_extra]
 
-    @property
-    def coef_chol(self):
-        """A factor of the coefficients' marginal covariance.
-
-        The leading block of ``chol`` (the log extra parameter comes last).
-        """
-        P = self.mean.shape[0] - self.n_extra
-        return self.chol[:P, :P]
-
     def sample(self, n_draws, random_state=None):
         """Draw parameter vectors from N(mean, cov).
 
