@@ -4,8 +4,6 @@ The names are the registry's (``_names.MODELS``); a name's class comes from the 
 (:func:`skcoreset.models.model_class`), which imports a built-in model's module on first use.
 """
 
-from dataclasses import fields, is_dataclass
-
 import numpy as np
 
 from . import model_class
@@ -79,12 +77,12 @@ def register(name, model_class, *, targets=None):
     Returns
     -------
     model_class : type
-        The class, as given (``register`` may decorate it).
+        The class, as given.
 
     Raises
     ------
     TypeError
-        If ``model_class`` is not such a class.
+        If ``model_class`` is not a subclass of :class:`GLM`.
     ValueError
         If ``name`` is not the class's name, is 'auto' or a built-in model's, or names another
         registered class.
@@ -104,12 +102,6 @@ def register(name, model_class, *, targets=None):
     if not (isinstance(model_class, type) and issubclass(model_class, GLM)):
         raise TypeError(
             f"model_class must be a subclass of skcoreset.models.GLM, got {model_class!r}."
-        )
-    params = {f.name for f in fields(model_class)} if is_dataclass(model_class) else set()
-    if not {"prior_scale", "fit_intercept", "noise_scale"} <= params:
-        raise TypeError(
-            f"{model_class.__name__} must be a dataclass, as GLM is (decorate it with "
-            "@dataclass(frozen=True, eq=False)), so that get_model can build it."
         )
     if not isinstance(name, str) or name != model_class.name:
         raise ValueError(
