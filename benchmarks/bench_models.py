@@ -103,17 +103,17 @@ def speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4):
             continue
         y = _targets(model.name, X @ beta, rng)
         if model.family.has_extra:  # the extra parameter at a plausible value
-            model = model.__class__(noise_scale=1.0)
+            model = model.__class__(extra=1.0)
         thetas_t = np.ascontiguousarray((beta + 0.05 * rng.standard_normal((J, D))).T)
         # the extra parameter per draw as a coreset fit's projection draws it (16 levels)
-        levels = model.extra * np.exp(0.05 * rng.standard_normal(16))
-        extras = levels[rng.integers(0, 16, J)] if model.has_noise else None
+        levels = model.extra_value * np.exp(0.05 * rng.standard_normal(16))
+        extras = levels[rng.integers(0, 16, J)] if model.has_extra else None
         out = np.empty((n_rows, J))
-        proj_args = (model.family, X, thetas_t, y, model.extra, extras, 1.0, True, out)
+        proj_args = (model.family, X, thetas_t, y, model.extra_value, extras, 1.0, True, out)
         Xm, ym = X[:n_mala], y[:n_mala]
         Xt, ya, wa = GK.chain_layout(Xm, ym, np.ones(n_mala))
-        sample = (0.0, 1.0) if model.has_noise else None  # the log's prior: sampled
-        offset = 0.0 if sample else GK.weighted_offset(model.family, ym, wa, model.extra)
+        sample = (0.0, 1.0) if model.has_extra else None  # the log's prior: sampled
+        offset = 0.0 if sample else GK.weighted_offset(model.family, ym, wa, model.extra_value)
         grad_args = (
             model.family,
             sample,
@@ -123,7 +123,7 @@ def speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4):
             wa,
             float(n_mala),
             offset,
-            np.full(n_chains, model.extra),
+            np.full(n_chains, model.extra_value),
             np.empty(n_chains),
             np.empty((n_chains, D + 1)),
             GK.aligned_empty((n_chains, 2, GK.CHAIN_BLOCK)),
@@ -131,7 +131,7 @@ def speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4):
         project = partial(GK.loglik_matrix, *proj_args)
         gradient = partial(_steps, grad_args, 100)
         # the same with the extra parameter fixed (given, not estimated)
-        fixed_offset = GK.weighted_offset(model.family, ym, wa, model.extra)
+        fixed_offset = GK.weighted_offset(model.family, ym, wa, model.extra_value)
         project_fixed = partial(GK.loglik_matrix, *proj_args[:5], None, *proj_args[6:])
         gradient_fixed = partial(
             _steps, (grad_args[0], None, *grad_args[2:7], fixed_offset, *grad_args[8:]), 100
@@ -248,13 +248,13 @@ def draws_speed(repeat, n_rows=100_000, n_mala=1000, D=10, J=500, n_chains=4, n_
             project = partial(_project_draws, proj, X, y, out)
             gradient = partial(_gradients, model, (init, Xm, ym, wm), 100)
         else:  # the logistic model: its fused kernels, as the speed table times them
-            args = (model.family, X, thetas_t, y, model.extra, None, 1.0, True, out)
+            args = (model.family, X, thetas_t, y, model.extra_value, None, 1.0, True, out)
             project = partial(GK.loglik_matrix, *args)
             Xt, ya, wa = GK.chain_layout(Xm, ym, wm)
             grad_args = (
                 model.family, None, np.ascontiguousarray(np.pad(init, ((0, 0), (0, 1)))), Xt,
-                ya, wa, float(n_mala), GK.weighted_offset(model.family, ym, wa, model.extra),
-                np.full(n_chains, model.extra), np.empty(n_chains),
+                ya, wa, float(n_mala), GK.weighted_offset(model.family, ym, wa, model.extra_value),
+                np.full(n_chains, model.extra_value), np.empty(n_chains),
                 np.empty((n_chains, D + 1)), GK.aligned_empty((n_chains, 2, GK.CHAIN_BLOCK)),
             )  # fmt: skip
             gradient = partial(_steps, grad_args, 100)

@@ -90,7 +90,7 @@ class Weibull(GLM):
 
     name = "weibull"
     family = WEIBULL
-    has_noise = True  # the shape, estimated for the Laplace fit and sampled by MALA
+    has_extra = True  # the shape, estimated for the Laplace fit and sampled by MALA
     extra_name = "shape"
 
     def encode_targets(self, y):
@@ -99,11 +99,11 @@ class Weibull(GLM):
             raise ValueError("Weibull targets are signed times: +t (event), -t (censored), t > 0.")
         return y
 
-    def estimate_noise_blocks(self, blocks):
+    def estimate_extra_blocks(self, blocks):
         """The shape that maximises the profile log posterior (a Laplace fit per shape)."""
 
         def minus_profile(log_k):
-            model = replace(self, noise_scale=float(np.exp(log_k)))
+            model = replace(self, extra=float(np.exp(log_k)))
             mode = laplace_from_blocks(model, blocks).mean
             return -sum(model.weighted_loglik(mode, Xd, y, w)[0] for Xd, y, w in blocks())
 

@@ -98,7 +98,7 @@ Z_train = features.transform(X_train)
 full_fit, _ = coreset_laplace(
     Z_train, y_train, [0], [1.0], model="gaussian", prior_scale=PRIOR_SCALE
 )
-NOISE = full_fit.model.noise_scale
+NOISE = full_fit.model.extra
 print(f"{Z_train.shape[1]} radial-basis features; full-data noise sd {NOISE:.3f} (target sd 1)")
 
 # %%

@@ -112,7 +112,7 @@ class CloglogModel(GLM):
     def mean(self, eta):
         return -np.expm1(-np.exp(eta))
 
-    def simulate(self, eta, random_state, noise_scale=None):
+    def simulate(self, eta, random_state, extra=None):
         return (random_state.random_sample(np.shape(eta)) < self.mean(eta)).astype(np.intp)
 
     # the exports' recipes: the likelihood in each language, given its modules

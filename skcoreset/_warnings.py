@@ -33,3 +33,29 @@ def caller_stacklevel():
 def warn(message, category=UserWarning):
     """``warnings.warn(message, category)`` attributed to the caller's line."""
     warnings.warn(message, category, stacklevel=caller_stacklevel())
+
+
+def renamed(old, new, value=None, given=None):
+    """A ``FutureWarning`` for a name given by its old spelling; returns the value.
+
+    scikit-learn's convention: the old name works for a release, with a warning that says
+    what to write instead (a name renamed in 0.1 goes in 0.2).
+
+    Parameters
+    ----------
+    old, new : str
+        The old and new spellings, as a caller writes them (``'noise_scale='``).
+    value : object, default=None
+        What was passed under the old name.
+    given : object, default=None
+        What was passed under the new one: both given is an error.
+
+    Returns
+    -------
+    value : object
+        ``value``, to use under the new name.
+    """
+    if given is not None:
+        raise TypeError(f"Pass {new} only: {old} is its old name.")
+    warn(f"{old} was renamed {new} in 0.1 and will be removed in 0.2: use {new}.", FutureWarning)
+    return value

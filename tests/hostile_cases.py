@@ -291,7 +291,7 @@ def _reference_log_posterior(core, point):
     else:
         eta = node.X @ coef + (0.0 if intercept is None else intercept)
         extra = np.exp(logs[spec.extras[0].name]) if spec.extras else None
-        ll = model.log_density(node.y, eta, noise_scale=extra)
+        ll = model.log_density(node.y, eta, extra)
     return float(w @ ll + lp)
 
 
@@ -316,8 +316,8 @@ def run_export_case(language, model, variant):
 
     X, y = _data(model, n=200)
     params = {"model": model}
-    if variant == "fixed_extra" and get_model(model).has_noise:
-        params["model"] = get_model(model, noise_scale=0.7)
+    if variant == "fixed_extra" and get_model(model).has_extra:
+        params["model"] = get_model(model, extra=0.7)
     elif variant == "rates":
         y = y / 3.0 if num_y(y) else y
     elif variant == "no_intercept":

@@ -178,7 +178,7 @@ def test_poisson_and_gaussian_models(biketrips, projection):
     # the noise scale is drawn with the coefficients (test_extra_models.py checks its
     # posterior): GIGA's error at 50 points is 0.89 on these vectors, OMP's below 0.01
     lin = OMPCoreset(n_points=50, model="gaussian", random_state=0).fit(X, np.log(y))
-    assert lin.model_ == "gaussian" and lin.laplace_.model.noise_scale > 0
+    assert lin.model_ == "gaussian" and lin.laplace_.model.extra > 0
     assert lin.hilbert_error_ < 0.5
 
 

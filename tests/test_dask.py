@@ -179,7 +179,7 @@ def test_estimated_extra_parameter_is_drawn_by_the_projection():
     lap = est.laplace_
     assert lap.n_extra == 1
     assert np.sqrt(lap.cov[-1, -1]) == pytest.approx(1.0 / np.sqrt(2 * N), rel=0.01)
-    assert lap.model.noise_scale == pytest.approx(0.5, rel=0.05)
+    assert lap.model.extra == pytest.approx(0.5, rel=0.05)
     mem = OMPCoreset(40, model="gaussian", n_projections=100, random_state=0).fit(X, y)
     np.testing.assert_allclose(mem.laplace_.mean, lap.mean, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(mem.laplace_.cov, lap.cov, rtol=1e-7, atol=1e-15)

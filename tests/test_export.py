@@ -82,7 +82,7 @@ def test_log_density_with_a_fixed_extra_parameter():
 
     X, y = _data("gaussian")
     coreset = UniformCoreset(
-        n_points=30, projection=None, model=GaussianModel(noise_scale=3.0), random_state=0
+        n_points=30, projection=None, model=GaussianModel(extra=3.0), random_state=0
     ).fit(X, y)
     model = coreset.to_pymc()
     assert sorted(rv.name for rv in model.free_RVs) == ["coef", "intercept"]
@@ -385,8 +385,8 @@ def test_the_pipeline_hands_on_the_coreset_prior(name, estimator):
     np.testing.assert_array_equal(final.prior_scale_, fitted_coreset.prior_scale_)
     assert not np.allclose(alone.prior_scale_, fitted_coreset.prior_scale_)
     prior = fitted_coreset._data_prior
-    if prior.model.has_noise:
-        assert final._noise_log_prior == prior.extra_log_prior()
+    if prior.model.has_extra:
+        assert final._extra_prior == prior.extra_log_prior()
     assert final._data_scale == (prior.y_mean, prior.y_sd)
 
 
@@ -402,7 +402,7 @@ def test_the_meta_estimators_hand_on_the_coreset_prior():
     alone = _small_fit(BayesianNegativeBinomialRegression())
     alone.fit(reg.X_coreset_, reg.y_coreset_, sample_weight=reg.sample_weight_)
     assert not np.allclose(alone.prior_scale_, reg.coreset_.prior_scale_)
-    assert reg.estimator_._noise_log_prior == reg.coreset_._data_prior.extra_log_prior()
+    assert reg.estimator_._extra_prior == reg.coreset_._data_prior.extra_log_prior()
 
 
 def test_no_prior_handed_on_across_a_transformer_or_to_a_given_prior():

@@ -62,7 +62,7 @@ def test_posterior_against_numpy_mala(name, Est, extra_name, extra):
             np.log(draws.reshape(-1)),
         ]
     )
-    f = log_posterior(name, X, y, reg.prior_scale_, reg._noise_log_prior)
+    f = log_posterior(name, X, y, reg.prior_scale_, reg._extra_prior)
     oracle, acc, _ = mala_oracle(f, ours.mean(axis=0), 6000, 500, A=np.cov(ours.T), seed=2)
     assert 0.3 < acc < 0.9
     ess_o = ess_bulk(oracle[None])
@@ -184,9 +184,7 @@ def test_gamma_loglik_against_scipy_and_derivatives(shape):
     ll = GK.loglik_vector(family, eta, y, shape)
     ref = scipy.stats.gamma.logpdf(y, shape, scale=np.exp(eta) / shape)
     np.testing.assert_allclose(ll, ref, rtol=1e-12)
-    np.testing.assert_allclose(
-        get_model("gamma", noise_scale=shape).log_density(y, eta), ref, rtol=1e-12
-    )
+    np.testing.assert_allclose(get_model("gamma", extra=shape).log_density(y, eta), ref, rtol=1e-12)
     h = 1e-5
     d, c = GK.dloglik_curv_vector(family, eta, y, shape)
     up, down = (GK.loglik_vector(family, eta + e, y, shape) for e in (h, -h))

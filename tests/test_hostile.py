@@ -162,7 +162,7 @@ def test_tiny_weights_start_where_unit_weights_do(name):
         warnings.simplefilter("error", RuntimeWarning)
         tiny = model.initial_params(Xd, y, np.full(300, 1e-300))
         if name == "gaussian":
-            noise = model.estimate_noise(Xd[:2], y[:2], np.full(2, 1e-320))
+            noise = model.estimate_extra(Xd[:2], y[:2], np.full(2, 1e-320))
             assert np.isfinite(noise) and noise > 0
     np.testing.assert_array_equal(tiny, model.initial_params(Xd, y, np.ones(300)))
 
@@ -223,7 +223,7 @@ def test_generated_log_densities_agree_with_the_kernels(case):
     name, y, eta, extra = case
     model = get_model(name)
     with np.errstate(over="ignore"):
-        ours = model.log_density(y, eta, noise_scale=extra)
+        ours = model.log_density(y, eta, extra)
     kernel = GK.loglik_vector_extras(model.family, eta, y, np.full(y.shape, extra))
     finite = np.isfinite(kernel)
     np.testing.assert_array_equal(np.isfinite(ours), finite)

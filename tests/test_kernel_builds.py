@@ -147,7 +147,7 @@ def test_feature_kernels_same_bits_either_build(fisher, per_draw):
     """The fused (N, J) kernels, serial and threaded: the same bits, without and with the
     per-draw extra parameter and the Fisher coordinates (compile-time cases of their own)."""
     rng = np.random.default_rng(3)
-    model = get_model("gaussian", noise_scale=0.7)
+    model = get_model("gaussian", extra=0.7)
     N, P, J = 1000, 4, 40
     X = np.ascontiguousarray(np.column_stack([rng.standard_normal((N, P - 1)), np.ones(N)]))
     y = X @ rng.standard_normal(P) + 0.7 * rng.standard_normal(N)
@@ -529,13 +529,13 @@ def test_fused_pass_vectorised_by_groups_keeps_the_hessians_bits(name):
         "negative_binomial": rng.poisson(np.exp(eta) * rng.gamma(2.0, 0.5, N)).astype(float),
         "gamma": rng.gamma(2.0, np.exp(eta) / 2.0),
     }[name]
-    model = get_model(name, noise_scale=None if name in ("logistic", "poisson") else 0.7)
+    model = get_model(name, extra=None if name in ("logistic", "poisson") else 0.7)
     theta, w = 0.1 * rng.standard_normal(P), rng.uniform(0.0, 2.0, N)
     grad, fused_grad = np.empty(P), np.empty(P)
-    ll = GK.weighted_loglik_grad(model.family, theta, X, y, w, model.extra, grad)
-    H = GK.weighted_hessian(model.family, theta, X, y, w, model.extra)
+    ll = GK.weighted_loglik_grad(model.family, theta, X, y, w, model.extra_value, grad)
+    H = GK.weighted_hessian(model.family, theta, X, y, w, model.extra_value)
     fused_ll, fused_H = GK.weighted_loglik_grad_hessian(
-        model.family, theta, X, y, w, model.extra, fused_grad
+        model.family, theta, X, y, w, model.extra_value, fused_grad
     )
     np.testing.assert_array_equal(fused_H, H)
     np.testing.assert_allclose(fused_grad, grad, rtol=1e-12, atol=1e-12 * np.abs(grad).max())

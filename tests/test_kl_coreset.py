@@ -907,7 +907,7 @@ def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
     near = thetas[:20]  # the bulk, where the quadratic is not capped
     Xc = np.ascontiguousarray(Xd)
     out = batch_sums(
-        model.family, Xc, y, rows, w, scale, near, model.extra, np.empty(0), taylor.eta0,
+        model.family, Xc, y, rows, w, scale, near, model.extra_value, np.empty(0), taylor.eta0,
         taylor.d, taylor.c,
         np.empty((3, 20)),
     )  # fmt: skip
@@ -926,7 +926,7 @@ def test_batch_sums_and_their_correction_match_numpy(poisson_taylor):
     np.testing.assert_allclose(taylor.correction(near, out[1:]), want, rtol=1e-9)
     # without Taylor terms, the log-likelihoods alone
     bare = batch_sums(
-        model.family, Xc, y, rows, w, scale, near, model.extra, np.empty(0), np.empty(0),
+        model.family, Xc, y, rows, w, scale, near, model.extra_value, np.empty(0), np.empty(0),
         np.empty(0),
         np.empty(0), np.full((3, 20), np.nan),
     )  # fmt: skip

@@ -15,7 +15,7 @@ from .oracles.mala_oracle import glm_log_posterior, mala_chains, mala_oracle
 
 SIGMA = 0.7
 PRIOR = 1.5
-GAUSS = get_model("gaussian", noise_scale=SIGMA)  # the noise scale fixed
+GAUSS = get_model("gaussian", extra=SIGMA)  # the noise scale fixed
 LOGISTIC = get_model("logistic").family
 GAUSSIAN = get_model("gaussian").family
 
@@ -346,7 +346,7 @@ def test_same_chains_as_batched_numpy_mala(name):
     """The NumPy MALA of the benchmark consumes the same random numbers: same chains, up to
     rounding, through warm-up (dual averaging) and the kept draws; same accept decisions."""
     X, y, w = _glm_problem(name, 20)
-    model = get_model(name, noise_scale=SIGMA)
+    model = get_model(name, extra=SIGMA)
     init = 0.1 * np.random.default_rng(21).standard_normal((3, 4))
     L = np.linalg.cholesky(np.linalg.inv(X.T @ (w[:, None] * X) + np.eye(4)))
     kw = {"precond_chol": L, "n_samples": 250, "n_warmup": 150}

@@ -352,10 +352,10 @@ def library_log_posterior(coreset, thetas):
         log_sds = -0.5 * np.log(prec)
     else:
         prec = np.ascontiguousarray(model.prior_precision(Q))
-        sample_extra = model.has_noise
+        sample_extra = model.has_extra
         s_mu, s_sd = prior.extra_log_prior()
         lp, grad = np.empty(thetas.shape[0]), np.empty(thetas.shape)
-        extra = model.extra if not sample_extra else 1.0
+        extra = model.extra_value if not sample_extra else 1.0
         extra_prior = (s_mu, 1 / s_sd**2) if sample_extra else None
         data = _mala_kernels.target_data(model.family, Xd, y, w, extra, extra_prior)
         _mala_kernels.mala_init(model.family, thetas, data, prec, extra, extra_prior, lp, grad)

@@ -39,7 +39,7 @@ def _data(name, n=300, d=4, seed=0):
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_kernels_match_oracle(name, fit_intercept):
     X, y = _data(name)
-    model = get_model(name, prior_scale=1.7, fit_intercept=fit_intercept, noise_scale=0.3)
+    model = get_model(name, prior_scale=1.7, fit_intercept=fit_intercept, extra=0.3)
     Xd = model.design(X)
     rng = np.random.default_rng(1)
     theta = 0.3 * rng.standard_normal(Xd.shape[1])
@@ -78,7 +78,7 @@ def test_weighted_sum_at_large_margins(name):
     if name == "poisson":
         X /= 3  # keep exp(eta) moderate
     w = rng.uniform(0, 2, 200)
-    model = get_model(name, fit_intercept=False, prior_scale=1e6, noise_scale=0.9)
+    model = get_model(name, fit_intercept=False, prior_scale=1e6, extra=0.9)
     theta = np.array([1.0, -0.7, 0.4])
     lp, grad = model.log_posterior(theta, X, y, w)
     lp0, grad0 = oracle.log_posterior(name, theta, X, y, w, 1e6, 0.9)
@@ -90,7 +90,7 @@ def test_weighted_sum_at_large_margins(name):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_loglik_matrix_matches_oracle(name, dtype):
     X, y = _data(name, n=500)
-    model = get_model(name, noise_scale=0.5)
+    model = get_model(name, extra=0.5)
     Xd = model.design(X)
     thetas = 0.2 * np.random.default_rng(2).standard_normal((37, Xd.shape[1]))
     out = model.loglik_matrix(Xd, y, thetas, out=np.empty((len(y), 37), dtype=dtype))
@@ -232,10 +232,10 @@ def test_laplace_of_features_on_very_different_scales(name):
     scale = np.array([1.0, 1e9, 1.0, 1.0])
     prior = np.r_[2.0 / scale, 2.0]  # the same prior, in the new units
     noise = 0.3 if name == "gaussian" else None  # (its estimate is not part of this test)
-    ref = laplace_approximation(get_model(name, prior_scale=2.0, noise_scale=noise), X, y)
+    ref = laplace_approximation(get_model(name, prior_scale=2.0, extra=noise), X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = get_model(name, prior_scale=prior, noise_scale=noise)
+        model = get_model(name, prior_scale=prior, extra=noise)
         lap = laplace_approximation(model, X * scale, y)
     unit = np.r_[1.0 / scale, 1.0]
     np.testing.assert_allclose(lap.mean / unit, ref.mean, rtol=1e-9, atol=1e-12)
@@ -256,7 +256,7 @@ def test_solve_spd_refuses_what_is_not_positive_definite():
 def test_gaussian_noise_is_estimated():
     X, y = _data("gaussian", n=3000)
     lap = laplace_approximation(get_model("gaussian"), X, y)
-    assert lap.model.noise_scale == pytest.approx(0.3, rel=0.05)
+    assert lap.model.extra == pytest.approx(0.3, rel=0.05)
 
 
 def test_laplace_on_separable_data_is_finite():
@@ -427,10 +427,10 @@ def test_gaussian_noise_with_no_more_rows_than_parameters():
     with pytest.raises(ValueError, match="as many rows as parameters"):
         laplace_approximation(model, X, y)
     start = laplace_or_start(model, model.design(X), y, np.ones(3))
-    assert start.model.noise_scale == pytest.approx(np.std(y))
+    assert start.model.extra == pytest.approx(np.std(y))
     assert start.n_extra == 1 and np.all(np.isfinite(start.cov))
     const = laplace_or_start(model, model.design(X), np.full(3, 2.0), np.ones(3))
-    assert const.model.noise_scale == 1.0
+    assert const.model.extra == 1.0
 
 
 def test_typical_starts_keep_gaussian_draws_and_pull_in_the_far_ones():
@@ -447,7 +447,7 @@ def test_typical_starts_keep_gaussian_draws_and_pull_in_the_far_ones():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((500, 3))
     y = X @ [1.0, -1.0, 0.5] + rng.standard_normal(500)
-    model = get_model("gaussian", prior_scale=10.0, noise_scale=1.0)
+    model = get_model("gaussian", prior_scale=10.0, extra=1.0)
     Xd, w = model.design(X), np.ones(500)
     lap = laplace_approximation(model, Xd, y, w, design=True)
     draws = lap.sample(200, random_state=1)
@@ -459,3 +459,31 @@ def test_typical_starts_keep_gaussian_draws_and_pull_in_the_far_ones():
     lps = np.array([log_posterior_at(lap, Xd, y, w, t) for t in moved])
     assert np.all(lps >= floor)
     assert np.all(np.any(moved != far, axis=1))  # every one was too far
+
+
+def test_the_extra_parameter_s_old_name_works_until_0_2_with_a_future_warning():
+    """``noise_scale``, the name of the models' extra parameter before 0.1 (it held the gamma
+    shape and the negative binomial dispersion too), still builds and reads a model, with a
+    FutureWarning naming ``extra``; so do ``get_model``'s, ``with_noise`` and
+    ``fisher_distance``'s. Both names at once is an error."""
+    from skcoreset import models
+    from skcoreset.metrics import fisher_distance
+    from skcoreset.models import GaussianModel
+
+    with pytest.warns(FutureWarning, match="noise_scale= was renamed extra="):
+        model = GaussianModel(noise_scale=2.0)
+    assert model.extra == 2.0
+    with pytest.warns(FutureWarning, match="noise_scale was renamed extra"):
+        assert model.noise_scale == 2.0
+    with pytest.warns(FutureWarning, match="noise_scale= was renamed extra="):
+        assert get_model("gamma", noise_scale=3.0).extra == 3.0
+    with pytest.warns(FutureWarning, match="with_noise was renamed with_extra"):
+        assert models.with_noise(get_model("gaussian"), 1.5).extra == 1.5
+    with pytest.raises(TypeError, match="Pass extra= only"):
+        GaussianModel(extra=1.0, noise_scale=2.0)
+    X, y = _data("gaussian")
+    theta = np.zeros((2, X.shape[1] + 1))
+    args = (X, y, np.arange(10), np.full(10, 30.0), theta)
+    with pytest.warns(FutureWarning, match="noise_scale= was renamed extra="):
+        old = fisher_distance(*args, model="gaussian", noise_scale=0.7)
+    assert old == fisher_distance(*args, model="gaussian", extra=0.7)

@@ -43,7 +43,7 @@ def test_loglik_against_scipy_and_derivatives(alpha):
     family = get_model("negative_binomial").family
     r = 1.0 / alpha
     ll = GK.loglik_vector(family, eta, y, alpha)
-    model = get_model("negative_binomial", noise_scale=alpha)
+    model = get_model("negative_binomial", extra=alpha)
     # small counts: scipy.stats to 1e-12 (at alpha = 1e-3 scipy's own r log p cancels, 1e-11)
     small = y < 5
     if alpha >= 0.1:
@@ -118,7 +118,7 @@ def test_loglik_and_dispersion_score_toward_the_poisson_limit(alpha):
     eta = rng.uniform(-3, 6, 60)
     y = np.concatenate([rng.poisson(np.exp(eta[:50])), rng.integers(0, 3000, 10)]).astype(float)
     family = get_model("negative_binomial").family
-    model = get_model("negative_binomial", noise_scale=alpha)
+    model = get_model("negative_binomial", extra=alpha)
     exact = np.array([_exact_nb(v, e, alpha) for v, e in zip(y, eta)])
     np.testing.assert_allclose(GK.loglik_vector(family, eta, y, alpha), exact[:, 0], rtol=1e-12)
     np.testing.assert_allclose(model.log_density(y, eta), exact[:, 0], rtol=1e-12)
@@ -186,5 +186,5 @@ def test_poisson_data_gives_small_alpha():
     model = get_model("negative_binomial")
     with warnings.catch_warnings():
         warnings.simplefilter("error", OverdispersionWarning)
-        alpha = model.estimate_noise(model.design(X), y, np.ones(len(y)))
+        alpha = model.estimate_extra(model.design(X), y, np.ones(len(y)))
     assert alpha < 0.02

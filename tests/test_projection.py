@@ -35,7 +35,7 @@ def test_projection_matches_oracle(name, projection):
     thetas = proj.thetas_t.T
     per_draw = proj.extras is not None
     assert per_draw == (name == "gaussian") == bool(lap.n_extra)
-    noise = proj.extras if per_draw else model.noise
+    noise = proj.extras if per_draw else model.extra_value
     if projection == "loglik":
         expected = oracle.loglik_features(name, Xd, y, thetas, noise)
     else:
@@ -60,7 +60,7 @@ def test_joint_draws_follow_the_joint_laplace_fit():
     # parametrisations are nearly orthogonal at the mode: a made-up covariance tests more)
     A = np.random.default_rng(1).standard_normal((4, 4))
     cov = A @ A.T + 0.5 * np.eye(4)
-    model = get_model("negative_binomial", noise_scale=0.5)
+    model = get_model("negative_binomial", extra=0.5)
     mean = np.array([0.3, -0.2, 1.0, np.log(0.5)])
     lap = LaplaceApproximation(mean, cov, np.linalg.cholesky(cov), model, n_extra=1)
     J = 40_000

@@ -267,7 +267,7 @@ class Construction:
         try:
             return stream_fit(laplace, node.taylor, node.sample)
         except (ValueError, np.linalg.LinAlgError):
-            # no proper mode yet (a few rows, a free noise scale): the first call's stands in
+            # no proper mode yet (a few rows, a free extra parameter): the first call's stands in
             return laplace
 
     # -- a call of partial_fit ------------------------------------------------------------

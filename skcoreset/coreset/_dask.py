@@ -18,7 +18,7 @@ from sklearn.utils.validation import validate_data
 
 from .._progress import ProgressBar
 from .._sklearn_compat import _check_sample_weight
-from ..models import GLM, model_from_targets, with_noise
+from ..models import GLM, model_from_targets, with_extra
 from ..models._joint import JointExtra
 from ..models._laplace import LAST_STEP, _Posterior, as_joint, fit_posterior
 from ..models._prior import Moments
@@ -400,7 +400,7 @@ class DaskData:
         fixed = model
         if joint and start is None:
             _, X, y, w = self.sample(min(self.n_rows - 1, 100_000), np.random.RandomState(0))
-            fixed = with_noise(model, model.estimate_noise(model.design(X), y, w))
+            fixed = with_extra(model, model.estimate_extra(model.design(X), y, w))
         if start is not None:
             theta0 = start.mean.copy()
         elif type(model).initial_params is not GLM.initial_params:
@@ -415,7 +415,7 @@ class DaskData:
             n_params = model.n_params(self.X.shape[1] + model.fit_intercept)
             theta0 = model.mean_start(np.zeros(n_params), mean)
         if joint and start is None:
-            theta0 = np.append(theta0, np.log(fixed.noise))
+            theta0 = np.append(theta0, np.log(fixed.extra_value))
         fitted = JointExtra(model) if joint else model
         posterior = _DaskPosterior(self, fitted)
         laplace = fit_posterior(fitted, posterior, theta0, last_step=LAST_STEP)

@@ -1160,5 +1160,5 @@ def _chains(laplace, init, random_state):
     model = laplace.model
     extra_prior = model.extra_prior if laplace.n_extra else None
     return MALAChains(
-        model, init, model.prior_scale, model.extra, laplace.chol, random_state, extra_prior
+        model, init, model.prior_scale, model.extra_value, laplace.chol, random_state, extra_prior
     )

@@ -211,8 +211,8 @@ class GLMProblem:
         if self.model.family is None or Xd.shape[0] * thetas.shape[0] >= _FUSED_MIN:
             return self.model.loglik_matrix(Xd, y, coef, out=out, extras=extras).T
         # few draws: one BLAS product and the vectorised log density
-        noise = None if extras is None else extras[:, None]
-        return self.model.log_density(y[None, :], coef @ Xd.T, noise_scale=noise)
+        extra = None if extras is None else extras[:, None]
+        return self.model.log_density(y[None, :], coef @ Xd.T, extra)
 
     def full(self, thetas, g_all=None, step=False):
         """The full data's log-likelihood sum at each row of ``thetas``, up to a constant the
@@ -233,7 +233,7 @@ class GLMProblem:
                 return ll + taylor.correction(coef, taylor.batch_terms(rows, v, coef))
             sums = batch_sums(
                 self.model.family, self.Xd, self.y, rows, self.full_weights, scale,
-                coef, self.model.extra, extras, taylor.eta0,
+                coef, self.model.extra_value, extras, taylor.eta0,
                 taylor.d, taylor.c, np.empty((3, thetas.shape[0])),
             )  # fmt: skip
             # the batch's linear predictors serve its control variate too

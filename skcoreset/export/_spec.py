@@ -75,7 +75,7 @@ class ExportSpec:
         The free extra parameters, in the likelihood's order (the Student-t's scale, then
         its degrees of freedom).
     fixed : dict
-        Extra parameters fixed by the model (``noise_scale=`` given): name -> value.
+        Extra parameters fixed by the model (its ``extra`` given): name -> value.
     feature_names : list of str
         The features' names (``feature_names_in_``, else ``x0, x1, ...``).
     model : str
@@ -181,8 +181,8 @@ def export_spec(model, X, y, weight, *, y_mean=0.0, y_sd=None, feature_names=Non
         intercept_sd = None if intercept_sd is None else float(intercept_sd[0])
     extras = tuple(ExtraParameter(*e) for e in model.extra_priors(Q, y_mean, y_sd))
     fixed = {}
-    if model.has_noise and model.noise_scale is not None:
-        fixed[model.extra_name] = float(model.noise_scale)
+    if model.has_extra and model.extra is not None:
+        fixed[model.extra_name] = float(model.extra)
     names = [f"x{j}" for j in range(D)] if feature_names is None else list(map(str, feature_names))
     return ExportSpec(
         likelihood=model.likelihood,

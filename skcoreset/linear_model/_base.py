@@ -99,15 +99,16 @@ class _BaseBayesianGLM(BaseEstimator):
         self.verbose = verbose
 
     # -- hooks -------------------------------------------------------------------------
-    def _noise_scale_param(self):
+    def _fixed_extra(self):
+        """The extra parameter a parameter of the estimator fixes (None: sampled)."""
         return None
 
     def _model_spec(self):
         """The model's name (or a user's model object)."""
         return self.__skcoreset_model__
 
-    def _model(self, noise_scale=None):
-        """The model object, from the parameters."""
+    def _model(self, extra=None):
+        """The model object, from the parameters (``extra``: its extra parameter fixed)."""
         spec = self._model_spec()
         prior_scale = 1.0 if is_auto(self.prior_scale) else self.prior_scale
         if isinstance(spec, GLM):
@@ -115,14 +116,14 @@ class _BaseBayesianGLM(BaseEstimator):
                 spec,
                 prior_scale=spec.prior_scale if is_auto(self.prior_scale) else prior_scale,
                 fit_intercept=self.fit_intercept,
-                noise_scale=spec.noise_scale if noise_scale is None else noise_scale,
+                extra=spec.extra if extra is None else extra,
             )
         else:
             model = get_model(
                 spec,
                 prior_scale=prior_scale,
                 fit_intercept=self.fit_intercept,
-                noise_scale=noise_scale,
+                extra=extra,
             )
         # a fitted estimator's model: the data's scale (the Student-t scale's prior centre)
         scale = getattr(self, "_data_scale", None)
@@ -134,11 +135,11 @@ class _BaseBayesianGLM(BaseEstimator):
 
     def _encode_targets(self, y):
         """Targets in the model's coding (the classifier also sets ``classes_``)."""
-        return self._model(self._noise_scale_param()).encode_targets(y)
+        return self._model(self._fixed_extra()).encode_targets(y)
 
     # -- fit ---------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the coefficients (and of the noise scale if it is free).
+        """Sample the posterior of the coefficients (and of the extra parameter if it is free).
 
         Parameters
         ----------
@@ -185,7 +186,7 @@ class _BaseBayesianGLM(BaseEstimator):
         )
         X = _dense(X)  # the kernels read dense rows (see fit's docstring)
         targets, y = y, self._encode_targets(y)
-        model = self._model(self._noise_scale_param())
+        model = self._model(self._fixed_extra())
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         rng = check_random_state(self.random_state)
         # Zero-weight rows do not enter the posterior: drop them so they cost nothing.
@@ -197,8 +198,8 @@ class _BaseBayesianGLM(BaseEstimator):
                 model.encode_targets(targets[keep])  # the caller's labels, not codes
             except ValueError as exc:
                 raise ValueError(f"Among the rows with positive sample_weight: {exc}") from None
-        sample_noise = model.has_noise and model.noise_scale is None
-        if (sample_noise or model.learns_scale) and X.shape[0] < 2:
+        sample_extra = model.has_extra and model.extra is None
+        if (sample_extra or model.learns_scale) and X.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 samples with non-zero weight to learn "
                 f"its {model.extra_name}; got {X.shape[0]} sample."
@@ -240,8 +241,8 @@ class _BaseBayesianGLM(BaseEstimator):
                 w,
                 init,
                 prior_scale=self.prior_scale_,
-                sample_extra=sample_noise,
-                extra_log_prior=self._noise_log_prior,
+                sample_extra=sample_extra,
+                extra_log_prior=self._extra_prior,
                 precond_chol=precond,
                 n_samples=self.n_samples,
                 n_warmup=self.n_warmup,
@@ -256,7 +257,7 @@ class _BaseBayesianGLM(BaseEstimator):
             "adapted during warm-up" if self.step_size == "auto" else "fixed",
             np.array2string(result.acceptance_rate, precision=3),
         )
-        self._set_draws(result, X.shape[1], model, sample_noise)
+        self._set_draws(result, X.shape[1], model, sample_extra)
         self._keep_training_rows(X, y, w, rows)
         self._warn_convergence()
         return self
@@ -266,8 +267,8 @@ class _BaseBayesianGLM(BaseEstimator):
 
         With ``prior_scale='auto'`` both follow the scale of the data: the coefficients get
         :func:`~skcoreset.models.default_prior_scale`, and the log of the extra parameter the
-        model's prior (``log(noise_scale)`` centred on ``log sd(y)``, so targets in the
-        thousands need no rescaling). A coreset's ``data_prior`` (its full data's, for this
+        model's prior (the Gaussian's ``log(noise_scale)`` centred on ``log sd(y)``, so targets
+        in the thousands need no rescaling). A coreset's ``data_prior`` (its full data's, for this
         model) takes the place of the one the rows would give.
         """
         n_columns = X.shape[1] + int(model.fit_intercept)
@@ -283,10 +284,10 @@ class _BaseBayesianGLM(BaseEstimator):
             scale = checked_prior_scale(self.prior_scale, n_columns, model.n_params(n_columns))
             self.prior_scale_ = scale if scale.ndim else np.full(n_params, float(scale))
             y_sd = None
-        self._noise_log_prior = model.extra_log_prior(y_mean, y_sd)
+        self._extra_prior = model.extra_log_prior(y_mean, y_sd)
         self._data_scale = (y_mean, y_sd)
 
-    def _set_draws(self, result, n_coef, model, sample_noise):
+    def _set_draws(self, result, n_coef, model, sample_extra):
         """The fitted attributes from the sampler's draws."""
         draws = result.draws
         self.rhat_, self.ess_ = diagnostics(draws)
@@ -304,13 +305,12 @@ class _BaseBayesianGLM(BaseEstimator):
             self.intercept_samples_ = np.ascontiguousarray(draws[:, :, n_coef])
         else:
             self.intercept_samples_ = np.zeros(draws.shape[:2])
-        if model.has_noise:
+        if model.has_extra:
             name = model.extra_name
-            samples = (
-                np.exp(draws[:, :, -1]) if sample_noise else np.full(draws.shape[:2], model.noise)
-            )
+            fixed = model.extra_value
+            samples = np.exp(draws[:, :, -1]) if sample_extra else np.full(draws.shape[:2], fixed)
             setattr(self, f"{name}_samples_", samples)
-            setattr(self, f"{name}_", float(samples.mean()) if sample_noise else model.noise)
+            setattr(self, f"{name}_", float(samples.mean()) if sample_extra else fixed)
         self.coef_ = self.coef_samples_.mean(axis=(0, 1))
         self.intercept_ = float(self.intercept_samples_.mean()) if self.fit_intercept else 0.0
         self.acceptance_rate_ = result.acceptance_rate
@@ -361,9 +361,9 @@ class _BaseBayesianGLM(BaseEstimator):
                 out[sl] = scipy.special.logsumexp(ll, axis=0) - np.log(ll.shape[0])
             return out
         model = self._model()
-        coef, intercept, noise = self._pooled_draws()
+        coef, intercept, extra = self._pooled_draws()
         for sl, eta in self._eta_blocks(X, coef, intercept):
-            ll = model.log_density(y[sl, None], eta, noise_scale=noise)
+            ll = model.log_density(y[sl, None], eta, extra)
             out[sl] = scipy.special.logsumexp(ll, axis=1) - np.log(coef.shape[0])
         return out
 
@@ -372,8 +372,8 @@ class _BaseBayesianGLM(BaseEstimator):
         J = self.coef_samples_.shape[0] * self.coef_samples_.shape[1]
         coef = self.coef_samples_.reshape(J, -1)
         intercept = self.intercept_samples_.reshape(J)
-        noise = getattr(self, f"{self._model().extra_name}_samples_", None)
-        return coef, intercept, (None if noise is None else noise.reshape(J))
+        extra = getattr(self, f"{self._model().extra_name}_samples_", None)
+        return coef, intercept, (None if extra is None else extra.reshape(J))
 
     def _check_X(self, X):
         """X checked against the fit; sparse X stays sparse (CSR), for the row blocks that
@@ -472,13 +472,11 @@ class _BaseBayesianGLM(BaseEstimator):
             model = self._model()
             # all rows at once (one stream of random numbers), as large as the replicates
             return self._decode(model.simulate_draws(thetas[idx], model.design(_dense(X)), rng))
-        coef, intercept, noise = self._pooled_draws()
+        coef, intercept, extra = self._pooled_draws()
         J = coef.shape[0]
         idx = rng.choice(J, size=n_draws, replace=n_draws > J)
         eta = coef[idx] @ X.T + intercept[idx, None]  # sparse X: a sparse product
-        draws = self._model().simulate(
-            eta, rng, noise_scale=None if noise is None else noise[idx, None]
-        )
+        draws = self._model().simulate(eta, rng, None if extra is None else extra[idx, None])
         return self._decode(draws)
 
     def _decode(self, draws):
@@ -525,8 +523,8 @@ class _BaseBayesianGLM(BaseEstimator):
     def _log_prior(self):
         """Log prior density of each pooled draw, normalised: shape (n_chains * n_samples,).
 
-        N(0, prior_scale_^2) on each coefficient and the intercept; a sampled noise scale
-        adds the normal prior of ``log(noise_scale)`` (the sampled parameter).
+        N(0, prior_scale_^2) on each coefficient and the intercept; a sampled extra parameter
+        adds the normal prior of its log (the sampled parameter).
         """
         if self._by_draws():
             thetas = self._pooled_thetas()
@@ -534,13 +532,13 @@ class _BaseBayesianGLM(BaseEstimator):
                 thetas.shape[1]
             )
             return -0.5 * (thetas * thetas) @ prec + 0.5 * np.sum(np.log(prec) - _LOG_2PI)
-        coef, intercept, noise = self._pooled_draws()
+        coef, intercept, extra = self._pooled_draws()
         s = self.prior_scale_
         theta = coef if not self.fit_intercept else np.column_stack([coef, intercept])
         lp = -0.5 * np.sum((theta / s) ** 2, axis=1) - np.sum(np.log(s)) - s.size * 0.5 * _LOG_2PI
-        if self._samples_noise():
-            mu, sd = self._noise_log_prior
-            z = (np.log(noise) - mu) / sd
+        if self._samples_extra():
+            mu, sd = self._extra_prior
+            z = (np.log(extra) - mu) / sd
             lp = lp - 0.5 * z**2 - np.log(sd) - 0.5 * _LOG_2PI
         return lp
 
@@ -550,18 +548,19 @@ class _BaseBayesianGLM(BaseEstimator):
         samples = getattr(self, f"{extra}_samples_", None)
         return {} if samples is None else {extra: samples}
 
-    def _samples_noise(self):
-        return self._model().has_noise and self._noise_scale_param() is None
+    def _samples_extra(self):
+        """Whether the extra parameter is a parameter of the posterior."""
+        return self._model().has_extra and self._fixed_extra() is None
 
     def _pointwise_log_likelihood(self, X, y, w):
         """``w_n log p(y_n | x_n, theta_j)`` for every pooled draw j: shape (J, n_rows)."""
         if self._by_draws():
             return w * self._draw_logliks(X, y)
         model = self._model()
-        coef, intercept, noise = self._pooled_draws()
+        coef, intercept, extra = self._pooled_draws()
         out = np.empty((coef.shape[0], X.shape[0]))
         for sl, eta in self._eta_blocks(X, coef, intercept):
-            out[:, sl] = (w[sl, None] * model.log_density(y[sl, None], eta, noise_scale=noise)).T
+            out[:, sl] = (w[sl, None] * model.log_density(y[sl, None], eta, extra)).T
         return out
 
     def _simulate_draws(self, X, rng):
@@ -569,10 +568,10 @@ class _BaseBayesianGLM(BaseEstimator):
         model = self._model()
         if self._by_draws():
             return model.simulate_draws(self._pooled_thetas(), model.design(X), rng)
-        coef, intercept, noise = self._pooled_draws()
+        coef, intercept, extra = self._pooled_draws()
         out = np.empty((coef.shape[0], X.shape[0]))
         for sl, eta in self._eta_blocks(X, coef, intercept):
-            out[:, sl] = model.simulate(eta, rng, noise_scale=noise).T
+            out[:, sl] = model.simulate(eta, rng, extra).T
         return out
 
     def to_inference_data(self, X=None, y=None, sample_weight=None, *, random_state=None):
@@ -584,10 +583,11 @@ class _BaseBayesianGLM(BaseEstimator):
         Groups (``n_obs`` is the number of fitted rows with positive weight):
 
         * ``posterior``: ``coef`` (chain, draw, feature), ``intercept`` (if
-          ``fit_intercept``), ``noise_scale`` (linear regression);
+          ``fit_intercept``), the extra parameter under its name (``noise_scale`` for linear
+          regression, ``alpha``, ``shape``);
         * ``sample_stats``: ``lp``, the log posterior density of each draw (normalised prior
-          plus weighted log-likelihood; with a sampled noise scale, the density of
-          ``log(noise_scale)``, the sampled parameter); ``acceptance_rate`` and
+          plus weighted log-likelihood; with a sampled extra parameter, the density of its
+          log, the sampled parameter); ``acceptance_rate`` and
           ``step_size``, per chain and repeated over its draws (the sampler reports the
           acceptance rate of each chain's kept steps, not of each step);
         * ``log_likelihood``: ``y`` (chain, draw, obs_id), the weighted terms

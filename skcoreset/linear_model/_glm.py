@@ -34,7 +34,7 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
     model : str or GLM, default='gaussian'
         The likelihood: a registered name (``skcoreset.models.MODEL_NAMES``) or a model
         object, whose ``prior_scale`` and ``fit_intercept`` are replaced by this estimator's
-        (its ``noise_scale``, when set, fixes the extra parameter).
+        (its ``extra``, when set, fixes the extra parameter).
     prior_scale : float, array-like of shape (n_features + fit_intercept,) or 'auto', \
             default='auto'
         Standard deviation of the Gaussian prior on the coefficients and the intercept; 'auto'
@@ -166,8 +166,8 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
         """The model's coding of class labels (``BinaryLabels``, ``ClassLabels``), or None."""
         return super()._model().labels
 
-    def _model(self, noise_scale=None):
-        model = super()._model(noise_scale)
+    def _model(self, extra=None):
+        model = super()._model(extra)
         classes = getattr(self, "classes_", None)
         if model.labels is None or classes is None:
             return model
@@ -180,7 +180,7 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
         labels = self._labels_class()
         if labels is None:
             self.__dict__.pop("classes_", None)  # an earlier fit's, on class labels
-            return super()._model(self._noise_scale_param()).encode_targets(y)
+            return super()._model(self._fixed_extra()).encode_targets(y)
         coding = labels.fit(y)
         self.classes_ = coding.classes
         return coding.encode(y)
@@ -195,8 +195,8 @@ class BayesianGLM(RegressorMixin, _BaseBayesianGLM):
         labels = self._labels_class()
         return draws if labels is None else labels(self.classes_).decode(draws)
 
-    def _set_draws(self, result, n_coef, model, sample_noise):
-        super()._set_draws(result, n_coef, model, sample_noise)
+    def _set_draws(self, result, n_coef, model, sample_extra):
+        super()._set_draws(result, n_coef, model, sample_extra)
         if model.labels is None or model.n_predictors < 2:
             return
         # the multinomial model: every class's coefficients, the reference class's 0 (the

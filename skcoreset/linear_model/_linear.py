@@ -77,7 +77,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
     rhat_ : ndarray of shape (n_params,)
         Rank-normalised split R-hat (Vehtari et al. 2021; ``max`` of bulk and tail, as
         ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted),
-        then the noise scale (if sampled).
+        then the log of the noise scale (if sampled).
     ess_ : ndarray of shape (n_params,)
         Bulk effective sample size (Vehtari et al. 2021, as ``arviz.ess(method="bulk")``),
         same order as ``rhat_``.
@@ -155,7 +155,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseBayesianGLM):
         )
         self.noise_scale = noise_scale
 
-    def _noise_scale_param(self):
+    def _fixed_extra(self):
         return None if self.noise_scale is None else float(self.noise_scale)
 
     def predict(self, X, return_std=False):
@@ -288,8 +288,8 @@ class BayesianStudentTRegression(RegressorMixin, _BaseBayesianGLM):
 
     __skcoreset_model__ = "student_t"
 
-    def _set_draws(self, result, n_coef, model, sample_noise):
-        super()._set_draws(result, n_coef, model, sample_noise)
+    def _set_draws(self, result, n_coef, model, sample_extra):
+        super()._set_draws(result, n_coef, model, sample_extra)
         draws = result.draws
         self.coef_samples_ = np.ascontiguousarray(draws[:, :, :n_coef])
         self.intercept_samples_ = (

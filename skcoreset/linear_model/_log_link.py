@@ -141,8 +141,7 @@ class BayesianPoissonRegression(_MeanRegressorMixin, _BaseBayesianGLM):
         Step size used after warm-up.
     rhat_ : ndarray of shape (n_params,)
         Rank-normalised split R-hat (Vehtari et al. 2021; ``max`` of bulk and tail, as
-        ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted),
-        then the noise scale (if sampled).
+        ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted).
     ess_ : ndarray of shape (n_params,)
         Bulk effective sample size (Vehtari et al. 2021, as ``arviz.ess(method="bulk")``),
         same order as ``rhat_``.

@@ -81,8 +81,7 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         Step size used after warm-up.
     rhat_ : ndarray of shape (n_params,)
         Rank-normalised split R-hat (Vehtari et al. 2021; ``max`` of bulk and tail, as
-        ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted),
-        then the noise scale (if sampled).
+        ``arviz.rhat``) of each parameter: the coefficients, then the intercept (if fitted).
     ess_ : ndarray of shape (n_params,)
         Bulk effective sample size (Vehtari et al. 2021, as ``arviz.ess(method="bulk")``),
         same order as ``rhat_``.
@@ -128,8 +127,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
         # classes_[0]). Set by fit's labels, as LogisticRegression settles its loss.
         return "multinomial" if self._multiclass() else "logistic"
 
-    def _model(self, noise_scale=None):
-        return super()._model(noise_scale).with_classes(self.classes_)
+    def _model(self, extra=None):
+        return super()._model(extra).with_classes(self.classes_)
 
     def _encode_targets(self, y):
         check_no_none(np.asarray(y))  # a missing target, before sklearn's "unknown" type
@@ -145,8 +144,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BaseBayesianGLM):
     def _decode(self, draws):
         return ClassLabels(self.classes_).decode(draws)
 
-    def _set_draws(self, result, n_coef, model, sample_noise):
-        super()._set_draws(result, n_coef, model, sample_noise)
+    def _set_draws(self, result, n_coef, model, sample_extra):
+        super()._set_draws(result, n_coef, model, sample_extra)
         if not self._multiclass():
             # LogisticRegression's shapes for a binary problem
             self.coef_ = self.coef_.reshape(1, -1)

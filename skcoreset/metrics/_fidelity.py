@@ -20,13 +20,14 @@ import scipy.linalg
 from sklearn.utils import check_array, check_consistent_length
 
 from .._sklearn_compat import _check_sample_weight
+from .._warnings import renamed
 from ..hilbert._common import check_target, check_vectors, relative_error
 from ..models import (
     SeparationWarning,
     get_model,
     laplace_approximation,
     model_from_targets,
-    with_noise,
+    with_extra,
 )
 from ..models._laplace import best_fit
 from ..models._prior import Moments, prior_from_moments
@@ -325,8 +326,8 @@ def coreset_laplace(
 
 def _fits(X, y, sample_indices, sample_weight, model, prior_scale, fit_intercept, data_weight):
     """``(full, core)`` of :func:`coreset_laplace`; ``core`` is the error when the coreset's
-    posterior has no proper Laplace fit (fewer points than parameters with a free noise
-    scale, a separable support without a prior to hold it)."""
+    posterior has no proper Laplace fit (fewer points than parameters with a free extra
+    parameter, a separable support without a prior to hold it)."""
     X, y, idx, w, s = _check_data(X, y, sample_indices, sample_weight, data_weight)
     lik, yv = _resolve(model, X, y, prior_scale, fit_intercept, s)
     Xd = lik.design(X)
@@ -395,7 +396,7 @@ def coreset_laplace_kl(
     kl : float
         The divergence in nats (0 when the two fits coincide; inf when the coreset's
         posterior has no proper Laplace fit, e.g. fewer points than parameters with a free
-        noise scale).
+        extra parameter).
 
     Examples
     --------
@@ -493,8 +494,9 @@ def fisher_distance(
     prior_scale="auto",
     fit_intercept=True,
     data_weight=None,
-    noise_scale=None,
+    extra=None,
     normalize=False,
+    noise_scale=None,
 ):
     """Mean over parameter draws of ||grad L(w; theta_t) - grad L(theta_t)||^2.
 
@@ -523,12 +525,15 @@ def fisher_distance(
         Whether the model has an intercept.
     data_weight : array-like of shape (n_samples,), default=None
         Weights of the full data's log-likelihood terms.
-    noise_scale : float, default=None
-        Gaussian model: the noise standard deviation (None: estimated on the full data).
+    extra : float, default=None
+        The model's extra parameter, when it has one (the Gaussian noise standard deviation,
+        the negative binomial dispersion, the gamma shape; None: estimated on the full data).
     normalize : bool, default=False
         False: the distance of the papers, in squared log-likelihood-gradient units (it
         grows like N^2 with the data size). True: divided by mean_t ||grad L(theta_t)||^2,
         a scale-free relative distance (0 for a perfect coreset, 1 for empty weights).
+    noise_scale : float, default=None
+        ``extra``'s name before 0.1 (a ``FutureWarning``; removed in 0.2).
 
     Returns
     -------
@@ -547,15 +552,15 @@ def fisher_distance(
     >>> fisher_distance(X, y, [0], [300.0], theta, normalize=True) > 0
     True
     """
+    if noise_scale is not None:
+        extra = renamed("noise_scale=", "extra=", noise_scale, extra)
     X, y, idx, w, s = _check_data(X, y, sample_indices, sample_weight, data_weight)
     lik, yv = _resolve(model, X, y, prior_scale, fit_intercept, s)
     Xd = lik.design(X)
     if s is None:
         s = np.ones(Xd.shape[0])
-    if lik.has_noise and lik.noise_scale is None:
-        lik = with_noise(
-            lik, noise_scale if noise_scale is not None else lik.estimate_noise(Xd, yv, s)
-        )
+    if lik.has_extra and lik.extra is None:
+        lik = with_extra(lik, extra if extra is not None else lik.estimate_extra(Xd, yv, s))
     # one parameter vector of shape (P,) is one draw, not P draws of a scalar
     T = _as_draws(np.atleast_2d(theta) if np.ndim(theta) == 1 else theta, "theta")
     if T.shape[1] != Xd.shape[1]:

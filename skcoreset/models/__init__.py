@@ -27,7 +27,7 @@ _DEFINED_IN = {
     "OverdispersionWarning": "_poisson",
     "get_model": "_registry",
     "register": "_registry",
-    "with_noise": "_glm",
+    "with_extra": "_glm",
     "LaplaceApproximation": "_laplace",
     "SeparationWarning": "_laplace",
     "laplace_approximation": "_laplace",
@@ -40,10 +40,13 @@ _DEFINED_IN = {
     "classification_model": "_targets",
 }
 
+#: old names kept for a release after a rename (a ``FutureWarning`` when used), not listed
+_DEPRECATED = {"with_noise": "_glm"}
+
 __all__ = ["MODEL_NAMES", "model_class", *_DEFINED_IN]
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _DEFINED_IN)
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), {**_DEFINED_IN, **_DEPRECATED})
 
 
 def model_class(name):

@@ -52,7 +52,7 @@ class CustomModel(GeneralModel):
         rows. ``False`` skips it.
     fit_intercept : bool, default=False
         Ignored: the functions see ``X`` as given (see Notes).
-    noise_scale : None
+    extra : None
         Ignored (every parameter is in ``theta``).
     **fields
         The dataclass's own field names, as :func:`dataclasses.replace` passes them.
@@ -106,7 +106,7 @@ class CustomModel(GeneralModel):
         encode_targets=None,
         check_gradient=True,
         fit_intercept=False,
-        noise_scale=None,
+        extra=None,
         **fields,
     ):
         # ``fields``: the dataclass's own names, as dataclasses.replace passes them back
@@ -122,7 +122,7 @@ class CustomModel(GeneralModel):
             raise TypeError(f"Unexpected arguments: {sorted(fields)}.")
         set_(self, "prior_scale", prior_scale)
         set_(self, "fit_intercept", False)  # the functions see X as given
-        set_(self, "noise_scale", None)
+        set_(self, "extra", None)
         set_(self, "extra_prior", None)
         if not (callable(self.loglik_fn) and callable(self.grad_fn)):
             raise TypeError(

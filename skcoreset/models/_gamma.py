@@ -89,7 +89,7 @@ class GammaModel(GLM):
         Standard deviation of the Gaussian prior on the parameters (intercept last).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
+    extra : float or None, default=None
         The shape ``k`` (None: a parameter of the posterior, fitted with the coefficients
         from the Pearson estimate on, and sampled by the Bayesian estimator).
     extra_prior : (float, float) or None, default=None
@@ -100,7 +100,7 @@ class GammaModel(GLM):
     --------
     >>> import numpy as np
     >>> from skcoreset.models import GammaModel
-    >>> model = GammaModel(noise_scale=2.0)
+    >>> model = GammaModel(extra=2.0)
     >>> model.log_density(np.array([1.0, 3.0]), np.array([0.0, 1.0])).round(4)
     array([-0.6137, -1.7224])
     """
@@ -108,7 +108,7 @@ class GammaModel(GLM):
     name = "gamma"
     likelihood = "gamma_log"
     family = FAMILY
-    has_noise = True
+    has_extra = True
     extra_name = "shape"
 
     def encode_targets(self, y):
@@ -149,7 +149,7 @@ class GammaModel(GLM):
             return 0.0, 3.0
         return float(np.log(y_mean**2 / y_sd**2)), 3.0
 
-    def estimate_noise_blocks(self, blocks):
+    def estimate_extra_blocks(self, blocks):
         """Estimate the shape from the Pearson residuals of the fit at shape 1.
 
         The coefficients' mode does not depend on the shape (the score is proportional to
@@ -166,7 +166,7 @@ class GammaModel(GLM):
         shape : float
             The estimated shape.
         """
-        theta = laplace_from_blocks(replace(self, noise_scale=1.0), blocks).mean
+        theta = laplace_from_blocks(replace(self, extra=1.0), blocks).mean
         chi2 = w_sum = 0.0
         for Xd, y, w in blocks():
             # means beyond float64 (targets near 1e308): a NaN sum, and the fallback below
@@ -182,12 +182,12 @@ class GammaModel(GLM):
     def mean(self, eta):
         return np.exp(eta)
 
-    def variance(self, mean, noise_scale=None):
-        k = self.noise if noise_scale is None else noise_scale
+    def variance(self, mean, extra=None):
+        k = self.extra_value if extra is None else extra
         return mean * mean / k
 
-    def log_density(self, y, eta, noise_scale=None):
-        k = self.noise if noise_scale is None else np.asarray(noise_scale, dtype=np.float64)
+    def log_density(self, y, eta, extra=None):
+        k = self.extra_value if extra is None else np.asarray(extra, dtype=np.float64)
         with np.errstate(over="ignore"):
             return (
                 k * np.log(k)
@@ -196,8 +196,8 @@ class GammaModel(GLM):
                 - k * (eta + y * np.exp(-eta))
             )
 
-    def simulate(self, eta, random_state, noise_scale=None):
-        k = self.noise if noise_scale is None else np.asarray(noise_scale, dtype=np.float64)
+    def simulate(self, eta, random_state, extra=None):
+        k = self.extra_value if extra is None else np.asarray(extra, dtype=np.float64)
         return random_state.gamma(k, np.exp(eta) / k)
 
     # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------

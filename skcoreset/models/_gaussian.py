@@ -63,7 +63,7 @@ FAMILY = SingleIndexFamily(
 
 @dataclass(frozen=True, eq=False)
 class GaussianModel(GLM):
-    """Gaussian-linear likelihood ``N(y | x @ theta, noise_scale^2)``.
+    """Gaussian-linear likelihood ``N(y | x @ theta, sigma^2)``.
 
     Parameters
     ----------
@@ -71,11 +71,12 @@ class GaussianModel(GLM):
         Standard deviation of the Gaussian prior on the parameters (intercept last).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
-        Noise standard deviation (None: a parameter of the posterior, fitted with the
-        coefficients and sampled).
+    extra : float or None, default=None
+        The noise standard deviation sigma, the model's extra parameter, named
+        ``noise_scale`` in the estimators' attributes and the exports (None: a parameter of
+        the posterior, fitted with the coefficients and sampled).
     extra_prior : (float, float) or None, default=None
-        The normal prior ``(mean, sd)`` of ``log noise_scale`` (None: :meth:`extra_log_prior`
+        The normal prior ``(mean, sd)`` of ``log sigma`` (None: :meth:`extra_log_prior`
         without the data's scale; set from the data by :meth:`with_data_scale`).
 
     Examples
@@ -90,7 +91,8 @@ class GaussianModel(GLM):
     name = "gaussian"
     likelihood = "normal"
     family = FAMILY
-    has_noise = True
+    has_extra = True
+    extra_name = "noise_scale"
 
     def encode_targets(self, y):
         return check_target_scale(numeric_targets(y), MAX_SQUARED_TARGET, "Gaussian", *_SCALE)
@@ -106,7 +108,7 @@ class GaussianModel(GLM):
         # so dl/dlog s = r^2 / s^2 - 1, and its curvatures 2 r / s^2 and 2 r^2 / s^2
         # (exact sums keep a weighted fit and one of repeated rows the same to rounding)
         r = np.asarray(y, dtype=np.float64) - np.asarray(eta, dtype=np.float64)
-        q = r / (self.noise * self.noise)
+        q = r / (self.extra_value * self.extra_value)
         rq = r * q
         return rq - 1.0, 2.0 * q, 2.0 * rq
 
@@ -114,7 +116,7 @@ class GaussianModel(GLM):
         # the response's own scale (its level if it is constant), the intercept at its mean
         return (y_sd or max(abs(y_mean), 1.0)), y_mean
 
-    def estimate_noise_blocks(self, blocks):
+    def estimate_extra_blocks(self, blocks):
         """Estimate the noise as the weighted least-squares residual standard deviation.
 
         The residual sum of squares is divided by the degrees of freedom (weighted rows minus
@@ -131,7 +133,7 @@ class GaussianModel(GLM):
 
         Returns
         -------
-        noise_scale : float
+        extra : float
             The estimated noise standard deviation.
         """
         A = b = None
@@ -165,17 +167,17 @@ class GaussianModel(GLM):
     def mean(self, eta):
         return eta
 
-    def variance(self, mean, noise_scale=None):
-        sigma = self.noise if noise_scale is None else noise_scale
+    def variance(self, mean, extra=None):
+        sigma = self.extra_value if extra is None else extra
         return np.broadcast_to(np.square(sigma), np.broadcast(mean, sigma).shape)
 
-    def log_density(self, y, eta, noise_scale=None):
-        sigma = self.noise if noise_scale is None else noise_scale
+    def log_density(self, y, eta, extra=None):
+        sigma = self.extra_value if extra is None else extra
         r = (y - eta) / sigma
         return -0.5 * r * r - np.log(sigma) - 0.5 * _LOG_2PI
 
-    def simulate(self, eta, random_state, noise_scale=None):
-        sigma = self.noise if noise_scale is None else noise_scale
+    def simulate(self, eta, random_state, extra=None):
+        sigma = self.extra_value if extra is None else extra
         return eta + sigma * random_state.standard_normal(np.shape(eta))
 
     # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------

@@ -50,7 +50,7 @@ class GeneralModel(GLM):
         Standard deviation of the Gaussian prior N(0, diag(prior_scale^2)) on the parameters.
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : None
+    extra : None
         Unused (the parameters of such a model are all in ``theta``).
     extra_prior : None
         Unused (no extra parameter).
@@ -266,5 +266,5 @@ class GeneralModel(GLM):
     def mean(self, eta):
         raise NotImplementedError(f"The {self.name} model has no single linear predictor.")
 
-    def log_density(self, y, eta, noise_scale=None):
+    def log_density(self, y, eta, extra=None):
         raise NotImplementedError(f"The {self.name} model has no single linear predictor.")

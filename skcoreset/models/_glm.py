@@ -13,11 +13,13 @@ Each built-in model is a file of its own (``_logistic.py``, ``_poisson.py``, ``_
 else in the package asks which model it holds (doc/models.md: what a model provides).
 """
 
+import inspect
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._parallel_kernels import in_ranges
+from .._warnings import renamed, warn
 from . import _glm_kernels as K
 from ._checks import check_family
 from ._recipes import ModelRecipes
@@ -30,8 +32,24 @@ _LOG_EXTRA_STEP = 1e-4
 _DESIGN_ROWS = 65_536
 
 
+class _ModelType(type):
+    """The models' type: ``noise_scale=``, the old name of ``extra=``, still builds one (with
+    a FutureWarning, until 0.2); a class's signature is its ``__init__``'s."""
+
+    def __call__(cls, *args, **kwargs):
+        if "noise_scale" in kwargs:
+            old = kwargs.pop("noise_scale")
+            kwargs["extra"] = renamed("noise_scale=", "extra=", old, kwargs.get("extra"))
+        return super().__call__(*args, **kwargs)
+
+    @property
+    def __signature__(cls):
+        init = inspect.signature(cls.__init__)
+        return init.replace(parameters=list(init.parameters.values())[1:])
+
+
 @dataclass(frozen=True, eq=False)
-class GLM(ModelRecipes):
+class GLM(ModelRecipes, metaclass=_ModelType):
     """Base class of the models (use a subclass, or :func:`get_model`).
 
     Parameters
@@ -42,11 +60,12 @@ class GLM(ModelRecipes):
         :func:`~skcoreset.models.default_prior_scale`).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
-        The model's extra parameter, when it has one (``has_noise``): the Gaussian noise
+    extra : float or None, default=None
+        The model's extra parameter, when it has one (``has_extra``): the Gaussian noise
         standard deviation, the negative binomial dispersion, the gamma shape. None: a
         parameter of the posterior, fitted jointly with the coefficients by the Laplace fit
-        and sampled on the log scale.
+        and sampled on the log scale. Its name before 0.1, ``noise_scale=``, still works
+        until 0.2, with a ``FutureWarning``.
     extra_prior : (float, float) or None, default=None
         The normal prior ``(mean, sd)`` of the log of a free extra parameter: part of the
         posterior, as ``prior_scale`` is. None: the model's rule without the data's scale
@@ -68,7 +87,7 @@ class GLM(ModelRecipes):
 
     prior_scale: float | np.ndarray = 1.0
     fit_intercept: bool = True
-    noise_scale: float | None = None
+    extra: float | None = None
     extra_prior: tuple | None = None
 
     #: The model's name, as the ``model=`` parameters spell it.
@@ -76,10 +95,11 @@ class GLM(ModelRecipes):
     #: The likelihood's numba functions (a :class:`~skcoreset.models.SingleIndexFamily`).
     family = None
     #: Whether the model has an extra parameter besides the coefficients (the Gaussian noise
-    #: scale, the negative binomial dispersion), held in the ``noise_scale`` field.
-    has_noise = False
-    #: The extra parameter's name in the Bayesian estimators' attributes (``<name>_samples_``).
-    extra_name = "noise_scale"
+    #: scale, the negative binomial dispersion, the gamma shape), held in the ``extra`` field.
+    has_extra = False
+    #: The extra parameter's own name: the Bayesian estimators' attributes
+    #: (``<name>_samples_``), the exports' variable (the Gaussian's ``noise_scale``).
+    extra_name = "extra"
     #: The coding of class-label targets (:class:`~skcoreset.models.BinaryLabels`,
     #: :class:`~skcoreset.models.ClassLabels`), None for numeric targets. A likelihood of class
     #: labels can separate the classes.
@@ -107,11 +127,9 @@ class GLM(ModelRecipes):
                 "prior_scale must be a positive finite number (or one per parameter), got "
                 f"{self.prior_scale!r}."
             )
-        if self.noise_scale is not None and (
-            not np.isfinite(self.noise_scale) or self.noise_scale <= 0
-        ):
-            raise ValueError(f"noise_scale must be positive and finite, got {self.noise_scale!r}.")
-        if self.has_noise and self.extra_prior is None:
+        if self.extra is not None and (not np.isfinite(self.extra) or self.extra <= 0):
+            raise ValueError(f"extra must be positive and finite, got {self.extra!r}.")
+        if self.has_extra and self.extra_prior is None:
             # the one home of the default: every fit of the posterior reads the field
             object.__setattr__(self, "extra_prior", self._extra_log_prior(0.0, None))
 
@@ -129,11 +147,11 @@ class GLM(ModelRecipes):
     def n_extra(self):
         """How many parameters of the posterior follow the coefficients.
 
-        1 when the model's extra parameter is free (``has_noise`` and ``noise_scale`` None:
+        1 when the model's extra parameter is free (``has_extra`` and ``extra`` None:
         its log is fitted and sampled), else 0. A model of draws (:class:`GeneralModel`) has
         every parameter in its coefficients: 0.
         """
-        return int(self.has_noise and self.noise_scale is None)
+        return int(self.has_extra and self.extra is None)
 
     # -- data ----------------------------------------------------------------------------
     def n_params(self, n_columns):
@@ -170,7 +188,7 @@ class GLM(ModelRecipes):
         model : GLM
             The model for data of that scale.
         """
-        if not self.has_noise:
+        if not self.has_extra:
             return self
         return replace(self, extra_prior=self._extra_log_prior(y_mean, y_sd))
 
@@ -262,17 +280,21 @@ class GLM(ModelRecipes):
         return Xd
 
     @property
-    def noise(self):
-        """The noise scale as the kernels take it (1.0 when unset or irrelevant)."""
-        return 1.0 if self.noise_scale is None else float(self.noise_scale)
-
-    @property
-    def extra(self):
+    def extra_value(self):
         """The extra parameter as the kernels take it.
 
-        The noise scale, or 1.0 when unset or irrelevant.
+        ``extra``, or 1.0 when it is free (None) or the model has none.
         """
-        return self.noise
+        return 1.0 if self.extra is None else float(self.extra)
+
+    @property
+    def noise_scale(self):
+        """The extra parameter, ``extra`` (its name before 0.1; removed in 0.2).
+
+        Reading it gives a ``FutureWarning``.
+        """
+        warn("noise_scale was renamed extra in 0.1 and will be removed in 0.2.", FutureWarning)
+        return self.extra
 
     def prior_level(self, y_mean, y_sd):
         """Return the response's scale and level that the 'auto' prior reads.
@@ -328,7 +350,7 @@ class GLM(ModelRecipes):
         theta[-1] = self.initial_intercept(y_mean)
         return theta
 
-    def estimate_noise_blocks(self, blocks):
+    def estimate_extra_blocks(self, blocks):
         """Estimate the extra parameter for the Laplace fit (models with one override this).
 
         Parameters
@@ -343,8 +365,8 @@ class GLM(ModelRecipes):
         """
         raise NotImplementedError(f"The {self.name} model has no extra parameter to estimate.")
 
-    def estimate_noise(self, Xd, y, w):
-        """Estimate the extra parameter on data in memory (:meth:`estimate_noise_blocks`).
+    def estimate_extra(self, Xd, y, w):
+        """Estimate the extra parameter on data in memory (:meth:`estimate_extra_blocks`).
 
         Parameters
         ----------
@@ -360,16 +382,16 @@ class GLM(ModelRecipes):
         extra : float
             The estimate.
         """
-        return self.estimate_noise_blocks(lambda: [(Xd, y, w)])
+        return self.estimate_extra_blocks(lambda: [(Xd, y, w)])
 
-    def variance(self, mean, noise_scale=None):
+    def variance(self, mean, extra=None):
         """Return the likelihood's variance of a target of mean ``mean``.
 
         Parameters
         ----------
         mean : ndarray
             Mean responses (from :meth:`mean`), of any shape.
-        noise_scale : float or ndarray, default=None
+        extra : float or ndarray, default=None
             The extra parameter, broadcast like ``mean`` (None: the model's own).
 
         Returns
@@ -431,7 +453,7 @@ class GLM(ModelRecipes):
             ``(name, mean, sd)`` of ``log(parameter) ~ N(mean, sd^2)``, for each such
             parameter; empty when there is none, or when the extra parameter is fixed.
         """
-        if not self.has_noise or self.noise_scale is not None:
+        if not self.has_extra or self.extra is not None:
             return ()
         return ((self.extra_name, *map(float, self.extra_log_prior(y_mean, y_sd))),)
 
@@ -463,7 +485,7 @@ class GLM(ModelRecipes):
         """
         eta = np.ascontiguousarray(eta, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64)
-        extra, h = self.noise, _LOG_EXTRA_STEP
+        extra, h = self.extra_value, _LOG_EXTRA_STEP
         up, down = extra * np.exp(h), extra * np.exp(-h)
         score = K.dlog_extra_vector(self.family, eta, y, extra)
         # far from the mode a derivative may overflow: inf - inf is NaN, as in the kernels
@@ -542,7 +564,7 @@ class GLM(ModelRecipes):
         if not self.checks_functions or Xd.shape[0] == 0:
             return
         eta = Xd @ self.initial_params(Xd, y, np.ones(Xd.shape[0]))
-        check_family(self.family, y, eta, self.extra, self.log_concave, self.name)
+        check_family(self.family, y, eta, self.extra_value, self.log_concave, self.name)
 
     def initial_params(self, Xd, y, w):
         """Return a starting point for Newton's method (zeros, unless a subclass knows better).
@@ -587,7 +609,7 @@ class GLM(ModelRecipes):
             ``log p(y_n | x_n, theta)`` for each row.
         """
         eta = Xd @ np.asarray(theta, dtype=np.float64)
-        return K.loglik_vector(self.family, eta, y, self.extra)
+        return K.loglik_vector(self.family, eta, y, self.extra_value)
 
     def loglik_grad_per_datum(self, theta, Xd, y):
         """Compute the per-datum gradients ``grad l_n(theta)``.
@@ -607,7 +629,7 @@ class GLM(ModelRecipes):
             The gradient of each row's log-likelihood with respect to ``theta``.
         """
         eta = Xd @ np.asarray(theta, dtype=np.float64)
-        return K.dloglik_vector(self.family, eta, y, self.extra)[:, None] * Xd
+        return K.dloglik_vector(self.family, eta, y, self.extra_value)[:, None] * Xd
 
     def loglik_derivatives(self, eta, y):
         """Compute each row's first and minus second derivative of the log-likelihood in eta.
@@ -627,7 +649,7 @@ class GLM(ModelRecipes):
             ``-d^2 l_n / d eta^2`` (non-negative).
         """
         eta = np.ascontiguousarray(eta, dtype=np.float64)
-        return K.dloglik_curv_vector(self.family, eta, y, self.extra)
+        return K.dloglik_curv_vector(self.family, eta, y, self.extra_value)
 
     def weighted_loglik(self, theta, Xd, y, w):
         """Compute the weighted log-likelihood ``sum_n w_n l_n(theta)`` and its gradient.
@@ -654,7 +676,7 @@ class GLM(ModelRecipes):
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
-        ll = K.weighted_loglik_grad(self.family, theta, Xd, y, w, self.extra, grad)
+        ll = K.weighted_loglik_grad(self.family, theta, Xd, y, w, self.extra_value, grad)
         return ll, grad
 
     def weighted_loglik_hessian(self, theta, Xd, y, w):
@@ -677,7 +699,7 @@ class GLM(ModelRecipes):
             The Hessian of the negative weighted log-likelihood.
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        return K.weighted_hessian(self.family, theta, Xd, y, w, self.extra)
+        return K.weighted_hessian(self.family, theta, Xd, y, w, self.extra_value)
 
     def weighted_loglik_grad_hessian(self, theta, Xd, y, w):
         """Compute :meth:`weighted_loglik` and :meth:`weighted_loglik_hessian` together.
@@ -710,7 +732,7 @@ class GLM(ModelRecipes):
             return ll, grad, self.weighted_loglik_hessian(theta, Xd, y, w)
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
-        ll, H = K.weighted_loglik_grad_hessian(self.family, theta, Xd, y, w, self.extra, grad)
+        ll, H = K.weighted_loglik_grad_hessian(self.family, theta, Xd, y, w, self.extra_value, grad)
         return ll, grad, H
 
     def log_posterior(self, theta, Xd, y, w):
@@ -846,7 +868,7 @@ class GLM(ModelRecipes):
         if extras is not None:
             extras = np.ascontiguousarray(extras, dtype=np.float64)
         kernel = K.loglik_matrix.for_size(out.size)
-        kernel(self.family, Xd, thetas_t, y, self.extra, extras, 1.0, False, out)
+        kernel(self.family, Xd, thetas_t, y, self.extra_value, extras, 1.0, False, out)
         return out
 
     # -- prediction: vectorised over rows and posterior draws ----------------------------
@@ -866,7 +888,7 @@ class GLM(ModelRecipes):
         """
         raise NotImplementedError
 
-    def log_density(self, y, eta, noise_scale=None):
+    def log_density(self, y, eta, extra=None):
         """Compute the log density ``log p(y | eta)``, broadcasting ``y`` against ``eta``.
 
         Parameters
@@ -875,7 +897,7 @@ class GLM(ModelRecipes):
             Coded targets, e.g. of shape (rows, 1).
         eta : ndarray
             Linear predictors, e.g. of shape (rows, draws).
-        noise_scale : float or ndarray, default=None
+        extra : float or ndarray, default=None
             The extra parameter (the Gaussian noise scale, the negative binomial dispersion,
             the gamma shape), broadcast like ``eta``; None uses the model's own.
 
@@ -884,12 +906,12 @@ class GLM(ModelRecipes):
         log_density : ndarray
             The log density of each target at each predictor, of the broadcast shape.
         """
-        extra = np.asarray(self.extra if noise_scale is None else noise_scale, dtype=np.float64)
+        extra = np.asarray(self.extra_value if extra is None else extra, dtype=np.float64)
         y, eta, extra = np.broadcast_arrays(np.asarray(y, dtype=np.float64), eta, extra)
         args = (np.ascontiguousarray(a, dtype=np.float64).ravel() for a in (eta, y, extra))
         return K.loglik_vector_extras(self.family, *args).reshape(eta.shape)
 
-    def simulate(self, eta, random_state, noise_scale=None):
+    def simulate(self, eta, random_state, extra=None):
         """Draw targets from the likelihood at ``eta``.
 
         Parameters
@@ -898,7 +920,7 @@ class GLM(ModelRecipes):
             Linear predictors, of any shape.
         random_state : numpy.random.RandomState
             The source of randomness.
-        noise_scale : float or ndarray, default=None
+        extra : float or ndarray, default=None
             The extra parameter (the Gaussian noise scale, the negative binomial dispersion,
             the gamma shape), broadcast like ``eta``; None uses the model's own.
 
@@ -910,28 +932,57 @@ class GLM(ModelRecipes):
         raise NotImplementedError
 
 
+def with_extra(model, extra):
+    """Return the same model with its extra parameter fixed.
+
+    Parameters
+    ----------
+    model : GLM
+        A model.
+    extra : float
+        The value to fix (ignored when the model has no extra parameter, or has it fixed
+        already).
+
+    Returns
+    -------
+    model : GLM
+        A copy with ``extra`` set, or ``model`` itself when there is nothing to set.
+
+    Examples
+    --------
+    >>> from skcoreset.models import get_model, with_extra
+    >>> with_extra(get_model("gaussian"), 2.0).extra
+    2.0
+    """
+    if not model.has_extra or model.extra is not None:
+        return model
+    return replace(model, extra=float(extra))
+
+
 def with_noise(model, noise_scale):
-    """Return the same model with its noise scale fixed.
+    """Return the same model with its extra parameter fixed (:func:`with_extra`'s old name).
+
+    Deprecated in 0.1 (removed in 0.2): use :func:`with_extra`.
 
     Parameters
     ----------
     model : GLM
         A model.
     noise_scale : float
-        The noise standard deviation to fix (ignored when the model has no noise scale or
-        already has one).
+        The value to fix.
 
     Returns
     -------
     model : GLM
-        A copy with ``noise_scale`` set, or ``model`` itself when there is nothing to set.
+        :func:`with_extra`'s.
 
     Examples
     --------
+    >>> import warnings
     >>> from skcoreset.models import get_model, with_noise
-    >>> with_noise(get_model("gaussian"), 2.0).noise_scale
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     with_noise(get_model("gaussian"), 2.0).extra
     2.0
     """
-    if not model.has_noise or model.noise_scale is not None:
-        return model
-    return replace(model, noise_scale=float(noise_scale))
+    return with_extra(model, renamed("with_noise", "with_extra", noise_scale))

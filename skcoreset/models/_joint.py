@@ -1,7 +1,7 @@
 """The posterior of a model whose extra parameter is free, as a function of one vector.
 
 A single-index model with a free extra parameter (the negative binomial dispersion, the gamma
-shape, the Gaussian noise scale: ``noise_scale=None``) has the posterior parameters
+shape, the Gaussian noise scale: ``extra=None``) has the posterior parameters
 ``theta = (coefficients, s)``, ``s`` the log of the extra parameter, with the normal prior
 ``model.extra_prior`` on ``s``. :class:`JointExtra` presents that posterior with the
 interface the Laplace fit evaluates (weighted log-likelihood, gradient, Hessian, prior), so
@@ -29,8 +29,8 @@ class JointExtra:
     Parameters
     ----------
     model : GLM
-        A single-index model with an extra parameter (``has_noise``), whose ``extra_prior``
-        is the prior of its log; its ``noise_scale`` is not read.
+        A single-index model with an extra parameter (``has_extra``), whose ``extra_prior``
+        is the prior of its log; its ``extra`` is not read.
     """
 
     #: The joint log-likelihood need not be concave (the dispersion's is not): the Laplace fit
@@ -38,7 +38,7 @@ class JointExtra:
     log_concave = False
 
     def __init__(self, model):
-        self.base = replace(model, noise_scale=None)
+        self.base = replace(model, extra=None)
 
     def __getattr__(self, name):
         if name == "base":  # not set yet (unpickling): no recursion
@@ -53,7 +53,7 @@ class JointExtra:
             extra = float(np.exp(theta[-1]))
         if not (np.isfinite(extra) and extra > 0):
             return None, theta[:-1]
-        return replace(self.base, noise_scale=extra), np.ascontiguousarray(theta[:-1])
+        return replace(self.base, extra=extra), np.ascontiguousarray(theta[:-1])
 
     def n_params(self, n_columns):
         return self.base.n_params(n_columns) + 1
@@ -63,7 +63,7 @@ class JointExtra:
         if model is None:  # an overflowed step: rejected by Newton's line search
             return -np.inf, np.full(theta.shape[0], np.nan)
         ll, grad = model.weighted_loglik(beta, Xd, y, w)
-        score = K.weighted_dlog_extra(model.family, Xd @ beta, y, row_weights(w), model.noise)
+        score = K.weighted_dlog_extra(model.family, Xd @ beta, y, row_weights(w), model.extra_value)
         return ll, np.append(grad, score)
 
     def weighted_loglik_hessian(self, theta, Xd, y, w):

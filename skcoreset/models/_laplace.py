@@ -9,7 +9,7 @@ import scipy.optimize
 import scipy.stats
 from sklearn.utils import check_consistent_length, check_random_state
 
-from ._glm import GLM, with_noise
+from ._glm import GLM, with_extra
 from ._joint import JointExtra
 
 
@@ -92,7 +92,7 @@ class LaplaceApproximation:
         ``model`` with its extra parameter free again when it was fitted (``n_extra``), e.g.
         for the Laplace fit of a coreset of the same posterior.
         """
-        return replace(self.model, noise_scale=None) if self.n_extra else self.model
+        return replace(self.model, extra=None) if self.n_extra else self.model
 
     @property
     def coef_mean(self):
@@ -312,12 +312,12 @@ def _joint_fit(model, blocks, theta0, method, tol, max_iter, fused, last_step):
     to the joint mode, from which a few joint steps converge."""
     n_coef = None if theta0 is None else np.shape(theta0)[0]
     if theta0 is None or n_coef == model.n_params(_n_columns(blocks)):
-        fixed = with_noise(model, model.estimate_noise_blocks(blocks))
+        fixed = with_extra(model, model.estimate_extra_blocks(blocks))
         if theta0 is None:
             start = _fit(fixed, blocks, _start(fixed, blocks), method, 1e-8, max_iter, fused,
                          last_step, check=False)  # fmt: skip
             theta0 = start.mean
-        theta0 = np.append(theta0, np.log(fixed.noise))
+        theta0 = np.append(theta0, np.log(fixed.extra_value))
     joint = JointExtra(model)
     try:
         laplace = fit_posterior(
@@ -330,7 +330,7 @@ def _joint_fit(model, blocks, theta0, method, tol, max_iter, fused, last_step):
             f"{model.extra_name} found no proper mode: with about as many rows as parameters "
             f"the coefficients fit the rows and the {model.extra_name}'s posterior degenerates "
             "(a noise scale collapsing to 0). Use more rows (or coreset points) than "
-            f"parameters, or fix the {model.extra_name} (noise_scale=...)."
+            f"parameters, or fix the {model.extra_name} (the model's extra=...)."
         ) from None
     joint.check_fit(blocks, laplace.mean)
     return as_joint(laplace, model)
@@ -448,7 +448,7 @@ def laplace_or_start(model, Xd, y, w, starts=()):
     except ValueError:
         if not model.n_extra:
             raise
-    fixed = with_noise(model, model.estimate_noise(Xd, y, w))
+    fixed = with_extra(model, model.estimate_extra(Xd, y, w))
     lap = laplace_approximation(fixed, Xd, y, w, design=True)
     curv = fixed.extra_derivatives(Xd @ lap.mean, y)[2]
     info = float(np.ascontiguousarray(w, dtype=np.float64) @ curv)
@@ -457,7 +457,7 @@ def laplace_or_start(model, Xd, y, w, starts=()):
     cov, chol = np.zeros((P + 1, P + 1)), np.zeros((P + 1, P + 1))
     cov[:P, :P], chol[:P, :P] = lap.cov, lap.chol
     cov[P, P], chol[P, P] = sd * sd, sd
-    mean = np.append(lap.mean, np.log(fixed.noise))
+    mean = np.append(lap.mean, np.log(fixed.extra_value))
     return LaplaceApproximation(mean, cov, chol, fixed, lap.n_iter, n_extra=1)
 
 

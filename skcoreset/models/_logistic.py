@@ -65,8 +65,8 @@ class LogisticModel(GLM):
         Standard deviation of the Gaussian prior on the parameters (intercept last).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
-        Unused (the model has no noise scale).
+    extra : float or None, default=None
+        Unused (the model has no extra parameter).
     extra_prior : None
         Unused (no extra parameter).
 
@@ -108,13 +108,13 @@ class LogisticModel(GLM):
     def mean(self, eta):
         return scipy.special.expit(eta)
 
-    def variance(self, mean, noise_scale=None):
+    def variance(self, mean, extra=None):
         return mean * (1.0 - mean)
 
-    def log_density(self, y, eta, noise_scale=None):
+    def log_density(self, y, eta, extra=None):
         return y * eta - np.logaddexp(0.0, eta)
 
-    def simulate(self, eta, random_state, noise_scale=None):
+    def simulate(self, eta, random_state, extra=None):
         return (random_state.random_sample(np.shape(eta)) < scipy.special.expit(eta)).astype(
             np.intp
         )

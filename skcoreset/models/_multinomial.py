@@ -41,7 +41,7 @@ class MultinomialModel(GeneralModel):
         design column (the intercept last; repeated for every class), or one per parameter.
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : None
+    extra : None
         Unused (the model has no extra parameter).
     extra_prior : None
         Unused (no extra parameter).

@@ -188,7 +188,7 @@ class NegativeBinomialModel(GLM):
         Standard deviation of the Gaussian prior on the parameters (intercept last).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
+    extra : float or None, default=None
         The dispersion ``alpha`` (None: a parameter of the posterior, fitted with the
         coefficients from the moment estimate of a Poisson fit on, and sampled by the
         Bayesian estimator).
@@ -200,7 +200,7 @@ class NegativeBinomialModel(GLM):
     --------
     >>> import numpy as np
     >>> from skcoreset.models import NegativeBinomialModel
-    >>> model = NegativeBinomialModel(noise_scale=0.5)
+    >>> model = NegativeBinomialModel(extra=0.5)
     >>> model.log_density(np.array([0.0, 3.0]), np.array([0.0, 1.0])).round(4)
     array([-0.8109, -1.9846])
     """
@@ -208,7 +208,7 @@ class NegativeBinomialModel(GLM):
     name = "negative_binomial"
     likelihood = "neg_binomial_2_log"
     family = FAMILY
-    has_noise = True
+    has_extra = True
     extra_name = "alpha"
 
     def encode_targets(self, y):
@@ -249,7 +249,7 @@ class NegativeBinomialModel(GLM):
         """
         return 0.0, 2.5
 
-    def estimate_noise_blocks(self, blocks):
+    def estimate_extra_blocks(self, blocks):
         """Estimate the dispersion ``alpha`` by moments from a Poisson fit of the same data.
 
         ``alpha = sum_n w_n ((y_n - mu_n)^2 - mu_n) / sum_n w_n mu_n^2`` at the Poisson mode
@@ -280,12 +280,12 @@ class NegativeBinomialModel(GLM):
     def mean(self, eta):
         return np.exp(eta)
 
-    def variance(self, mean, noise_scale=None):
-        alpha = self.noise if noise_scale is None else noise_scale
+    def variance(self, mean, extra=None):
+        alpha = self.extra_value if extra is None else extra
         return mean + alpha * mean * mean
 
-    def log_density(self, y, eta, noise_scale=None):
-        alpha = np.asarray(self.noise if noise_scale is None else noise_scale, dtype=np.float64)
+    def log_density(self, y, eta, extra=None):
+        alpha = np.asarray(self.extra_value if extra is None else extra, dtype=np.float64)
         y, eta, alpha = np.broadcast_arrays(np.asarray(y, dtype=np.float64), eta, alpha)
         with np.errstate(over="ignore", divide="ignore"):
             r = 1.0 / alpha
@@ -300,8 +300,8 @@ class NegativeBinomialModel(GLM):
             - y * log1p_am
         )
 
-    def simulate(self, eta, random_state, noise_scale=None):
-        alpha = self.noise if noise_scale is None else noise_scale
+    def simulate(self, eta, random_state, extra=None):
+        alpha = self.extra_value if extra is None else extra
         r = 1.0 / np.asarray(alpha, dtype=np.float64)
         mu = np.exp(eta)
         return random_state.negative_binomial(r, r / (r + mu))

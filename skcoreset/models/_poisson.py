@@ -94,8 +94,8 @@ class PoissonModel(GLM):
         Standard deviation of the Gaussian prior on the parameters (intercept last).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
-        Unused (the model has no noise scale).
+    extra : float or None, default=None
+        Unused (the model has no extra parameter).
     extra_prior : None
         Unused (no extra parameter).
 
@@ -144,14 +144,14 @@ class PoissonModel(GLM):
     def mean(self, eta):
         return np.exp(eta)
 
-    def variance(self, mean, noise_scale=None):
+    def variance(self, mean, extra=None):
         return mean
 
-    def log_density(self, y, eta, noise_scale=None):
+    def log_density(self, y, eta, extra=None):
         with np.errstate(over="ignore"):
             return y * eta - np.exp(eta) - scipy.special.gammaln(y + 1.0)
 
-    def simulate(self, eta, random_state, noise_scale=None):
+    def simulate(self, eta, random_state, extra=None):
         return random_state.poisson(np.exp(eta))
 
     # -- the exports' recipes and the test suite's reference (ModelRecipes) --------------

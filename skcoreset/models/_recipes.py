@@ -231,7 +231,7 @@ class ModelRecipes:
         thetas = np.atleast_2d(np.asarray(thetas, dtype=np.float64))
         P = self.n_params(Xd.shape[1])
         eta = thetas[:, :P] @ Xd.T
-        extra = np.exp(thetas[:, P:]) if self.n_extra else self.extra
+        extra = np.exp(thetas[:, P:]) if self.n_extra else self.extra_value
         return self.reference_logpdf(stats, y[None, :], eta, extra)
 
     def reference_data(self, n_samples, random_state):

@@ -6,12 +6,13 @@ The names are the registry's (``_names.MODELS``); a name's class comes from the 
 
 import numpy as np
 
+from .._warnings import renamed
 from . import model_class
 from ._glm import GLM
 from ._names import BUILT_IN, MODEL_NAMES, MODELS, REGISTERED
 
 
-def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
+def get_model(name, *, prior_scale=1.0, fit_intercept=True, extra=None, noise_scale=None):
     """The model called ``name`` (a name of ``MODEL_NAMES``).
 
     Parameters
@@ -24,9 +25,11 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
         last).
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : float or None, default=None
+    extra : float or None, default=None
         The model's extra parameter, if it has one (the Gaussian noise standard deviation, the
-        negative binomial dispersion, the gamma shape; None: estimated by the Laplace fit).
+        negative binomial dispersion, the gamma shape; None: a parameter of the posterior).
+    noise_scale : float or None, default=None
+        ``extra``'s name before 0.1 (a ``FutureWarning``; removed in 0.2).
 
     Returns
     -------
@@ -37,18 +40,20 @@ def get_model(name, *, prior_scale=1.0, fit_intercept=True, noise_scale=None):
     --------
     >>> from skcoreset.models import get_model
     >>> get_model("poisson", prior_scale=2.0)
-    PoissonModel(prior_scale=2.0, fit_intercept=True, noise_scale=None, extra_prior=None)
+    PoissonModel(prior_scale=2.0, fit_intercept=True, extra=None, extra_prior=None)
     """
     if isinstance(name, GLM):
         return name
     if not isinstance(name, str) or name not in MODELS:
         raise ValueError(f"Unknown model {name!r}; expected one of {MODEL_NAMES}.")
+    if noise_scale is not None:
+        extra = renamed("noise_scale=", "extra=", noise_scale, extra)
     cls = model_class(name)
     prior_scale = np.asarray(prior_scale, dtype=np.float64)
     return cls(
         prior_scale=float(prior_scale) if prior_scale.ndim == 0 else prior_scale,
         fit_intercept=bool(fit_intercept),
-        noise_scale=None if noise_scale is None else float(noise_scale),
+        extra=None if extra is None else float(extra),
     )
 
 
@@ -69,7 +74,7 @@ def register(name, model_class, *, targets=None):
         estimators report it as ``model_``).
     model_class : type
         A frozen dataclass subclassing :class:`GLM`, built as the built-ins are
-        (``model_class(prior_scale=..., fit_intercept=..., noise_scale=...)``): a
+        (``model_class(prior_scale=..., fit_intercept=..., extra=...)``): a
         :class:`SingleIndexFamily` model or a :class:`GeneralModel`.
     targets : str or None, default=None
         The targets it takes, for the command line's help (None: the class's name).

@@ -55,7 +55,7 @@ class StudentTModel(GeneralModel):
         (module notes), unless all P = Q + 2 are given.
     fit_intercept : bool, default=True
         Whether the design matrix gets a trailing column of ones.
-    noise_scale : None
+    extra : None
         Unused (the scale is a parameter, sampled).
     extra_prior : None
         Unused (the scale's and the degrees of freedom's priors are in ``prior_scale``'s

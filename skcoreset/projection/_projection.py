@@ -43,7 +43,7 @@ class Projection:
     Parameters
     ----------
     model : GLM
-        The model, with its noise scale resolved.
+        The model, with its extra parameter resolved.
     kind : {'loglik', 'fisher'}
         The features.
     thetas_t : ndarray of shape (P, J)
@@ -183,12 +183,20 @@ class Projection:
         elif self.kind == "fisher":
             scale = self._fisher_scale(P)
             fisher_features.for_size(N * J)(
-                model.family, Xd, self.thetas_t, y, model.extra, extras, self.coords, scale, out
+                model.family,
+                Xd,
+                self.thetas_t,
+                y,
+                model.extra_value,
+                extras,
+                self.coords,
+                scale,
+                out,
             )
         else:
             scale = 1.0 / np.sqrt(J)
             loglik_matrix.for_size(N * J)(
-                model.family, Xd, self.thetas_t, y, model.extra, extras, scale, True, out
+                model.family, Xd, self.thetas_t, y, model.extra_value, extras, scale, True, out
             )
         if sample_weight is not None:
             sw = np.asarray(sample_weight)
@@ -256,7 +264,7 @@ class Projection:
             self.thetas_t,
             y,
             w,
-            model.extra,
+            model.extra_value,
             self.extras,
             self.coords if fisher else None,
             scale,
@@ -281,7 +289,7 @@ class Projection:
                     b = min(a + step, (c + 1) * size, n)
                     V = buf[: b - a]
                     loglik_matrix.serial(
-                        model.family, Xd[a:b], self.thetas_t, y[a:b], model.extra,
+                        model.family, Xd[a:b], self.thetas_t, y[a:b], model.extra_value,
                         self.extras, scale, True, V,
                     )  # fmt: skip
                     V *= w[a:b, None]
@@ -332,7 +340,7 @@ def project(
     Parameters
     ----------
     model : GLM
-        The model (its noise scale resolved, e.g. ``laplace.model``).
+        The model (its extra parameter resolved, e.g. ``laplace.model``).
     Xd : ndarray of shape (N, P)
         Design matrix, C-contiguous float64 (intercept column included).
     y : ndarray of shape (N,)

@@ -216,7 +216,7 @@ def sample_mala(
     if not np.all(np.isfinite(scale) & (scale > 0)):
         raise ValueError("prior_scale must be positive and finite.")
     prior_prec = np.ascontiguousarray(replace(model, prior_scale=scale).prior_precision(n_coef))
-    family, extra = model.family, model.extra
+    family, extra = model.family, model.extra_value
     # None: the extra parameter fixed; otherwise its log is sampled under this normal prior
     extra_prior = None
     if sample_extra:

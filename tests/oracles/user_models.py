@@ -45,7 +45,7 @@ class Probit(GLM):
     def mean(self, eta):  # what the Bayesian estimators predict
         return scipy.stats.norm.cdf(eta)
 
-    def simulate(self, eta, random_state, noise_scale=None):
+    def simulate(self, eta, random_state, extra=None):
         return (random_state.random_sample(np.shape(eta)) < self.mean(eta)).astype(np.intp)
 
     # -- what makes it a first-class model once registered (register("probit", Probit)):
