@@ -43,8 +43,8 @@ Goal check per case and algorithm: "goal met" when every seed has mean |z| <= 0.
 0.5 and every sd ratio in [0.85, 1.15]; else "warned" when every failing seed's pipeline fit
 raised a ``CoresetQualityWarning`` ("warned (sampler)" when some raised only the sampler's
 ``ConvergenceWarning``: its draws, not the coreset, may be off, as the MC floor then shows);
-else "SILENT FAILURE" ("ERROR" when a fit raised and no seed failed silently). And whether ``laplace_kl_`` is within 3x of the independent KL(coreset ||
-full), or both below 0.05 nats.
+else "SILENT FAILURE" ("ERROR" when a fit raised and no seed failed silently). And whether
+``laplace_kl_`` is within 3x of the independent KL(coreset || full), or both below 0.05 nats.
 
 Usage (from the repository root; about 25 minutes on 2 shared cores; ``--quick``, at most
 10 000 rows a set (the wide sets 2 x 10^4) and 2 seeds, 3-4 minutes)::
