@@ -95,7 +95,7 @@ coreset_draws, coreset_ess = nuts(coreset.to_numpyro())
 # ``1 / alpha``.
 
 scale = coreset.prior_scale_
-log_mean, log_sd = get_model("negative_binomial").extra_log_prior(y.mean(), y.std())
+log_mean, log_sd = get_model("negative_binomial").extra_prior_at(y.mean(), y.std())
 
 
 def full_model():

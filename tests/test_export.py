@@ -386,7 +386,7 @@ def test_the_pipeline_hands_on_the_coreset_prior(name, estimator):
     assert not np.allclose(alone.prior_scale_, fitted_coreset.prior_scale_)
     prior = fitted_coreset._data_prior
     if prior.model.has_extra:
-        assert final._extra_prior == prior.extra_log_prior()
+        assert final._extra_prior == prior.extra_prior()
     assert final._data_scale == (prior.y_mean, prior.y_sd)
 
 
@@ -402,7 +402,7 @@ def test_the_meta_estimators_hand_on_the_coreset_prior():
     alone = _small_fit(BayesianNegativeBinomialRegression())
     alone.fit(reg.X_coreset_, reg.y_coreset_, sample_weight=reg.sample_weight_)
     assert not np.allclose(alone.prior_scale_, reg.coreset_.prior_scale_)
-    assert reg.estimator_._extra_prior == reg.coreset_._data_prior.extra_log_prior()
+    assert reg.estimator_._extra_prior == reg.coreset_._data_prior.extra_prior()
 
 
 def test_no_prior_handed_on_across_a_transformer_or_to_a_given_prior():

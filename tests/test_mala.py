@@ -221,7 +221,7 @@ def test_sampled_noise_matches_quadrature():
         w,
         init,
         sample_extra=True,
-        extra_log_prior=(s_mu, s_sd),
+        extra_prior=(s_mu, s_sd),
         precond_chol=L,
         n_samples=1500,
         n_warmup=300,

@@ -261,7 +261,7 @@ def test_mala_draws_the_reference_posterior(name):
     mean, sd, se_mean, se_sd, ess_is = _importance_moments(model, Xd, y, w, lap, 40_000, 4)
     assert ess_is > 10_000  # the proposal covers the posterior
     init = lap.mean + 0.5 * np.random.RandomState(5).standard_normal((4, lap.mean.shape[0]))
-    extra = {"extra_log_prior": model.extra_prior} if model.n_extra else {}
+    extra = {"extra_prior": model.extra_prior} if model.n_extra else {}
     result = sample_mala(
         model,
         Xd,
@@ -353,7 +353,7 @@ def library_log_posterior(coreset, thetas):
     else:
         prec = np.ascontiguousarray(model.prior_precision(Q))
         sample_extra = model.has_extra
-        s_mu, s_sd = prior.extra_log_prior()
+        s_mu, s_sd = prior.extra_prior()
         lp, grad = np.empty(thetas.shape[0]), np.empty(thetas.shape)
         extra = model.extra_value if not sample_extra else 1.0
         extra_prior = (s_mu, 1 / s_sd**2) if sample_extra else None

@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import approx_fprime, minimize
 
 from skcoreset.models import (
+    GLM,
     BinaryLabels,
     SeparationWarning,
     get_model,
@@ -487,3 +488,47 @@ def test_the_extra_parameter_s_old_name_works_until_0_2_with_a_future_warning():
     with pytest.warns(FutureWarning, match="noise_scale= was renamed extra="):
         old = fisher_distance(*args, model="gaussian", noise_scale=0.7)
     assert old == fisher_distance(*args, model="gaussian", extra=0.7)
+
+
+def test_the_extra_prior_s_and_the_hooks_old_names_work_until_0_2_with_a_future_warning():
+    """The prior of the extra parameter's log is ``extra_prior`` wherever it is a value (the
+    field, ``DataPrior.extra_prior()``, ``sample_mala(extra_prior=)``, ``EXTRA_PRIOR``) and
+    ``extra_prior_at`` the model's rule at a data scale; the names before 0.1 work until 0.2
+    with a FutureWarning, and so does a model class that defines its hooks by their old names
+    (``has_noise``, ``estimate_noise_blocks``, ``extra_log_prior``)."""
+    from dataclasses import dataclass
+
+    from skcoreset import sampler
+    from skcoreset.models import DataPrior, GaussianModel
+    from skcoreset.sampler import sample_mala
+
+    model = get_model("gaussian")
+    with pytest.warns(FutureWarning, match="EXTRA_LOG_PRIOR was renamed EXTRA_PRIOR"):
+        assert sampler.EXTRA_LOG_PRIOR == sampler.EXTRA_PRIOR
+    prior = DataPrior(model, 3.0, 2.0)
+    with pytest.warns(FutureWarning, match=r"extra_log_prior\(\) was renamed extra_prior\(\)"):
+        assert prior.extra_log_prior() == prior.extra_prior() == model.extra_prior_at(3.0, 2.0)
+    X, y = _data("gaussian", n=50)
+    Xd = model.design(X)
+    kw = dict(sample_extra=True, n_samples=20, n_warmup=20, random_state=0)
+    init = np.zeros((2, Xd.shape[1] + 1))
+    new = sample_mala(model, Xd, y, np.ones(50), init, extra_prior=(0.5, 2.0), **kw)
+    with pytest.warns(FutureWarning, match="extra_log_prior= was renamed extra_prior="):
+        old = sample_mala(model, Xd, y, np.ones(50), init, extra_log_prior=(0.5, 2.0), **kw)
+    np.testing.assert_array_equal(old.draws, new.draws)
+
+    with pytest.warns(FutureWarning, match="OldGaussian.extra_log_prior was renamed"):
+
+        @dataclass(frozen=True, eq=False)
+        class OldGaussian(GaussianModel):
+            def extra_log_prior(self, y_mean, y_sd):
+                return 1.0, 0.5
+
+    assert OldGaussian().extra_prior == (1.0, 0.5)
+    with pytest.warns(FutureWarning, match="has_noise was renamed has_extra"):
+
+        @dataclass(frozen=True, eq=False)
+        class OldFamily(GLM):
+            has_noise = True
+
+    assert OldFamily.has_extra

@@ -242,7 +242,7 @@ class _BaseBayesianGLM(BaseEstimator):
                 init,
                 prior_scale=self.prior_scale_,
                 sample_extra=sample_extra,
-                extra_log_prior=self._extra_prior,
+                extra_prior=self._extra_prior,
                 precond_chol=precond,
                 n_samples=self.n_samples,
                 n_warmup=self.n_warmup,
@@ -284,7 +284,7 @@ class _BaseBayesianGLM(BaseEstimator):
             scale = checked_prior_scale(self.prior_scale, n_columns, model.n_params(n_columns))
             self.prior_scale_ = scale if scale.ndim else np.full(n_params, float(scale))
             y_sd = None
-        self._extra_prior = model.extra_log_prior(y_mean, y_sd)
+        self._extra_prior = model.extra_prior_at(y_mean, y_sd)
         self._data_scale = (y_mean, y_sd)
 
     def _set_draws(self, result, n_coef, model, sample_extra):

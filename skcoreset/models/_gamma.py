@@ -93,7 +93,7 @@ class GammaModel(GLM):
         The shape ``k`` (None: a parameter of the posterior, fitted with the coefficients
         from the Pearson estimate on, and sampled by the Bayesian estimator).
     extra_prior : (float, float) or None, default=None
-        The normal prior ``(mean, sd)`` of ``log k`` (None: :meth:`extra_log_prior` without
+        The normal prior ``(mean, sd)`` of ``log k`` (None: :meth:`extra_prior_at` without
         the data's scale; set from the data by :meth:`with_data_scale`).
 
     Examples
@@ -124,7 +124,7 @@ class GammaModel(GLM):
     def initial_intercept(self, y_mean):
         return np.log(y_mean)
 
-    def extra_log_prior(self, y_mean, y_sd):
+    def extra_prior_at(self, y_mean, y_sd):
         """Return the normal prior of log shape: centred on the targets' own shape.
 
         ``log(mean(y)^2 / var(y))``, the shape of the targets without features (the

@@ -76,7 +76,7 @@ class GaussianModel(GLM):
         ``noise_scale`` in the estimators' attributes and the exports (None: a parameter of
         the posterior, fitted with the coefficients and sampled).
     extra_prior : (float, float) or None, default=None
-        The normal prior ``(mean, sd)`` of ``log sigma`` (None: :meth:`extra_log_prior`
+        The normal prior ``(mean, sd)`` of ``log sigma`` (None: :meth:`extra_prior_at`
         without the data's scale; set from the data by :meth:`with_data_scale`).
 
     Examples
@@ -97,7 +97,7 @@ class GaussianModel(GLM):
     def encode_targets(self, y):
         return check_target_scale(numeric_targets(y), MAX_SQUARED_TARGET, "Gaussian", *_SCALE)
 
-    def extra_log_prior(self, y_mean, y_sd):
+    def extra_prior_at(self, y_mean, y_sd):
         # centred on log sd(y) when the prior follows the data, so that targets in the
         # thousands need no rescaling; N(0, 3^2) otherwise
         centre = np.log(y_sd) if y_sd is not None and y_sd > 0 else 0.0

@@ -27,6 +27,15 @@ from ._recipes import ModelRecipes
 #: Step of the central differences in the log of the extra parameter (its curvatures).
 _LOG_EXTRA_STEP = 1e-4
 
+#: A model class's members by their names before 0.1 -> their names: a class that still
+#: defines the old one gets it under the new, with a FutureWarning (until 0.2).
+_RENAMED_MEMBERS = {
+    "has_noise": "has_extra",
+    "estimate_noise_blocks": "estimate_extra_blocks",
+    "estimate_noise": "estimate_extra",
+    "extra_log_prior": "extra_prior_at",
+}
+
 # Rows of a design matrix copied on one thread: a block of 262 144 float32 rows (20
 # features) took 3.8 ms on one thread, 2.0 ms on two
 _DESIGN_ROWS = 65_536
@@ -69,7 +78,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
     extra_prior : (float, float) or None, default=None
         The normal prior ``(mean, sd)`` of the log of a free extra parameter: part of the
         posterior, as ``prior_scale`` is. None: the model's rule without the data's scale
-        (:meth:`extra_log_prior` at ``y_sd=None``); :meth:`with_data_scale` sets it from the
+        (:meth:`extra_prior_at` at ``y_sd=None``); :meth:`with_data_scale` sets it from the
         data. Unused by models without an extra parameter.
 
     Examples
@@ -120,6 +129,13 @@ class GLM(ModelRecipes, metaclass=_ModelType):
     #: None: the model has no export.
     likelihood = None
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for old, new in _RENAMED_MEMBERS.items():
+            if old in vars(cls) and new not in vars(cls):
+                renamed(f"{cls.__name__}.{old}", new)
+                setattr(cls, new, vars(cls)[old])
+
     def __post_init__(self):
         scale = np.asarray(self.prior_scale, dtype=np.float64)
         if scale.ndim > 1 or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
@@ -131,11 +147,11 @@ class GLM(ModelRecipes, metaclass=_ModelType):
             raise ValueError(f"extra must be positive and finite, got {self.extra!r}.")
         if self.has_extra and self.extra_prior is None:
             # the one home of the default: every fit of the posterior reads the field
-            object.__setattr__(self, "extra_prior", self._extra_log_prior(0.0, None))
+            object.__setattr__(self, "extra_prior", self._checked_extra_prior(0.0, None))
 
-    def _extra_log_prior(self, y_mean, y_sd):
-        """:meth:`extra_log_prior` as a checked ``(mean, sd)`` of floats."""
-        mean, sd = map(float, self.extra_log_prior(y_mean, y_sd))
+    def _checked_extra_prior(self, y_mean, y_sd):
+        """:meth:`extra_prior_at` as a checked ``(mean, sd)`` of floats."""
+        mean, sd = map(float, self.extra_prior_at(y_mean, y_sd))
         if not (np.isfinite(mean) and np.isfinite(sd) and sd > 0):
             raise ValueError(
                 f"The prior of log {self.extra_name} must have a finite mean and a positive "
@@ -173,7 +189,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         """The model with the priors that follow the response's scale set.
 
         Called where the prior is set from the data's moments: a model with an extra
-        parameter sets its prior (``extra_prior``, from :meth:`extra_log_prior`); the
+        parameter sets its prior (``extra_prior``, from :meth:`extra_prior_at`); the
         Student-t model centres its scale's prior there.
 
         Parameters
@@ -190,7 +206,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         """
         if not self.has_extra:
             return self
-        return replace(self, extra_prior=self._extra_log_prior(y_mean, y_sd))
+        return replace(self, extra_prior=self._checked_extra_prior(y_mean, y_sd))
 
     def with_classes(self, classes):
         """The model for these class labels (itself, but for models that count classes).
@@ -401,8 +417,11 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         """
         raise NotImplementedError
 
-    def extra_log_prior(self, y_mean, y_sd):
-        """Return the normal prior of the log of the extra parameter, when it is sampled.
+    def extra_prior_at(self, y_mean, y_sd):
+        """Return the normal prior of the log of the extra parameter at the data's scale.
+
+        The rule behind the ``extra_prior`` field, which :meth:`with_data_scale` sets from
+        it when the prior follows the data.
 
         Parameters
         ----------
@@ -436,7 +455,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         What the exports to probabilistic programming languages sample besides ``coef`` and
         ``intercept`` (:mod:`skcoreset.export`): the extra parameter when it is free, under
         the name of the Bayesian estimators' attributes (``noise_scale``, ``alpha``,
-        ``shape``), with the prior :meth:`extra_log_prior`.
+        ``shape``), with the prior :meth:`extra_prior_at`.
 
         Parameters
         ----------
@@ -455,7 +474,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         """
         if not self.has_extra or self.extra is not None:
             return ()
-        return ((self.extra_name, *map(float, self.extra_log_prior(y_mean, y_sd))),)
+        return ((self.extra_name, *map(float, self.extra_prior_at(y_mean, y_sd))),)
 
     def extra_derivatives(self, eta, y):
         """Return each row's derivatives in the log of the extra parameter.

@@ -193,7 +193,7 @@ class NegativeBinomialModel(GLM):
         coefficients from the moment estimate of a Poisson fit on, and sampled by the
         Bayesian estimator).
     extra_prior : (float, float) or None, default=None
-        The normal prior ``(mean, sd)`` of ``log alpha`` (None: :meth:`extra_log_prior`,
+        The normal prior ``(mean, sd)`` of ``log alpha`` (None: :meth:`extra_prior_at`,
         N(0, 2.5^2)).
 
     Examples
@@ -230,7 +230,7 @@ class NegativeBinomialModel(GLM):
     def initial_intercept(self, y_mean):
         return np.log(max(y_mean, 1e-3))
 
-    def extra_log_prior(self, y_mean, y_sd):
+    def extra_prior_at(self, y_mean, y_sd):
         """Return N(0, 2.5^2) on log alpha: 95% of the prior mass on alpha in 0.007 .. 134.
 
         Parameters

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._parallel_kernels import row_tasks, row_weights, sum_in_order
+from .._warnings import renamed
 from ._prior_kernels import moment_tasks
 
 #: Prior standard deviation of a coefficient, in units of s_y / sd(x_k).
@@ -199,7 +200,7 @@ class DataPrior:
     >>> import numpy as np
     >>> from skcoreset.models import DataPrior, get_model
     >>> prior = DataPrior(get_model("gaussian", prior_scale=np.array([2.5, 10.0])), 3.0, 2.0)
-    >>> prior.prior_scale(2), prior.extra_log_prior()
+    >>> prior.prior_scale(2), prior.extra_prior()
     (array([ 2.5, 10. ]), (0.6931..., 3.0))
     """
 
@@ -223,15 +224,29 @@ class DataPrior:
         scale = np.asarray(self.model.prior_scale, dtype=np.float64)
         return np.broadcast_to(scale, (n_columns,)).copy() if scale.ndim == 0 else scale.copy()
 
-    def extra_log_prior(self):
+    def extra_prior(self):
         """The normal prior of the log of the model's extra parameter: ``(mean, sd)``.
 
         Returns
         -------
         mean, sd : float
-            :meth:`GLM.extra_log_prior` at the full data's moments.
+            :meth:`GLM.extra_prior_at` at the full data's moments (the model's
+            ``extra_prior`` for these data).
         """
-        return self.model.extra_log_prior(self.y_mean, self.y_sd)
+        return self.model.extra_prior_at(self.y_mean, self.y_sd)
+
+    def extra_log_prior(self):
+        """:meth:`extra_prior`, by its name before 0.1 (removed in 0.2).
+
+        Calling it gives a ``FutureWarning``.
+
+        Returns
+        -------
+        mean, sd : float
+            :meth:`extra_prior`'s.
+        """
+        renamed("extra_log_prior()", "extra_prior()")
+        return self.extra_prior()
 
     def extra_priors(self, n_columns):
         """The model's :meth:`GLM.extra_priors` at the full data's moments.

@@ -5,9 +5,10 @@ Gaussian prior times the *weighted* likelihood ``prod_n p(y_n | x_n, theta)^{w_n
 how a coreset is used.
 """
 
+from .._warnings import renamed
 from ._diagnostics import diagnostics, ess_bulk, rank_normalize, split_rhat
 from ._mala import (
-    EXTRA_LOG_PRIOR,
+    EXTRA_PRIOR,
     TARGET_ACCEPT,
     MALAResult,
     default_step_size,
@@ -15,7 +16,7 @@ from ._mala import (
 )
 
 __all__ = [
-    "EXTRA_LOG_PRIOR",
+    "EXTRA_PRIOR",
     "TARGET_ACCEPT",
     "MALAResult",
     "default_step_size",
@@ -25,3 +26,10 @@ __all__ = [
     "sample_mala",
     "split_rhat",
 ]
+
+
+def __getattr__(name):
+    # EXTRA_PRIOR's name before 0.1, until 0.2 (PEP 562: a FutureWarning when read)
+    if name == "EXTRA_LOG_PRIOR":
+        return renamed("EXTRA_LOG_PRIOR", "EXTRA_PRIOR", EXTRA_PRIOR)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,23 +39,23 @@ class MALAChains:
         Lower Cholesky factor of the preconditioner.
     random_state : RandomState
         Source of the proposals' normals and the acceptance uniforms.
-    extra_log_prior : (float, float) or None, default=None
+    extra_prior : (float, float) or None, default=None
         With it the last parameter is the log of the extra parameter, sampled too under
         this normal prior (mean, sd); ``extra`` is then unused. None: ``extra`` fixed.
     """
 
     def __init__(
-        self, model, init, prior_scale, extra, precond_chol, random_state, extra_log_prior=None
+        self, model, init, prior_scale, extra, precond_chol, random_state, extra_prior=None
     ):
         self.model = model
         self.family = model.family
         self.theta = np.array(init, dtype=np.float64, order="C", ndmin=2)
         C, P = self.theta.shape
-        self.sample_extra = extra_log_prior is not None
-        # the kernels' extra_prior: None, or the (mean, precision) of the log's normal prior
+        self.sample_extra = extra_prior is not None
+        # as the kernels take it: None, or the (mean, precision) of the log's normal prior
         self._extra_prior = None
-        if extra_log_prior is not None:
-            s_mu, s_sd = extra_log_prior
+        if extra_prior is not None:
+            s_mu, s_sd = extra_prior
             self._extra_prior = (float(s_mu), 1.0 / float(s_sd) ** 2)
         n_coef = P - self.sample_extra
         scale = np.asarray(prior_scale, dtype=np.float64)

@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils import check_consistent_length, check_random_state
 
 from .._progress import ProgressBar
+from .._warnings import renamed
 from ..models import get_model
 from . import _mala_kernels as K
 from ._mala_numpy import log_target, mala_run_numpy
@@ -15,7 +16,7 @@ TARGET_ACCEPT = 0.574
 
 #: Prior of ``log(extra)`` when a model's extra parameter (e.g. the Gaussian noise scale) is
 #: sampled: N(mean, sd^2).
-EXTRA_LOG_PRIOR = (0.0, 3.0)
+EXTRA_PRIOR = (0.0, 3.0)
 
 # Steps per compiled call. The random numbers of a chunk, (C, n, P) normals then (C, n)
 # uniforms, are drawn from ``random_state`` before the call, so the chunk length decides how
@@ -106,7 +107,7 @@ def sample_mala(
     *,
     prior_scale=1.0,
     sample_extra=False,
-    extra_log_prior=EXTRA_LOG_PRIOR,
+    extra_prior=EXTRA_PRIOR,
     precond_chol=None,
     n_samples=1000,
     n_warmup=500,
@@ -114,13 +115,14 @@ def sample_mala(
     target_accept=TARGET_ACCEPT,
     random_state=None,
     progress=False,
+    extra_log_prior=None,
 ):
     """Run preconditioned MALA chains on a weighted GLM posterior.
 
     The target is ``log N(theta | 0, diag(prior_scale^2)) + sum_n w_n l_n(theta)`` with the
     per-datum log-likelihood ``l_n`` of ``model``. With ``sample_extra`` the last parameter is
     the log of the model's extra parameter (``log sigma`` for the Gaussian model) with prior
-    ``N(extra_log_prior[0], extra_log_prior[1]^2)``; otherwise the model's own value is used.
+    ``N(extra_prior[0], extra_prior[1]^2)``; otherwise the model's own value is used.
 
     Parameters
     ----------
@@ -139,8 +141,9 @@ def sample_mala(
         Standard deviation of the Gaussian prior on the D coefficients.
     sample_extra : bool, default=False
         Whether the last parameter is the log of the model's extra parameter.
-    extra_log_prior : (float, float), default=(0.0, 3.0)
-        Mean and standard deviation of the normal prior on that log.
+    extra_prior : (float, float), default=(0.0, 3.0)
+        Mean and standard deviation of the normal prior on that log (a model's
+        ``extra_prior``).
     precond_chol : ndarray of shape (P, P) or None, default=None
         Lower Cholesky factor ``L`` of the preconditioner ``A = L L^T`` (identity if None).
     n_samples : int, default=1000
@@ -156,6 +159,8 @@ def sample_mala(
         Seeds the proposals and the accept/reject decisions.
     progress : bool, default=False
         Show a tqdm progress bar (if tqdm is installed).
+    extra_log_prior : (float, float), default=None
+        ``extra_prior``'s name before 0.1 (a ``FutureWarning``; removed in 0.2).
 
     Returns
     -------
@@ -184,6 +189,9 @@ def sample_mala(
     >>> result.draws.shape
     (2, 200, 3)
     """
+    if extra_log_prior is not None:
+        given = None if extra_prior is EXTRA_PRIOR else extra_prior
+        extra_prior = renamed("extra_log_prior=", "extra_prior=", extra_log_prior, given)
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = np.ascontiguousarray(sample_weight, dtype=np.float64)
@@ -217,10 +225,11 @@ def sample_mala(
         raise ValueError("prior_scale must be positive and finite.")
     prior_prec = np.ascontiguousarray(replace(model, prior_scale=scale).prior_precision(n_coef))
     family, extra = model.family, model.extra_value
-    # None: the extra parameter fixed; otherwise its log is sampled under this normal prior
-    extra_prior = None
+    # as the kernels take it: None (the extra parameter fixed), or the mean and precision of
+    # the normal prior of its log
+    prior = None
     if sample_extra:
-        extra_prior = (float(extra_log_prior[0]), 1.0 / float(extra_log_prior[1]) ** 2)
+        prior = (float(extra_prior[0]), 1.0 / float(extra_prior[1]) ** 2)
 
     logp = np.empty(C)
     grad = np.empty((C, P))
@@ -229,8 +238,8 @@ def sample_mala(
         logp[:], grad[:] = target(theta)
         bad = int(np.sum(~(np.isfinite(logp) & np.isfinite(grad).all(axis=1))))
     else:
-        data = K.target_data(family, X, y, w, extra, extra_prior)
-        bad = K.mala_init(family, theta, data, prior_prec, extra, extra_prior, logp, grad)
+        data = K.target_data(family, X, y, w, extra, prior)
+        bad = K.mala_init(family, theta, data, prior_prec, extra, prior, logp, grad)
     if bad:
         raise ValueError(
             f"The log posterior or its gradient is not finite at {bad} of the "
@@ -266,7 +275,7 @@ def sample_mala(
             mala_run_numpy(target, theta, logp, grad, L, LT, *args)
         else:
             run = K.mala_run.threaded if threaded and not adapting else K.mala_run.serial
-            fixed = (prior_prec, extra, extra_prior, L, LT)
+            fixed = (prior_prec, extra, prior, L, LT)
             run(family, theta, logp, grad, *data, *fixed, *args, work)
         bar.update(n)
 
