@@ -242,14 +242,14 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             self._warn_changed_params(construction)
         label = f"call {0 if first else construction.calls} of partial_fit"
         try:
-            X, y, s = validate_source(self, X, y, sample_weight, reset=first, allow_all_zero=True)
+            X, y, w = validate_source(self, X, y, sample_weight, reset=first, allow_all_zero=True)
             if first:
                 model, labels, inferred = resolve_model(self, y, classes=classes, streaming=True)
             else:
                 model, labels, inferred = construction.model, construction.labels, False
             coded = encode_targets(y, model, labels, inferred)
-            seen = _classes_seen(labels, coded, s)
-            if first and not np.any(s > 0):
+            seen = _classes_seen(labels, coded, w)
+            if first and not np.any(w > 0):
                 raise ValueError("no row has a positive sample_weight.")
             if first and classes is None:  # the labels are this block's: it must hold them
                 check_classes(labels, seen)
@@ -257,10 +257,10 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             raise ValueError(f"In {label}: {exc}") from None
         if first:
             self._coreset_size(model, X.shape[1])
-            data = InMemoryData(X, coded, s, self._block_rows(X), self)
+            data = InMemoryData(X, coded, w, self._block_rows(X), self)
             construction = Construction.start(self, model, labels, data, stream=True)
         offset = construction.n_seen
-        final = construction.add(X, coded, s, n_rows(X), label, finalize)
+        final = construction.add(X, coded, w, n_rows(X), label, finalize)
         construction.classes_seen |= seen
         self._construction = construction
         self._raw_targets = _raw_targets(
@@ -320,33 +320,33 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             self._raw_targets = _raw_targets(construction, y, 0, None, node)
             self._set_result(node, construction)
             return self
-        X, y, s = validate_source(self, X, y, sample_weight, reset=True)
+        X, y, w = validate_source(self, X, y, sample_weight, reset=True)
         model, labels, inferred = resolve_model(self, y, model)
         coded = encode_targets(y, model, labels, inferred)
-        seen = _classes_seen(labels, coded, s)
+        seen = _classes_seen(labels, coded, w)
         check_classes(labels, seen)
         size = self._coreset_size(model, X.shape[1])
         bounds = block_bounds(n_rows(X), self._block_rows(X))
         self._single_block = len(bounds) == 1
-        if size is not None and size >= np.count_nonzero(s):
-            construction, node = self._keep_all_rows(X, coded, s, model, labels)
+        if size is not None and size >= np.count_nonzero(w):
+            construction, node = self._keep_all_rows(X, coded, w, model, labels)
         else:
             report(
                 self,
                 "%s of %d rows (%d with positive weight) in %d block(s), %s model",
                 type(self).__name__,
                 n_rows(X),
-                np.count_nonzero(s),
+                np.count_nonzero(w),
                 len(bounds),
                 model.name,
             )
-            data = InMemoryData(X, coded, s, self._block_rows(X), self)
+            data = InMemoryData(X, coded, w, self._block_rows(X), self)
             construction = Construction.start(self, model, labels, data)
             show = self.progress and len(bounds) > 1
             with ProgressBar(len(bounds), show, "blocks", "block") as bar:
                 for index, (start, stop) in enumerate(bounds):
                     where = describe_block(index, start, stop) if len(bounds) > 1 else None
-                    node = construction.leaf(X, coded, s, start, stop, index=index, where=where)
+                    node = construction.leaf(X, coded, w, start, stop, index=index, where=where)
                     if node is not None:
                         construction.tree.push(node, construction.reduce)
                     bar.update()
@@ -366,10 +366,10 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         self._target_size = coreset_size(self, n_params)
         return self._target_size
 
-    def _keep_all_rows(self, X, coded, s, model, labels):
+    def _keep_all_rows(self, X, coded, w, model, labels):
         """``(construction, node)`` of the exact coreset: every row with positive weight, with
         its own weight."""
-        positive = np.flatnonzero(s)
+        positive = np.flatnonzero(w)
         if self.n_points != "auto" and self.n_points > positive.shape[0]:
             warn(
                 f"n_points={self.n_points} is larger than the {positive.shape[0]} rows with "
@@ -377,11 +377,11 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
                 CoresetSizeWarning,
             )
         X_all = read_block(X, 0, n_rows(X), estimator=self)
-        data = InMemoryData(X_all, coded, s, n_rows(X), self)
+        data = InMemoryData(X_all, coded, w, n_rows(X), self)
         construction = Construction.start(self, model, labels, data, exact=True)
         construction.n_seen, construction.calls = n_rows(X), 1
         info = {"stop_reason": "all_rows"}
-        node = Node(positive, s[positive], X_all[positive], coded[positive], info=info)
+        node = Node(positive, w[positive], X_all[positive], coded[positive], info=info)
         return construction, node
 
     def _set_result(self, node, construction):
@@ -577,12 +577,12 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         return tags
 
 
-def _classes_seen(labels, coded, s):
+def _classes_seen(labels, coded, w):
     """The coded classes (0, 1, ...) among the rows with positive weight (empty for numeric
     targets): counted, where np.unique sorted them (0.07 s a call at 10^7 rows)."""
     if labels is None:
         return set()
-    counts = np.bincount(np.asarray(coded, dtype=np.intp), weights=s > 0)
+    counts = np.bincount(np.asarray(coded, dtype=np.intp), weights=w > 0)
     return {int(c) for c in np.flatnonzero(counts)}
 
 

@@ -171,12 +171,12 @@ class Construction:
         return self.context.model
 
     # -- one block ------------------------------------------------------------------------
-    def leaf(self, X, y, s, start, stop, *, index, offset=0, where=None, chunk=0):
+    def leaf(self, X, y, w, start, stop, *, index, offset=0, where=None, chunk=0):
         """The coreset of rows ``start:stop`` of ``X`` (None when none has positive weight):
         the rows kept whole with their summary when they fit in a node, else reduced."""
         est = self.estimator
         rows = read_block(X, start, stop, label=where, estimator=est, dtype=est._leaf_dtype)
-        weights = s[start:stop]
+        weights = w[start:stop]
         positive = np.flatnonzero(weights > 0)
         if positive.shape[0] == 0:
             return None
@@ -210,7 +210,7 @@ class Construction:
             node.X = np.ascontiguousarray(node.X, dtype=np.float64)
         return node
 
-    def leaves(self, X, y, s, *, offset=0, label=None, chunk=0, first_index=0):
+    def leaves(self, X, y, w, *, offset=0, label=None, chunk=0, first_index=0):
         """The coresets of the blocks of ``X`` (None for blocks without positive weight)."""
         bounds = block_bounds(X.shape[0], self.block_rows)
         nodes = []
@@ -224,7 +224,7 @@ class Construction:
                 self.leaf(
                     X,
                     y,
-                    s,
+                    w,
                     start,
                     stop,
                     index=first_index + k,
@@ -271,7 +271,7 @@ class Construction:
             return laplace
 
     # -- a call of partial_fit ------------------------------------------------------------
-    def add(self, X, y, s, n_rows, label, finalize=True):
+    def add(self, X, y, w, n_rows, label, finalize=True):
         """The final coreset with the blocks of one call added, applied atomically.
 
         The blocks are reduced and pushed onto a copy of the tree and the copy's final
@@ -281,7 +281,7 @@ class Construction:
         nodes = [
             n
             for n in self.leaves(
-                X, y, s, offset=self.n_seen, label=label, first_index=self.tree.n_blocks
+                X, y, w, offset=self.n_seen, label=label, first_index=self.tree.n_blocks
             )
             if n is not None
         ]
@@ -297,11 +297,11 @@ class Construction:
         return final
 
     # -- dask tasks -----------------------------------------------------------------------
-    def chunk(self, X, y, s, offset, chunk):
+    def chunk(self, X, y, w, offset, chunk):
         """The coreset of one chunk: its blocks through a merge tree of its own (a task)."""
         with one_numba_thread():
             tree = MergeTree(self.capacity, chunk=chunk)
-            for node in self.leaves(X, y, s, offset=offset, label=f"chunk {chunk}", chunk=chunk):
+            for node in self.leaves(X, y, w, offset=offset, label=f"chunk {chunk}", chunk=chunk):
                 if node is not None:
                     tree.push(node, self.reduce)
             return tree.result(self.reduce) if tree.n_blocks else None

@@ -76,7 +76,7 @@ def aligned(data, chunks, name):
     return data.rechunk((chunks,))
 
 
-def target_digest(y, s=None):
+def target_digest(y, w=None):
     """What a chunk of targets tells about the model: its distinct values (up to
     ``_MAX_VALUES``, for 'auto' and the class labels), their number, whether every value is an
     integer, whether all are finite, and the distinct values among rows of positive weight."""
@@ -85,7 +85,7 @@ def target_digest(y, s=None):
     finite = bool(np.all(np.isfinite(y))) if y.dtype.kind == "f" else True
     values = np.unique(y[np.isfinite(y)] if y.dtype.kind == "f" else y)
     integer = bool(numeric and np.all(values == np.round(values))) if numeric else False
-    positive = values if s is None else np.unique(y[_weights(s, len(y)) > 0])
+    positive = values if w is None else np.unique(y[_weights(w, len(y)) > 0])
     return values[:_MAX_VALUES], len(values), integer, finite, positive[:_MAX_VALUES]
 
 
@@ -127,10 +127,10 @@ def _fit(estimator, X, y, sample_weight, composed):
     if X.shape[0] == 0:
         raise ValueError("X has 0 rows; a coreset needs at least one row.")
     y = aligned(y, X.chunks[0], "y")
-    s = aligned(sample_weight, X.chunks[0], "sample_weight")
-    s_parts = s.to_delayed().ravel() if s is not None else [None] * len(X.chunks[0])
+    w = aligned(sample_weight, X.chunks[0], "sample_weight")
+    w_parts = w.to_delayed().ravel() if w is not None else [None] * len(X.chunks[0])
     digests = dask.compute(
-        *[delayed(target_digest)(b, w) for b, w in zip(y.to_delayed().ravel(), s_parts)]
+        *[delayed(target_digest)(yc, wc) for yc, wc in zip(y.to_delayed().ravel(), w_parts)]
     )
     if not all(d[3] for d in digests):
         raise ValueError("y contains NaN or infinity.")
@@ -142,10 +142,10 @@ def _fit(estimator, X, y, sample_weight, composed):
         check_classes(labels, labels.encode(positive) if positive.size else [])
     estimator._single_block = False
     estimator._coreset_size(model, X.shape[1])
-    data = DaskData(estimator, X, y, s, model, labels, estimator._block_rows(X))
+    data = DaskData(estimator, X, y, w, model, labels, estimator._block_rows(X))
     construction = Construction.start(estimator, model, labels, data)
     construction.n_seen, construction.calls = int(X.shape[0]), 1
-    nodes, merged, final_key = build(construction, X, y, s)
+    nodes, merged, final_key = build(construction, X, y, w)
     merged_node = compute(nodes, merged, estimator.progress)
     if merged_node is None:
         raise ValueError("No row of X has a positive sample_weight.")
@@ -158,19 +158,19 @@ def _fit(estimator, X, y, sample_weight, composed):
     return construction, node
 
 
-def build(construction, X, y, s):
+def build(construction, X, y, w):
     """The delayed chunk coresets, their merged coreset, and the key of the final step, of
-    dask arrays X, y, s (s may be None: unit weights)."""
+    dask arrays X, y, w (w may be None: unit weights)."""
     from dask import delayed
 
     offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
     X_blocks = X.to_delayed().ravel()
     y_blocks = y.to_delayed().ravel()
-    s_blocks = s.to_delayed().ravel() if s is not None else [None] * len(X_blocks)
+    w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(X_blocks)
     task = delayed(_chunk_task, pure=True)
     nodes = [
-        task(construction, Xc, yc, sc, int(off), c)
-        for c, (Xc, yc, sc, off) in enumerate(zip(X_blocks, y_blocks, s_blocks, offsets))
+        task(construction, Xc, yc, wc, int(off), c)
+        for c, (Xc, yc, wc, off) in enumerate(zip(X_blocks, y_blocks, w_blocks, offsets))
     ]
     merge = delayed(construction.merge, pure=True)
     merged = reduce_pairwise(nodes, merge)
@@ -209,12 +209,12 @@ def compute(nodes, merged, progress):
             return dask.compute(merged)[0]
 
 
-def _weights(s, n):
+def _weights(w, n):
     """A chunk's weights, checked (unit weights when none are given)."""
-    if s is None:
+    if w is None:
         return np.ones(n)
     return _check_sample_weight(
-        s,
+        w,
         np.empty((n, 0)),
         dtype=np.float64,
         ensure_non_negative=True,
@@ -222,12 +222,12 @@ def _weights(s, n):
     )
 
 
-def _chunk_task(construction, X, y, s, offset, chunk):
+def _chunk_task(construction, X, y, w, offset, chunk):
     """The coreset of one chunk (a task): its targets coded, its blocks reduced."""
     X = np.asarray(X)
-    s = _weights(s, X.shape[0])
+    w = _weights(w, X.shape[0])
     y = encode_targets(np.asarray(y), construction.model, construction.labels)
-    return construction.chunk(X, y, s, offset, chunk)
+    return construction.chunk(X, y, w, offset, chunk)
 
 
 @dataclass
@@ -243,7 +243,7 @@ class _Coding:
     validated: bool = False
 
 
-def _coded_chunk(coding, X, y, s, label=None, dtype=np.float64):
+def _coded_chunk(coding, X, y, w, label=None, dtype=np.float64):
     """A chunk's rows, coded targets and weights, rows of weight 0 dropped (copied only
     then). The rows are validated until a pass has checked every chunk, then read as they
     are (for a pass that builds its float64 design from them). ``dtype`` as for
@@ -254,17 +254,17 @@ def _coded_chunk(coding, X, y, s, label=None, dtype=np.float64):
         X = read_block(
             np.asarray(X), 0, len(X), label=label, estimator=coding.estimator, dtype=dtype
         )
-    s = _weights(s, X.shape[0])
+    w = _weights(w, X.shape[0])
     y = encode_targets(np.asarray(y), coding.model, coding.labels)
-    keep = s > 0
+    keep = w > 0
     if not keep.all():
-        X, y, s = X[keep], y[keep], s[keep]
-    return X, y, s
+        X, y, w = X[keep], y[keep], w[keep]
+    return X, y, w
 
 
-def _chunk_moments(coding, X, y, s, label):
+def _chunk_moments(coding, X, y, w, label):
     """The weighted moments of a chunk's rows (a dask task)."""
-    return Moments.of(*_coded_chunk(coding, X, y, s, label))
+    return Moments.of(*_coded_chunk(coding, X, y, w, label))
 
 
 #: Where each thread running the tasks builds its blocks' designs (by thread id): one array
@@ -275,10 +275,10 @@ def _chunk_moments(coding, X, y, s, label):
 _DESIGNS = {}
 
 
-def _chunk_designs(coding, X, y, s, label):
+def _chunk_designs(coding, X, y, w, label):
     """``(Xd, y, w)`` of each of a chunk's blocks in order, its float64 design built in the
     thread's array (each block is used before the next is built)."""
-    X, y, w = _coded_chunk(coding, X, y, s, label, dtype=_FLOATS)
+    X, y, w = _coded_chunk(coding, X, y, w, label, dtype=_FLOATS)
     for start, stop in block_bounds(len(w), coding.block_rows):
         rows = X[start:stop]
         design = coding.model.design(rows, out=_DESIGNS.get(threading.get_ident()))
@@ -287,13 +287,13 @@ def _chunk_designs(coding, X, y, s, label):
         yield design, y[start:stop], w[start:stop]
 
 
-def _chunk_loglik(coding, X, y, s, theta, value, label):
+def _chunk_loglik(coding, X, y, w, theta, value, label):
     """The log-likelihood parts of a chunk's blocks, in order: ``(ll, gradient, Hessian)``
     of each (``value``), or its Hessian alone. Summed like the blocks of an in-memory fit,
     they give the same bits."""
     model = coding.model
     part = model.weighted_loglik_grad_hessian if value else model.weighted_loglik_hessian
-    return [part(theta, *block) for block in _chunk_designs(coding, X, y, s, label)]
+    return [part(theta, *block) for block in _chunk_designs(coding, X, y, w, label)]
 
 
 class _DaskPosterior(_Posterior):
@@ -318,13 +318,13 @@ class DaskData:
     ``_blocks.InMemoryData``): samples and sums are computed by tasks, only small results
     reach the client. ``model`` is the model the rows are coded for (its prior set later)."""
 
-    def __init__(self, estimator, X, y, s, model, labels, block_rows):
-        self.estimator, self.X, self.y, self.s = estimator, X, y, s
+    def __init__(self, estimator, X, y, w, model, labels, block_rows):
+        self.estimator, self.X, self.y, self.w = estimator, X, y, w
         self.model, self.labels = model, labels
         self.block_rows = block_rows
         self.X_blocks = X.to_delayed().ravel()
         self.y_blocks = y.to_delayed().ravel()
-        self.s_blocks = s.to_delayed().ravel() if s is not None else [None] * len(self.X_blocks)
+        self.w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(self.X_blocks)
         bounds = np.cumsum([0, *X.chunks[0]])
         self.where = [
             f"chunk {c} (rows {a} to {b - 1})" for c, (a, b) in enumerate(zip(bounds, bounds[1:]))
@@ -336,7 +336,7 @@ class DaskData:
         return _Coding(self.estimator, self.model, self.labels, self.block_rows, self.validated)
 
     def map_chunks(self, task, *args, model=None):
-        """``task(coding, X, y, s, *args, where)`` of every chunk, a pass of tasks: their
+        """``task(coding, X, y, w, *args, where)`` of every chunk, a pass of tasks: their
         results in chunk order (the coding's model ``model`` when given). The first pass
         validates the rows; it marks them so for the later ones."""
         import dask
@@ -346,9 +346,9 @@ class DaskData:
         task = delayed(task, pure=True)
         results = dask.compute(
             *[
-                task(coding, Xc, yc, sc, *args, where)
-                for Xc, yc, sc, where in zip(
-                    self.X_blocks, self.y_blocks, self.s_blocks, self.where
+                task(coding, Xc, yc, wc, *args, where)
+                for Xc, yc, wc, where in zip(
+                    self.X_blocks, self.y_blocks, self.w_blocks, self.where
                 )
             ]
         )
@@ -362,17 +362,17 @@ class DaskData:
     @property
     def total_weight(self):
         if self._total is None:
-            self._total = float(self.n_rows if self.s is None else self.s.sum().compute())
+            self._total = float(self.n_rows if self.w is None else self.w.sum().compute())
         return self._total
 
     def _rows(self, rows):
         import dask
 
         X, y = dask.compute(self.X[rows], self.y[rows])
-        s = None if self.s is None else self.s[rows].compute()
+        w = None if self.w is None else self.w[rows].compute()
         X = validate_rows(X, rows, self.estimator)
-        keep = _weights(s, len(rows)) > 0
-        return (rows[keep], *_coded_chunk(self.coding(), X, y, s))
+        keep = _weights(w, len(rows)) > 0
+        return (rows[keep], *_coded_chunk(self.coding(), X, y, w))
 
     def moments(self):
         parts = self.map_chunks(_chunk_moments)
@@ -410,7 +410,7 @@ class DaskData:
         else:
             mean = None
             if model.starts_from_mean:
-                w = self.s if self.s is not None else 1.0
+                w = self.w if self.w is not None else 1.0
                 mean = float((self.y * w).sum().compute()) / self.total_weight
             n_params = model.n_params(self.X.shape[1] + model.fit_intercept)
             theta0 = model.mean_start(np.zeros(n_params), mean)

@@ -41,14 +41,14 @@ def validate_source(estimator, X, y, sample_weight, *, reset, allow_all_zero=Fal
     if sample_weight is None:
         # unit weights as a read-only view of one number: no N-vector to hold
         return X, y, np.broadcast_to(np.float64(1.0), (len(y),))
-    s = _check_sample_weight(
+    w = _check_sample_weight(
         sample_weight,
         np.empty((len(y), 0)),
         dtype=np.float64,
         ensure_non_negative=True,
         allow_all_zero_weights=allow_all_zero,
     )
-    return X, y, s
+    return X, y, w
 
 
 def model_name(estimator, composed=None):
