@@ -47,7 +47,7 @@ from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
 from .._warnings import warn
 from ..models import laplace_approximation
-from . import _sensitivity_kernels as K
+from . import _sensitivity_kernels as kernels
 from ._base import BaseCoreset, CoresetSizeWarning
 from ._merge_reduce import Node
 
@@ -355,11 +355,11 @@ class SensitivityCoreset(BaseCoreset):
         level = self._block_level()
         with phase(self, f"k-means: {self.n_clusters} clusters of {len(positive)} rows", level):
             km, sub, labels = self._cluster(Z, s, positive, random_state)
-        W, means = K.cluster_stats(Z, s, labels, km.n_clusters)
+        W, means = kernels.cluster_stats(Z, s, labels, km.n_clusters)
         radius = self._radius(km, Z, s, sub)
         theta0 = self._center(X, y, s, model, random_state, Z.shape[1])
         with phase(self, f"sensitivity bounds of {len(positive)} rows", level):
-            m = K.sensitivity_bound(Z, s, labels, W, means, theta0, radius, bool(self.exact))
+            m = kernels.sensitivity_bound(Z, s, labels, W, means, theta0, radius, bool(self.exact))
         if not np.all(np.isfinite(m)):
             raise ValueError(
                 "The sensitivity bounds are not finite (the distances between "

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._parallel_kernels import in_ranges
 from .._warnings import renamed, warn
-from . import _glm_kernels as K
+from . import _glm_kernels as kernels
 from ._checks import check_family
 from ._recipes import ModelRecipes
 
@@ -506,16 +506,16 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         y = np.ascontiguousarray(y, dtype=np.float64)
         extra, h = self.extra_value, _LOG_EXTRA_STEP
         up, down = extra * np.exp(h), extra * np.exp(-h)
-        score = K.dlog_extra_vector(self.family, eta, y, extra)
+        score = kernels.dlog_extra_vector(self.family, eta, y, extra)
         # far from the mode a derivative may overflow: inf - inf is NaN, as in the kernels
         with np.errstate(invalid="ignore"):
             cross = (
-                K.dloglik_vector(self.family, eta, y, down)
-                - K.dloglik_vector(self.family, eta, y, up)
+                kernels.dloglik_vector(self.family, eta, y, down)
+                - kernels.dloglik_vector(self.family, eta, y, up)
             ) / (2 * h)
             curv = (
-                K.dlog_extra_vector(self.family, eta, y, down)
-                - K.dlog_extra_vector(self.family, eta, y, up)
+                kernels.dlog_extra_vector(self.family, eta, y, down)
+                - kernels.dlog_extra_vector(self.family, eta, y, up)
             ) / (2 * h)
         return score, cross, curv
 
@@ -628,7 +628,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
             ``log p(y_n | x_n, theta)`` for each row.
         """
         eta = Xd @ np.asarray(theta, dtype=np.float64)
-        return K.loglik_vector(self.family, eta, y, self.extra_value)
+        return kernels.loglik_vector(self.family, eta, y, self.extra_value)
 
     def loglik_grad_per_datum(self, theta, Xd, y):
         """Compute the per-datum gradients ``grad l_n(theta)``.
@@ -648,7 +648,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
             The gradient of each row's log-likelihood with respect to ``theta``.
         """
         eta = Xd @ np.asarray(theta, dtype=np.float64)
-        return K.dloglik_vector(self.family, eta, y, self.extra_value)[:, None] * Xd
+        return kernels.dloglik_vector(self.family, eta, y, self.extra_value)[:, None] * Xd
 
     def loglik_derivatives(self, eta, y):
         """Compute each row's first and minus second derivative of the log-likelihood in eta.
@@ -668,7 +668,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
             ``-d^2 l_n / d eta^2`` (non-negative).
         """
         eta = np.ascontiguousarray(eta, dtype=np.float64)
-        return K.dloglik_curv_vector(self.family, eta, y, self.extra_value)
+        return kernels.dloglik_curv_vector(self.family, eta, y, self.extra_value)
 
     def weighted_loglik(self, theta, Xd, y, w):
         """Compute the weighted log-likelihood ``sum_n w_n l_n(theta)`` and its gradient.
@@ -695,7 +695,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
-        ll = K.weighted_loglik_grad(self.family, theta, Xd, y, w, self.extra_value, grad)
+        ll = kernels.weighted_loglik_grad(self.family, theta, Xd, y, w, self.extra_value, grad)
         return ll, grad
 
     def weighted_loglik_hessian(self, theta, Xd, y, w):
@@ -718,7 +718,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
             The Hessian of the negative weighted log-likelihood.
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        return K.weighted_hessian(self.family, theta, Xd, y, w, self.extra_value)
+        return kernels.weighted_hessian(self.family, theta, Xd, y, w, self.extra_value)
 
     def weighted_loglik_grad_hessian(self, theta, Xd, y, w):
         """Compute :meth:`weighted_loglik` and :meth:`weighted_loglik_hessian` together.
@@ -746,12 +746,14 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         H : ndarray of shape (P, P)
             The Hessian of the negative weighted log-likelihood.
         """
-        if Xd.shape[0] < K.FUSED_MIN_ROWS:  # a small block: two passes, two lean kernels
+        if Xd.shape[0] < kernels.FUSED_MIN_ROWS:  # a small block: two passes, two lean kernels
             ll, grad = self.weighted_loglik(theta, Xd, y, w)
             return ll, grad, self.weighted_loglik_hessian(theta, Xd, y, w)
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
-        ll, H = K.weighted_loglik_grad_hessian(self.family, theta, Xd, y, w, self.extra_value, grad)
+        ll, H = kernels.weighted_loglik_grad_hessian(
+            self.family, theta, Xd, y, w, self.extra_value, grad
+        )
         return ll, grad, H
 
     def log_posterior(self, theta, Xd, y, w):
@@ -886,7 +888,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
             out = np.empty((Xd.shape[0], thetas_t.shape[1]))
         if extras is not None:
             extras = np.ascontiguousarray(extras, dtype=np.float64)
-        kernel = K.loglik_matrix.for_size(out.size)
+        kernel = kernels.loglik_matrix.for_size(out.size)
         kernel(self.family, Xd, thetas_t, y, self.extra_value, extras, 1.0, False, out)
         return out
 
@@ -928,7 +930,7 @@ class GLM(ModelRecipes, metaclass=_ModelType):
         extra = np.asarray(self.extra_value if extra is None else extra, dtype=np.float64)
         y, eta, extra = np.broadcast_arrays(np.asarray(y, dtype=np.float64), eta, extra)
         args = (np.ascontiguousarray(a, dtype=np.float64).ravel() for a in (eta, y, extra))
-        return K.loglik_vector_extras(self.family, *args).reshape(eta.shape)
+        return kernels.loglik_vector_extras(self.family, *args).reshape(eta.shape)
 
     def simulate(self, eta, random_state, extra=None):
         """Draw targets from the likelihood at ``eta``.

@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from .._parallel_kernels import row_weights
-from . import _glm_kernels as K
+from . import _glm_kernels as kernels
 
 
 class JointExtra:
@@ -63,7 +63,9 @@ class JointExtra:
         if model is None:  # an overflowed step: rejected by Newton's line search
             return -np.inf, np.full(theta.shape[0], np.nan)
         ll, grad = model.weighted_loglik(beta, Xd, y, w)
-        score = K.weighted_dlog_extra(model.family, Xd @ beta, y, row_weights(w), model.extra_value)
+        score = kernels.weighted_dlog_extra(
+            model.family, Xd @ beta, y, row_weights(w), model.extra_value
+        )
         return ll, np.append(grad, score)
 
     def weighted_loglik_hessian(self, theta, Xd, y, w):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.special
 
-from . import _multinomial_kernels as K
+from . import _multinomial_kernels as kernels
 from ._general import GeneralModel
 from ._targets import ClassLabels
 
@@ -170,7 +170,7 @@ class MultinomialModel(GeneralModel):
         self._checked_codes(y)
         if out is None:
             out = np.empty((Xd.shape[0], thetas_t.shape[1]))
-        K.loglik_matrix.for_size(out.size)(Xd, thetas_t, y, 1.0, False, out)
+        kernels.loglik_matrix.for_size(out.size)(Xd, thetas_t, y, 1.0, False, out)
         return out
 
     def projection_features(self, kind, Xd, y, thetas_t, coords, scale, out):
@@ -188,9 +188,9 @@ class MultinomialModel(GeneralModel):
                 (coords < 0) | (coords >= thetas_t.shape[0])
             ):
                 raise ValueError("coords must hold one parameter index per draw.")
-            K.fisher_features.for_size(out.size)(Xd, thetas_t, y, coords, float(scale), out)
+            kernels.fisher_features.for_size(out.size)(Xd, thetas_t, y, coords, float(scale), out)
         else:
-            K.loglik_matrix.for_size(out.size)(Xd, thetas_t, y, float(scale), True, out)
+            kernels.loglik_matrix.for_size(out.size)(Xd, thetas_t, y, float(scale), True, out)
         return out
 
     def _residuals(self, thetas, Xd, y):
@@ -215,7 +215,7 @@ class MultinomialModel(GeneralModel):
         if w.shape != y.shape:
             raise ValueError(f"{w.shape[0]} weights for {y.shape[0]} rows.")
         ll, grad = np.empty(thetas.shape[0]), np.empty(thetas.shape)
-        K.weighted_loglik_grad_chains(thetas, Xd, y, w, ll, grad)
+        kernels.weighted_loglik_grad_chains(thetas, Xd, y, w, ll, grad)
         return ll, grad
 
     def weighted_loglik_hessian(self, theta, Xd, y, w):
@@ -223,7 +223,7 @@ class MultinomialModel(GeneralModel):
         theta = np.ascontiguousarray(theta, dtype=np.float64).reshape(-1)
         Xd, y, w = _as_c(Xd), _as_c(y), _as_c(w)
         self._checked_draws(theta[:, None], Xd, y)
-        return K.weighted_hessian(theta, Xd, w)
+        return kernels.weighted_hessian(theta, Xd, w)
 
     def simulate_draws(self, thetas, Xd, random_state):
         # one class code per row and draw, by inversion of the cumulative probabilities

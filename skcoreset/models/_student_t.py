@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.special
 
-from . import _student_t_kernels as K
+from . import _student_t_kernels as kernels
 from ._general import GeneralModel
 from ._targets import MAX_SQUARED_TARGET, check_target_scale, numeric_targets
 
@@ -199,7 +199,7 @@ class StudentTModel(GeneralModel):
         """Each draw's log density constant and the row-free part of its derivative in log
         nu, (S, 1) each: the kernels' (accurate however large nu, where the differences of
         lgamma and digamma cancel; _student_t_kernels.SERIES_NU)."""
-        consts = K.draw_constants(_c(sigma.ravel()), _c(nu.ravel()))
+        consts = kernels.draw_constants(_c(sigma.ravel()), _c(nu.ravel()))
         return consts[3][:, None], consts[4][:, None]
 
     def loglik_draws(self, thetas, Xd, y):
@@ -233,7 +233,7 @@ class StudentTModel(GeneralModel):
         kernels' rows ``1/sigma``, ``1/nu``, ``(nu + 1)/2``, the log density's constant and the
         row-free part of the derivative in log nu."""
         _, sigma, nu = self.split(thetas_t.T)
-        consts = K.draw_constants(sigma, nu)
+        consts = kernels.draw_constants(sigma, nu)
         return np.ascontiguousarray(thetas_t[:-2]), np.ascontiguousarray(consts)
 
     def weighted_loglik_chains(self, thetas, Xd, y, w):
@@ -244,7 +244,7 @@ class StudentTModel(GeneralModel):
         ll, d_eta, grad = np.empty(S), np.empty((S, Xd.shape[0])), np.empty(thetas.shape)
         # the predictors and the coefficients' gradient by BLAS, the rest in one fused pass
         E = np.ascontiguousarray(thetas[:, :-2]) @ Xd.T
-        K.chain_terms(E, _c(y), _c(w), consts, ll, d_eta, grad[:, -2:])
+        kernels.chain_terms(E, _c(y), _c(w), consts, ll, d_eta, grad[:, -2:])
         grad[:, :-2] = d_eta @ Xd
         return ll, grad
 
@@ -252,10 +252,10 @@ class StudentTModel(GeneralModel):
         beta_t, consts = self._kernel_args(np.asarray(thetas_t, dtype=np.float64))
         if kind == "fisher":
             coords = np.ascontiguousarray(coords, dtype=np.int64)
-            kernel = K.fisher_features.for_size(out.size)
+            kernel = kernels.fisher_features.for_size(out.size)
             kernel(_c(Xd), beta_t, _c(y), consts, coords, float(scale), out)
         else:
-            kernel = K.loglik_features.for_size(out.size)
+            kernel = kernels.loglik_features.for_size(out.size)
             kernel(_c(Xd), beta_t, _c(y), consts, float(scale), True, out)
         return out
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from . import _mala_kernels as K
+from . import _mala_kernels as kernels
 from ._mala import TARGET_ACCEPT, default_step_size
 from ._mala_numpy import log_target, mala_run_numpy
 
@@ -68,7 +68,7 @@ class MALAChains:
         self.rng = check_random_state(random_state)
         self.logp = np.empty(C)
         self.grad = np.empty((C, P))
-        self._da = np.zeros(K.DA_SIZE)
+        self._da = np.zeros(kernels.DA_SIZE)
         self._rows = None
         self._data = None
 
@@ -94,9 +94,11 @@ class MALAChains:
             self.logp[:], self.grad[:] = self._target(self.theta)
             bad = np.count_nonzero(~(np.isfinite(self.logp) & np.isfinite(self.grad).all(axis=1)))
         else:
-            self._data = K.target_data(self.family, *self._rows, self.extra, self._extra_prior)
-            self._work = K.chain_work(self.n_chains)
-            bad = K.mala_init(
+            self._data = kernels.target_data(
+                self.family, *self._rows, self.extra, self._extra_prior
+            )
+            self._work = kernels.chain_work(self.n_chains)
+            bad = kernels.mala_init(
                 self.family, self.theta, self._data, *self._fixed(), self.logp, self.grad
             )
         if bad:
@@ -124,7 +126,7 @@ class MALAChains:
                 self._da, normals, uniforms, draws, 0, store, accept,
             )  # fmt: skip
             return draws, accept / max(n_steps, 1)
-        K.mala_run.serial(
+        kernels.mala_run.serial(
             self.family, self.theta, self.logp, self.grad, *self._data, *self._fixed(), self.L,
             self.LT, self.eps, False, self._da, normals, uniforms, draws, 0, store, accept,
             self._work,

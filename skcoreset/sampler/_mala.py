@@ -8,7 +8,7 @@ from sklearn.utils import check_consistent_length, check_random_state
 from .._progress import ProgressBar
 from .._warnings import renamed
 from ..models import get_model
-from . import _mala_kernels as K
+from . import _mala_kernels as kernels
 from ._mala_numpy import log_target, mala_run_numpy
 
 #: Acceptance rate targeted during warm-up; optimal for MALA (Roberts & Rosenthal 1998).
@@ -25,8 +25,10 @@ _CHUNK = 100
 
 
 def _use_parallel(n_rows, n_params, n_chains):
-    """Whether the fixed-step phase runs the chains on threads (K.CHAINS_MIN_WORK)."""
-    return n_chains > 1 and K.mala_run.for_size(n_rows * n_params) == K.mala_run.threaded
+    """Whether the fixed-step phase runs the chains on threads (kernels.CHAINS_MIN_WORK)."""
+    return (
+        n_chains > 1 and kernels.mala_run.for_size(n_rows * n_params) == kernels.mala_run.threaded
+    )
 
 
 @dataclass(frozen=True)
@@ -238,8 +240,8 @@ def sample_mala(
         logp[:], grad[:] = target(theta)
         bad = int(np.sum(~(np.isfinite(logp) & np.isfinite(grad).all(axis=1))))
     else:
-        data = K.target_data(family, X, y, w, extra, prior)
-        bad = K.mala_init(family, theta, data, prior_prec, extra, prior, logp, grad)
+        data = kernels.target_data(family, X, y, w, extra, prior)
+        bad = kernels.mala_init(family, theta, data, prior_prec, extra, prior, logp, grad)
     if bad:
         raise ValueError(
             f"The log posterior or its gradient is not finite at {bad} of the "
@@ -248,12 +250,12 @@ def sample_mala(
 
     adapt = step_size == "auto"
     eps = default_step_size(P) if adapt else float(step_size)
-    da = np.zeros(K.DA_SIZE)
-    da[K.DA_LOG_EPS] = np.log(eps)
-    da[K.DA_LOG_EPS_BAR] = 0.0
+    da = np.zeros(kernels.DA_SIZE)
+    da[kernels.DA_LOG_EPS] = np.log(eps)
+    da[kernels.DA_LOG_EPS_BAR] = 0.0
     # Dual averaging shrinks toward 10 x the initial step (Hoffman & Gelman 2014).
-    da[K.DA_MU] = np.log(10.0 * eps)
-    da[K.DA_TARGET] = float(target_accept)
+    da[kernels.DA_MU] = np.log(10.0 * eps)
+    da[kernels.DA_TARGET] = float(target_accept)
 
     draws = np.empty((C, n_samples, P))
     accept_warm = np.zeros(C, dtype=np.int64)
@@ -265,7 +267,7 @@ def sample_mala(
     bar = ProgressBar(n_warmup + n_samples, progress, "MALA", unit="step")
 
     LT = np.ascontiguousarray(L.T)
-    work = K.chain_work(C)
+    work = kernels.chain_work(C)
 
     def chunk(n, step, adapting, offset, store, n_accept):
         normals = rng.standard_normal((C, n, P))
@@ -274,7 +276,9 @@ def sample_mala(
         if family is None:
             mala_run_numpy(target, theta, logp, grad, L, LT, *args)
         else:
-            run = K.mala_run.threaded if threaded and not adapting else K.mala_run.serial
+            run = (
+                kernels.mala_run.threaded if threaded and not adapting else kernels.mala_run.serial
+            )
             fixed = (prior_prec, extra, prior, L, LT)
             run(family, theta, logp, grad, *data, *fixed, *args, work)
         bar.update(n)
@@ -285,7 +289,7 @@ def sample_mala(
             chunk(min(_CHUNK, n_warmup - start), eps, adapt, 0, False, accept_warm)
             _restart_stuck(accept_warm - before, theta, logp, grad)
         if adapt and n_warmup > 0:
-            eps = float(np.exp(da[K.DA_LOG_EPS_BAR]))
+            eps = float(np.exp(da[kernels.DA_LOG_EPS_BAR]))
         for start in range(0, n_samples, _CHUNK):
             chunk(min(_CHUNK, n_samples - start), eps, False, start, True, accept)
     finally:

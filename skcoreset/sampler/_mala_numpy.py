@@ -10,7 +10,7 @@ a chain's draws follow the same law, to rounding the same as the kernel's for th
 
 import numpy as np
 
-from . import _mala_kernels as K
+from . import _mala_kernels as kernels
 
 
 def log_target(model, X, y, w, prior_prec):
@@ -34,22 +34,22 @@ def mala_run_numpy(
     model and its data. Returns the step size of the last step."""
     C, P = theta.shape
     u = np.empty((C, P))
-    K.whiten_chains(L, grad, u)
+    kernels.whiten_chains(L, grad, u)
     prop, up = np.empty((C, P)), np.empty((C, P))
     acc = np.empty(C)
     eps = step
     for it in range(normals.shape[1]):
         if adapt:
-            eps = float(np.exp(da[K.DA_LOG_EPS]))
+            eps = float(np.exp(da[kernels.DA_LOG_EPS]))
         xi = np.ascontiguousarray(normals[:, it])
-        K.propose_chains(theta, u, xi, LT, eps, up, prop)
+        kernels.propose_chains(theta, u, xi, LT, eps, up, prop)
         with np.errstate(all="ignore"):
             lprop, gprop = log_target(prop)
         gprop = np.ascontiguousarray(gprop, dtype=np.float64)
         args = (prop, np.asarray(lprop, dtype=np.float64), gprop, up, xi, L, eps)
-        K.accept_chains(theta, logp, grad, u, *args, uniforms[:, it].copy(), n_accept, acc)
+        kernels.accept_chains(theta, logp, grad, u, *args, uniforms[:, it].copy(), n_accept, acc)
         if store:
             draws[:, offset + it] = theta
         if adapt:
-            K._dual_average(da, float(np.sum(acc)) / C)
+            kernels._dual_average(da, float(np.sum(acc)) / C)
     return eps
