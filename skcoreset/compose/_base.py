@@ -118,7 +118,7 @@ def resample(step, X, y, sample_weight, model):
     its weight. One that makes new rows (``SMOTE``) cannot, and given weights is an error.
     """
     if isinstance(step, BaseCoreset):
-        step._fit(X, y, sample_weight, model=model)
+        step._fit(X, y, sample_weight, composed=model)
         X_m, y_m, params = step._selected(X, y)
         return X_m, y_m, params["sample_weight"]
     name = type(step).__name__

@@ -308,20 +308,20 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     # -- the fit, in named steps ----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     @one_blas_thread()
-    def _fit(self, X, y, sample_weight=None, model=None):
+    def _fit(self, X, y, sample_weight=None, composed=None):
         """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
         self._check_params()
         self._drop_fitted_attributes()
         if is_dask_collection(X):
             from . import _dask
 
-            construction, node = _dask.fit(self, X, y, sample_weight, model)
+            construction, node = _dask.chunked_coreset(self, X, y, sample_weight, composed)
             self._construction = construction
             self._raw_targets = _raw_targets(construction, y, 0, None, node)
             self._set_result(node, construction)
             return self
         X, y, w = validate_source(self, X, y, sample_weight, reset=True)
-        model, labels, inferred = resolve_model(self, y, model)
+        model, labels, inferred = resolve_model(self, y, composed)
         coded = encode_targets(y, model, labels, inferred)
         seen = _classes_seen(labels, coded, w)
         check_classes(labels, seen)

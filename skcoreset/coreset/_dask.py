@@ -99,17 +99,18 @@ def model_from_digests(digests):
     return model_from_targets(values[:3])
 
 
-def fit(estimator, X, y, sample_weight, composed=None):
-    """``(construction, final node)`` of a fit on a dask array or DataFrame: per-chunk
-    coresets built by tasks where the chunks live, merged pairwise by tasks; only the final
-    coreset reaches the client."""
+def chunked_coreset(estimator, X, y, sample_weight, composed=None):
+    """``(construction, final node)`` of ``estimator``'s coreset of a dask array or
+    DataFrame: per-chunk coresets built by tasks where the chunks live, merged pairwise by
+    tasks; only the final coreset reaches the client. ``composed``: the model a composition
+    resolved (None: the estimator's own)."""
     try:
-        return _fit(estimator, X, y, sample_weight, composed)
+        return _chunked_coreset(estimator, X, y, sample_weight, composed)
     finally:
         _DESIGNS.clear()
 
 
-def _fit(estimator, X, y, sample_weight, composed):
+def _chunked_coreset(estimator, X, y, sample_weight, composed):
     import dask
     from dask import delayed
 
