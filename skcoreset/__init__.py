@@ -1,8 +1,12 @@
 """skcoreset: Bayesian coresets for scikit-learn.
 
-The pipeline, one subpackage each: ``datasets`` (data) -> ``models`` (likelihoods, Laplace) ->
-``projection`` (random features) -> ``hilbert`` (weight algorithms on arrays) -> ``coreset``
-(estimators that select a weighted subset) -> ``sampler`` / ``linear_model`` (MCMC on it).
+The subpackages in layers, lowest first; a module imports its own layer and those below,
+never above (``tests/test_layering.py``): ``datasets`` (data) and ``models`` (likelihoods,
+Laplace fits) -> ``projection`` (random features), ``hilbert`` (weight algorithms on arrays),
+``sampler`` (MCMC on a weighted posterior), ``metrics`` and ``export`` (a model in the
+probabilistic programming languages) -> ``coreset`` (estimators that select a weighted subset)
+and ``linear_model`` (Bayesian estimators that sample the ``sampler``'s posterior, of a
+coreset or of all rows) -> ``compose`` -> ``pipeline`` and the command line.
 
 The subpackages and the estimators below are imported on first use (PEP 562), so that
 ``import skcoreset`` and the command line's ``--help`` and ``--version`` do not wait for
