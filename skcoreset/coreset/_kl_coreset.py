@@ -212,9 +212,9 @@ class _KLCoreset(BaseCoreset):
             full_weights,
             chains,
             random_state,
-            self._full_batch(),
-            data_fit,
-            taylor,
+            full_batch=self._full_batch(),
+            start=data_fit,
+            taylor=taylor,
         )
         # on one BLAS thread, as every fit, stream and dask client step of BaseCoreset runs
         # (one_blas_thread): the matrices of the loop are small, and BLAS threads left

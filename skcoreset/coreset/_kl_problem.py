@@ -168,6 +168,7 @@ class GLMProblem:
         full_weights,
         chains,
         random_state,
+        *,
         full_batch=None,
         start=None,
         taylor=None,
