@@ -192,7 +192,6 @@ OPTIONAL = {
 #: built-in model classes, listed by the registry ``models/_names.py`` -, ``coreset``,
 #: ``export``) and the places below.
 LAZY = {
-    ("coreset/_base.py", "skcoreset.coreset"): "the dask path (_dask), for dask collections",
     ("coreset/_registry.py", "inspect"): "the algorithm registry, read by the command line's "
     "help, imports nothing at import time",
 }

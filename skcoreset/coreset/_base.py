@@ -25,7 +25,6 @@ The hooks receive validated float64 rows, targets coded by the model and positiv
 """
 
 import logging
-from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -33,35 +32,28 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._logging import report
-from .._progress import ProgressBar
 from .._sklearn_compat import Interval, StrOptions, _fit_context, _safe_indexing
 from .._threads import one_blas_thread
-from .._warnings import warn
 from ..export._mixin import PPLExportMixin
 from ..models import GLM
 from ..models._names import ModelNames
-from ..models._prior import Moments
-from ._blocks import (
-    InMemoryData,
-    block_bounds,
-    describe_block,
-    n_rows,
-    read_block,
-    row_indexable,
-)
+from ._blocks import InMemoryData, n_rows, row_indexable
 from ._caller import check_resample_caller
-from ._construction import Construction, Context
-from ._dask import is_dask_collection
+from ._construction import Construction, Context, construct
+from ._dask import chunked_coreset, is_dask_collection
 from ._exceptions import CoresetCoverageWarning, CoresetQualityWarning, CoresetSizeWarning
 from ._merge_reduce import Node
 from ._preparation import (
     check_classes,
+    classes_seen,
     coreset_size,
     encode_targets,
+    prepare,
     resolve_model,
     validate_source,
+    with_prior,
 )
-from ._quality import coreset_kl, warn_quality
+from ._quality import set_quality, warn_uncovered
 
 __all__ = [
     "BaseCoreset",
@@ -239,7 +231,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
                 "partial_fit, or refit with the new rows."
             )
         else:
-            self._warn_changed_params(construction)
+            construction.warn_changed_params(self)
         label = f"call {0 if first else construction.calls} of partial_fit"
         try:
             X, y, w = validate_source(self, X, y, sample_weight, reset=first, allow_all_zero=True)
@@ -248,7 +240,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             else:
                 model, labels, inferred = construction.model, construction.labels, False
             coded = encode_targets(y, model, labels, inferred)
-            seen = _classes_seen(labels, coded, w)
+            seen = classes_seen(labels, coded, w)
             if first and not np.any(w > 0):
                 raise ValueError("no row has a positive sample_weight.")
             if first and classes is None:  # the labels are this block's: it must hold them
@@ -257,8 +249,9 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             raise ValueError(f"In {label}: {exc}") from None
         if first:
             self._coreset_size(model, X.shape[1])
-            data = InMemoryData(X, coded, w, self._block_rows(X), self)
-            construction = Construction.start(self, model, labels, data, stream=True)
+            data = InMemoryData(X, coded, w, self._block_rows(X.shape[1]), self)
+            prior = with_prior(self, model, data)
+            construction = Construction.start(self, prior, labels, data, stream=True)
         offset = construction.n_seen
         final = construction.add(X, coded, w, n_rows(X), label, finalize)
         construction.classes_seen |= seen
@@ -312,51 +305,16 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
         self._check_params()
         self._drop_fitted_attributes()
-        if is_dask_collection(X):
-            from . import _dask
-
-            construction, node = _dask.chunked_coreset(self, X, y, sample_weight, composed)
-            self._construction = construction
-            self._raw_targets = _raw_targets(construction, y, 0, None, node)
-            self._set_result(node, construction)
-            return self
-        X, y, w = validate_source(self, X, y, sample_weight, reset=True)
-        model, labels, inferred = resolve_model(self, y, composed)
-        coded = encode_targets(y, model, labels, inferred)
-        seen = _classes_seen(labels, coded, w)
-        check_classes(labels, seen)
-        size = self._coreset_size(model, X.shape[1])
-        bounds = block_bounds(n_rows(X), self._block_rows(X))
-        self._single_block = len(bounds) == 1
-        if size is not None and size >= np.count_nonzero(w):
-            construction, node = self._keep_all_rows(X, coded, w, model, labels)
+        in_memory = not is_dask_collection(X)
+        if in_memory:
+            construction, node = construct(self, prepare(self, X, y, sample_weight, composed))
         else:
-            report(
-                self,
-                "%s of %d rows (%d with positive weight) in %d block(s), %s model",
-                type(self).__name__,
-                n_rows(X),
-                np.count_nonzero(w),
-                len(bounds),
-                model.name,
-            )
-            data = InMemoryData(X, coded, w, self._block_rows(X), self)
-            construction = Construction.start(self, model, labels, data)
-            show = self.progress and len(bounds) > 1
-            with ProgressBar(len(bounds), show, "blocks", "block") as bar:
-                for index, (start, stop) in enumerate(bounds):
-                    where = describe_block(index, start, stop) if len(bounds) > 1 else None
-                    node = construction.leaf(X, coded, w, start, stop, index=index, where=where)
-                    if node is not None:
-                        construction.tree.push(node, construction.reduce)
-                    bar.update()
-            construction.n_seen, construction.calls = n_rows(X), 1
-            node = construction.final()
-        construction.classes_seen = seen
+            construction, node = chunked_coreset(self, X, y, sample_weight, composed)
         self._construction = construction
         self._raw_targets = _raw_targets(construction, y, 0, None, node)
         self._set_result(node, construction)
-        report(self, "coreset of %d points", len(self.sample_indices_))
+        if in_memory:
+            report(self, "coreset of %d points", len(self.sample_indices_))
         return self
 
     def _coreset_size(self, model, n_features):
@@ -365,24 +323,6 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         n_params = model.n_params(n_features + model.fit_intercept)
         self._target_size = coreset_size(self, n_params)
         return self._target_size
-
-    def _keep_all_rows(self, X, coded, w, model, labels):
-        """``(construction, node)`` of the exact coreset: every row with positive weight, with
-        its own weight."""
-        positive = np.flatnonzero(w)
-        if self.n_points != "auto" and self.n_points > positive.shape[0]:
-            warn(
-                f"n_points={self.n_points} is larger than the {positive.shape[0]} rows with "
-                "positive sample_weight: the coreset is every such row with its own weight.",
-                CoresetSizeWarning,
-            )
-        X_all = read_block(X, 0, n_rows(X), estimator=self)
-        data = InMemoryData(X_all, coded, w, n_rows(X), self)
-        construction = Construction.start(self, model, labels, data, exact=True)
-        construction.n_seen, construction.calls = n_rows(X), 1
-        info = {"stop_reason": "all_rows"}
-        node = Node(positive, w[positive], X_all[positive], coded[positive], info=info)
-        return construction, node
 
     def _set_result(self, node, construction):
         """Every fitted attribute, from the final node and the construction: the one place
@@ -398,105 +338,14 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         # the full data's prior, which a composition hands to the estimator fitted on the
         # coreset and the exports to probabilistic programming languages read
         self._data_prior = construction.data_prior
-        context = replace(construction.context, data_fit=construction.data_fit(node))
+        context = construction.final_context
         for name, value in self._finish(node, context).items():
             setattr(self, name, value)
         self.sample_indices_, self.sample_weight_ = indices, weights
         self._coreset_node = Node(indices, weights, node.X[order], node.y[order])
         self._labels = construction.labels
-        self._set_quality(node, context, construction)
-        self._warn_uncovered(self._coreset_node.X, construction.moments)
-
-    def _set_quality(self, node, context, construction):
-        """``laplace_`` (the data's Laplace fit, when the estimator reports none of its own)
-        and ``laplace_kl_``, the KL of the coreset's Laplace fit to it, with a
-        :class:`CoresetQualityWarning` when that is above the target
-        (:func:`~._quality.quality_target`)."""
-        if construction.exact or getattr(self, "stop_reason_", None) == "all_rows":
-            self.laplace_kl_ = 0.0  # every row with its own weight: the data's posterior
-            return
-        data_fit = getattr(self, "laplace_", None) or context.data_fit
-        if data_fit is None:
-            return
-        self.laplace_ = data_fit
-        info = node.info or {}
-        kl = info.get("laplace_kl")
-        if kl is None:
-            kl = coreset_kl(data_fit, node.X, node.y, node.weights)
-        self.laplace_kl_ = float(kl)
-        remedy = self._quality_remedy(info, construction.stream)
-        warn_quality(self, self.laplace_kl_, data_fit.mean.shape[0], remedy)
-
-    def _quality_remedy(self, info, stream):
-        """What to do about a coreset above the quality target: what limited it."""
-        if "size_limit" in info:
-            why = f"n_points='auto' stopped at {info['size_limit']}."
-        elif self.n_points == "auto":
-            why = (
-                f"{type(self).__name__}'s n_points='auto' is the size its parameters call "
-                f"for ({len(self.sample_indices_)} points here) "
-                "and does not grow: use more points, or OMPCoreset, whose coreset grows until "
-                "it is within the target."
-            )
-        else:
-            why = (
-                f"n_points={self.n_points} is too few points for this posterior: use more, or "
-                "n_points='auto', which grows the coreset until it is within the target."
-            )
-        if stream:
-            why += (
-                " In a stream, the first call of partial_fit fixes what every later block is "
-                "measured with (its Laplace fit, the projection): start it with rows like the "
-                "rest (shuffled, not sorted or degenerate), or fit all rows at once."
-            )
-        return why
-
-    def _stream_params(self):
-        """The parameters a stream keeps from its start (all but the display's)."""
-        return {
-            k: v for k, v in self.get_params(deep=False).items() if k not in ("progress", "verbose")
-        }
-
-    def _warn_changed_params(self, construction):
-        """A warning when parameters changed (``set_params``) since the stream began."""
-        changed = [
-            k
-            for k, v in self._stream_params().items()
-            if k in construction.params and not _same(v, construction.params[k])
-        ]
-        if changed:
-            warn(
-                f"{', '.join(changed)} changed since the stream began: the coreset keeps the "
-                "settings of its first call of partial_fit (or of fit). Refit, or start a new "
-                "stream on a clone, to apply them.",
-                UserWarning,
-            )
-
-    def _warn_uncovered(self, X, moments):
-        """A :class:`CoresetCoverageWarning` when the coreset's points ``X`` leave a feature
-        the data identify constant (zero, without an intercept)."""
-        if moments is None or X.shape[0] == 0:
-            return
-        # the coreset's columns judged by the data's own rule
-        core = Moments.of(X, np.zeros(X.shape[0]))
-        if self.fit_intercept:  # a constant column is the intercept's: not measured
-            uncovered = np.flatnonzero(moments.varying() & ~core.varying())
-        else:
-            uncovered = np.flatnonzero(moments.nonzero() & ~core.nonzero())
-        if uncovered.shape[0] == 0:
-            return
-        names = getattr(self, "feature_names_in_", None)
-        shown = [str(names[k]) if names is not None else f"x{k}" for k in uncovered[:10]]
-        more = f" and {uncovered.shape[0] - 10} more" if uncovered.shape[0] > 10 else ""
-        how = "constant" if self.fit_intercept else "zero"
-        warn(
-            f"The coreset's {X.shape[0]} points leave {uncovered.shape[0]} of the data's "
-            f"features {how} ({', '.join(shown)}{more}): its likelihood says nothing of their "
-            "coefficients, whose coreset posterior is the prior's. Rare categories of one-hot "
-            "features are the usual cause: use more points, an algorithm that aims at the "
-            "full likelihood (OMPCoreset), or merge the rare categories.",
-            CoresetCoverageWarning,
-        )
+        set_quality(self, node, context, construction)  # laplace_kl_, and laplace_
+        warn_uncovered(self, self._coreset_node.X, construction.moments)
 
     def _drop_fitted_attributes(self):
         # A refit must not keep what the previous fit set and this one may not (laplace_,
@@ -514,10 +363,11 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         """An algorithm shows its own progress bar only when it is the whole construction."""
         return self.progress and self._single_block
 
-    def _block_rows(self, X):
+    def _block_rows(self, n_features):
+        """The rows per block: ``block_size``, or for 'auto' what ``BLOCK_BYTES`` holds."""
         if self.block_size != "auto":
             return int(self.block_size)
-        return max(1000, BLOCK_BYTES // self._bytes_per_row(X.shape[1]))
+        return max(1000, BLOCK_BYTES // self._bytes_per_row(n_features))
 
     def _bytes_per_row(self, n_features):
         """Working memory per row of a block (the row itself, its design row and a copy)."""
@@ -575,25 +425,6 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         tags.input_tags.sparse = True  # read block by block (densified a block at a time)
         tags.non_deterministic = False
         return tags
-
-
-def _classes_seen(labels, coded, w):
-    """The coded classes (0, 1, ...) among the rows with positive weight (empty for numeric
-    targets): counted, where np.unique sorted them (0.07 s a call at 10^7 rows)."""
-    if labels is None:
-        return set()
-    counts = np.bincount(np.asarray(coded, dtype=np.intp), weights=w > 0)
-    return {int(c) for c in np.flatnonzero(counts)}
-
-
-def _same(a, b):
-    """Whether two parameter values are the same (arrays compared by value)."""
-    if a is b:
-        return True
-    try:
-        return type(a) is type(b) and bool(np.all(a == b))
-    except (TypeError, ValueError):
-        return False
 
 
 def _raw_targets(construction, y, offset, kept, final=None):

@@ -1,7 +1,9 @@
 """One fit's state, and the straight path of its blocks: leaf -> merge tree -> final coreset.
 
-A :class:`Construction` is made once per fit - by ``fit``, by the first ``partial_fit``, or
-by a dask fit - and holds everything the blocks of that fit share: the model with its prior,
+:func:`construct` is a fit of data in memory, from what :func:`._preparation.prepare` gives to
+the final coreset. A :class:`Construction` is made once per fit - by ``fit``, by the first
+``partial_fit``, or by a dask fit - and holds everything the blocks of that fit share: the
+model with its prior,
 the class labels, the :class:`Context` the estimator prepared (its ``_begin`` hook), the
 keyed random generators and the merge tree. ``fit`` and ``partial_fit`` push blocks through it,
 the dask tasks (:mod:`._dask`) run its :meth:`~Construction.chunk` and
@@ -23,12 +25,66 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._logging import phase
+from .._logging import phase, report
+from .._progress import ProgressBar
 from .._threads import one_numba_thread
-from ._blocks import block_bounds, describe_block, laplace_of_all_rows, read_block
+from .._warnings import warn
+from ._blocks import block_bounds, describe_block, laplace_of_all_rows, n_rows, read_block
 from ._merge_reduce import FINAL, LEAF, SAMPLE, MergeTree, Node, NodeSeeds, union
-from ._preparation import with_prior
 from ._taylor import draw_sample, sample_size, stream_fit, taylor_sums
+
+
+def construct(estimator, prepared):
+    """``(construction, final node)`` of a fit of data in memory (:class:`~._preparation.
+    Prepared`): every row with positive weight, with its own weight, when the fit keeps
+    them all; else the blocks of ``block_rows`` rows, each reduced and pushed onto the
+    merge tree, then the final coreset of all of them."""
+    X, coded, w = prepared.X, prepared.coded, prepared.w
+    bounds = block_bounds(n_rows(X), prepared.block_rows)
+    estimator._single_block = len(bounds) == 1
+    if prepared.exact:
+        construction = Construction.start(
+            estimator, prepared.prior, prepared.labels, prepared.data, exact=True
+        )
+        construction.n_seen, construction.calls = n_rows(X), 1
+        positive = np.flatnonzero(w)
+        info = {"stop_reason": "all_rows"}
+        node = Node(positive, w[positive], X[positive], coded[positive], info=info)
+        construction.final_context = replace(
+            construction.context, data_fit=construction.data_fit(node)
+        )
+    else:
+        report(
+            estimator,
+            "%s of %d rows (%d with positive weight) in %d block(s), %s model",
+            type(estimator).__name__,
+            n_rows(X),
+            np.count_nonzero(w),
+            len(bounds),
+            prepared.prior.model.name,
+        )
+        construction = Construction.start(estimator, prepared.prior, prepared.labels, prepared.data)
+        show = estimator.progress and len(bounds) > 1
+        with ProgressBar(len(bounds), show, "blocks", "block") as bar:
+            for index, (start, stop) in enumerate(bounds):
+                where = describe_block(index, start, stop) if len(bounds) > 1 else None
+                node = construction.leaf(X, coded, w, start, stop, index=index, where=where)
+                if node is not None:
+                    construction.tree.push(node, construction.reduce)
+                bar.update()
+        construction.n_seen, construction.calls = n_rows(X), 1
+        node = construction.final()
+    construction.classes_seen = prepared.classes_seen
+    return construction, node
+
+
+def stream_params(estimator):
+    """The parameters a stream keeps from its start (all but the display's)."""
+    return {
+        k: v
+        for k, v in estimator.get_params(deep=False).items()
+        if k not in ("progress", "verbose")
+    }
 
 
 @dataclass
@@ -106,6 +162,9 @@ class Construction:
         Made by ``partial_fit``: every block's second-order sums and a sample of its rows are
         kept (``Node.taylor``, ``Node.sample``), from which the data's Laplace fit of
         everything seen is made (:meth:`data_fit`).
+    final_context : Context or None
+        The context of the last final coreset, with the Laplace fit of all the data under it
+        (``data_fit``): what the estimator's ``_finish`` and ``laplace_kl_`` read.
     """
 
     estimator: object
@@ -124,22 +183,23 @@ class Construction:
     params: dict = field(default_factory=dict)
     exact: bool = False
     stream: bool = False
+    final_context: Context = None
 
     def __post_init__(self):
         if self.tree is None:
             self.tree = MergeTree(self.capacity)
 
     @classmethod
-    def start(cls, estimator, model, labels, data, exact=False, stream=False):
-        """The construction of a fit (its coreset size already set): the prior from
-        ``data`` (its moments for 'auto'), the context every block shares (the estimator's
-        ``_begin``, or ``_begin_exact`` for a fit that keeps every row) with the data's
-        Laplace fit, which every coreset is measured against (``laplace_kl_``), and the keyed
-        generators. ``data`` gives samples, moments or blocks of the rows
+    def start(cls, estimator, prior, labels, data, exact=False, stream=False):
+        """The construction of a fit (its coreset size and ``prior``, a
+        :class:`~._preparation.Prior`, already set): the context every block shares (the
+        estimator's ``_begin``, or ``_begin_exact`` for a fit that keeps every row) with the
+        data's Laplace fit, which every coreset is measured against (``laplace_kl_``), and
+        the keyed generators. ``data`` gives samples, moments or blocks of the rows
         (``_blocks.InMemoryData`` or ``_dask.DaskData``); ``stream``: made by
         ``partial_fit``."""
         rng = check_random_state(estimator.random_state)
-        model, prior_scale, moments, data_prior = with_prior(estimator, model, data)
+        model = prior.model
         begin = estimator._begin_exact if exact else estimator._begin
         context = begin(data, model, rng)
         if context.laplace is None and not exact:
@@ -158,10 +218,10 @@ class Construction:
             seeds=NodeSeeds(rng),
             capacity=estimator._capacity(),
             block_rows=data.block_rows,
-            prior_scale=prior_scale,
-            moments=moments,
-            data_prior=data_prior,
-            params=estimator._stream_params(),
+            prior_scale=prior.scale,
+            moments=prior.moments,
+            data_prior=prior.data_prior,
+            params=stream_params(estimator),
             exact=exact,
             stream=stream,
         )
@@ -169,6 +229,21 @@ class Construction:
     @property
     def model(self):
         return self.context.model
+
+    def warn_changed_params(self, estimator):
+        """A warning when parameters changed (``set_params``) since the stream began."""
+        changed = [
+            k
+            for k, v in stream_params(estimator).items()
+            if k in self.params and not _same(v, self.params[k])
+        ]
+        if changed:
+            warn(
+                f"{', '.join(changed)} changed since the stream began: the coreset keeps the "
+                "settings of its first call of partial_fit (or of fit). Refit, or start a new "
+                "stream on a clone, to apply them.",
+                UserWarning,
+            )
 
     # -- one block ------------------------------------------------------------------------
     def leaf(self, X, y, w, start, stop, *, index, offset=0, where=None, chunk=0):
@@ -252,6 +327,7 @@ class Construction:
         key = (FINAL, tree.chunk, 1, tree.n_blocks)
         context = replace(self.context, data_fit=self.data_fit(node))
         final = self.estimator._finalize(node, context, self.seeds(key))
+        self.final_context = context
         return _with_sums(final, node.taylor, node.sample)
 
     def data_fit(self, node):
@@ -323,7 +399,19 @@ class Construction:
         if node is None:
             return None
         context = replace(self.context, data_fit=self.context.laplace)
-        return self.estimator._finalize(node, context, self.seeds(key))
+        final = self.estimator._finalize(node, context, self.seeds(key))
+        self.final_context = context
+        return final
+
+
+def _same(a, b):
+    """Whether two parameter values are the same (arrays compared by value)."""
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(np.all(a == b))
+    except (TypeError, ValueError):
+        return False
 
 
 def _with_sums(node, taylor, sample):

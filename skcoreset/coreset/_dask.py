@@ -25,7 +25,13 @@ from ..models._prior import Moments
 from ._blocks import _FLOATS, block_bounds, read_block, sample_rows, validate_rows
 from ._construction import Construction
 from ._merge_reduce import FINAL, reduce_pairwise
-from ._preparation import check_classes, encode_targets, model_name, resolve_model
+from ._preparation import (
+    check_classes,
+    encode_targets,
+    model_name,
+    resolve_model,
+    with_prior,
+)
 
 #: The most distinct target values a chunk reports: all the class labels of any classifier
 #: a coreset serves; more values than that are counts or measurements, never classes.
@@ -143,8 +149,8 @@ def _chunked_coreset(estimator, X, y, sample_weight, composed):
         check_classes(labels, labels.encode(positive) if positive.size else [])
     estimator._single_block = False
     estimator._coreset_size(model, X.shape[1])
-    data = DaskData(estimator, X, y, w, model, labels, estimator._block_rows(X))
-    construction = Construction.start(estimator, model, labels, data)
+    data = DaskData(estimator, X, y, w, model, labels, estimator._block_rows(X.shape[1]))
+    construction = Construction.start(estimator, with_prior(estimator, model, data), labels, data)
     construction.n_seen, construction.calls = int(X.shape[0]), 1
     nodes, merged, final_key = build(construction, X, y, w)
     merged_node = compute(nodes, merged, estimator.progress)

@@ -2,10 +2,12 @@
 
 The rules here are the estimator's parameters read against the data, shared by ``fit``,
 ``partial_fit`` and the dask path; the blocks then only see validated float64 rows, coded
-targets and positive weights (:mod:`._construction`).
+targets and positive weights (:mod:`._construction`). :func:`prepare` is all of it for a fit
+of data in memory, in one call.
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils import check_array, check_consistent_length, column_or_1d
@@ -16,11 +18,84 @@ from .._warnings import warn
 from ..models import GLM, classification_model, get_model, model_class, model_from_targets
 from ..models._checks import CHECK_ROWS
 from ..models._prior import DataPrior, checked_prior_scale, is_auto, prior_from_moments
-from ._blocks import as_source, n_rows, read_block
+from ._blocks import InMemoryData, as_source, n_rows, read_block
 from ._exceptions import CoresetSizeWarning
 
 #: The range of ``n_points='auto'``.
 AUTO_SIZE = (100, 500)
+
+
+class Prior(NamedTuple):
+    """The prior of a fit (:func:`with_prior`)."""
+
+    #: The model with its prior set.
+    model: object
+    #: The prior's standard deviations (``prior_scale_``).
+    scale: np.ndarray
+    #: The data's moments, when the prior followed them (for the coverage check), else None.
+    moments: object
+    #: The full data's prior (:class:`~skcoreset.models.DataPrior`).
+    data_prior: object
+
+
+@dataclass
+class Prepared:
+    """Everything a fit of data in memory knows before its first block (:func:`prepare`).
+
+    ``X`` is the validated source (not copied; every row when the fit keeps them all),
+    ``y`` the caller's targets as a column, ``coded`` their coding, ``w`` the weights;
+    ``data`` reads the rows block by block; ``exact``: the coreset is every row with
+    positive weight (``n_points`` not below their number).
+    """
+
+    X: object
+    y: np.ndarray
+    coded: np.ndarray
+    w: np.ndarray
+    labels: object
+    classes_seen: set
+    block_rows: int
+    data: InMemoryData
+    prior: Prior
+    exact: bool
+
+
+def prepare(estimator, X, y, sample_weight, composed=None):
+    """Everything before the first block of a fit of data in memory, as :class:`Prepared`:
+    the data validated, the model resolved (``composed``: a composition's, for 'auto'), the
+    targets coded, the classes checked, the coreset size (the estimator's ``_target_size``)
+    and the rows per block set, and the prior from one pass of moments."""
+    X, y, w = validate_source(estimator, X, y, sample_weight, reset=True)
+    model, labels, inferred = resolve_model(estimator, y, composed)
+    coded = encode_targets(y, model, labels, inferred)
+    seen = classes_seen(labels, coded, w)
+    check_classes(labels, seen)
+    size = estimator._coreset_size(model, X.shape[1])
+    block_rows = estimator._block_rows(X.shape[1])
+    exact = size is not None and size >= np.count_nonzero(w)
+    if exact:  # the coreset is every row with positive weight: all of them read at once
+        n_positive = np.count_nonzero(w)
+        if estimator.n_points != "auto" and estimator.n_points > n_positive:
+            warn(
+                f"n_points={estimator.n_points} is larger than the {n_positive} rows with "
+                "positive sample_weight: the coreset is every such row with its own weight.",
+                CoresetSizeWarning,
+            )
+        X = read_block(X, 0, n_rows(X), estimator=estimator)
+        data = InMemoryData(X, coded, w, n_rows(X), estimator)
+    else:
+        data = InMemoryData(X, coded, w, block_rows, estimator)
+    prior = with_prior(estimator, model, data)
+    return Prepared(X, y, coded, w, labels, seen, block_rows, data, prior, exact)
+
+
+def classes_seen(labels, coded, w):
+    """The coded classes (0, 1, ...) among the rows with positive weight (empty for numeric
+    targets): counted, where np.unique sorted them (0.07 s a call at 10^7 rows)."""
+    if labels is None:
+        return set()
+    counts = np.bincount(np.asarray(coded, dtype=np.intp), weights=w > 0)
+    return {int(c) for c in np.flatnonzero(counts)}
 
 
 def validate_source(estimator, X, y, sample_weight, *, reset, allow_all_zero=False):
@@ -155,11 +230,11 @@ def check_classes(labels, codes, where="the rows with positive sample_weight"):
 
 
 def with_prior(estimator, model, data):
-    """``(model, prior_scale_, moments, data_prior)``: the model with its prior,
-    ``prior_scale`` (one number, or one per coefficient, intercept last), or for 'auto' the
-    rule of :func:`~skcoreset.models.default_prior_scale` on the moments of all rows (one pass;
-    the moments are kept for the coverage check); ``data_prior`` is the prior with the data
-    scale its extra parameters' priors follow."""
+    """The :class:`Prior` of a fit: the model with its prior, ``prior_scale`` (one number,
+    or one per coefficient, intercept last), or for 'auto' the rule of
+    :func:`~skcoreset.models.default_prior_scale` on the moments of all rows (one pass; the
+    moments are kept for the coverage check); ``data_prior`` is the prior with the data scale
+    its extra parameters' priors follow."""
     moments = None
     y_mean, y_sd = 0.0, None  # a given prior_scale: the extra's prior does not follow y
     if is_auto(estimator.prior_scale):
@@ -172,7 +247,7 @@ def with_prior(estimator, model, data):
         scale = checked_prior_scale(estimator.prior_scale, n_columns, model.n_params(n_columns))
     model = replace(model, prior_scale=scale if scale.ndim else float(scale))
     check_functions(model, data)  # a user's model, before any fit reads it
-    return model, scale, moments, DataPrior(model, y_mean, y_sd)
+    return Prior(model, scale, moments, DataPrior(model, y_mean, y_sd))
 
 
 def check_functions(model, data):

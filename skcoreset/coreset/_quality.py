@@ -5,14 +5,17 @@ Laplace fit of its weighted posterior to the Laplace fit of the data's (all the 
 parameters: the coefficients, and the log of a free extra parameter), under the same prior:
 the one figure that judges every algorithm by the posterior a user samples. A coreset above
 :func:`quality_target` warns (:class:`CoresetQualityWarning`), and ``n_points='auto'`` grows
-the coreset until it is below it.
+the coreset until it is below it. A coreset whose points leave a feature of the data
+constant warns too (:class:`CoresetCoverageWarning`): its likelihood says nothing of that
+coefficient.
 """
 
 import numpy as np
 
 from .._warnings import warn
 from ..metrics._fidelity import coreset_fit, laplace_kl
-from ._exceptions import CoresetQualityWarning
+from ..models._prior import Moments
+from ._exceptions import CoresetCoverageWarning, CoresetQualityWarning
 
 #: The kept draws of the default sampler of the Bayesian estimators (4 chains x 1000).
 DEFAULT_DRAWS = 4000
@@ -89,4 +92,77 @@ def warn_quality(estimator, kl, n_params, why):
         f"nats that keep it within a fifth of the Monte Carlo error of the default sampler at "
         f"{n_params} parameters: MCMC on it may sit visibly off the full posterior. {why}",
         CoresetQualityWarning,
+    )
+
+
+def set_quality(estimator, node, context, construction):
+    """``laplace_`` (the data's Laplace fit, when the estimator reports none of its own) and
+    ``laplace_kl_``, the KL of the coreset's Laplace fit to it, on the fitted ``estimator``,
+    with a :class:`CoresetQualityWarning` when that is above the target
+    (:func:`quality_target`)."""
+    if construction.exact or getattr(estimator, "stop_reason_", None) == "all_rows":
+        estimator.laplace_kl_ = 0.0  # every row with its own weight: the data's posterior
+        return
+    data_fit = getattr(estimator, "laplace_", None) or context.data_fit
+    if data_fit is None:
+        return
+    estimator.laplace_ = data_fit
+    info = node.info or {}
+    kl = info.get("laplace_kl")
+    if kl is None:
+        kl = coreset_kl(data_fit, node.X, node.y, node.weights)
+    estimator.laplace_kl_ = float(kl)
+    remedy = quality_remedy(estimator, info, construction.stream)
+    warn_quality(estimator, estimator.laplace_kl_, data_fit.mean.shape[0], remedy)
+
+
+def quality_remedy(estimator, info, stream):
+    """What to do about a coreset above the quality target: what limited it."""
+    if "size_limit" in info:
+        why = f"n_points='auto' stopped at {info['size_limit']}."
+    elif estimator.n_points == "auto":
+        why = (
+            f"{type(estimator).__name__}'s n_points='auto' is the size its parameters call "
+            f"for ({len(estimator.sample_indices_)} points here) "
+            "and does not grow: use more points, or OMPCoreset, whose coreset grows until "
+            "it is within the target."
+        )
+    else:
+        why = (
+            f"n_points={estimator.n_points} is too few points for this posterior: use more, "
+            "or n_points='auto', which grows the coreset until it is within the target."
+        )
+    if stream:
+        why += (
+            " In a stream, the first call of partial_fit fixes what every later block is "
+            "measured with (its Laplace fit, the projection): start it with rows like the "
+            "rest (shuffled, not sorted or degenerate), or fit all rows at once."
+        )
+    return why
+
+
+def warn_uncovered(estimator, X, moments):
+    """A :class:`CoresetCoverageWarning` when the coreset's points ``X`` leave a feature
+    the data identify constant (zero, without an intercept)."""
+    if moments is None or X.shape[0] == 0:
+        return
+    # the coreset's columns judged by the data's own rule
+    core = Moments.of(X, np.zeros(X.shape[0]))
+    if estimator.fit_intercept:  # a constant column is the intercept's: not measured
+        uncovered = np.flatnonzero(moments.varying() & ~core.varying())
+    else:
+        uncovered = np.flatnonzero(moments.nonzero() & ~core.nonzero())
+    if uncovered.shape[0] == 0:
+        return
+    names = getattr(estimator, "feature_names_in_", None)
+    shown = [str(names[k]) if names is not None else f"x{k}" for k in uncovered[:10]]
+    more = f" and {uncovered.shape[0] - 10} more" if uncovered.shape[0] > 10 else ""
+    how = "constant" if estimator.fit_intercept else "zero"
+    warn(
+        f"The coreset's {X.shape[0]} points leave {uncovered.shape[0]} of the data's "
+        f"features {how} ({', '.join(shown)}{more}): its likelihood says nothing of their "
+        "coefficients, whose coreset posterior is the prior's. Rare categories of one-hot "
+        "features are the usual cause: use more points, an algorithm that aims at the "
+        "full likelihood (OMPCoreset), or merge the rare categories.",
+        CoresetCoverageWarning,
     )
