@@ -881,7 +881,7 @@ def goal_lines(cases, records, floors):
                 }
             )
             lines.append(
-                f"  {name:<18}{algo:<5}{v:<16}seeds {' '.join(status):<28}{kl_text}"
+                f"  {name:<18}{algo:<5}{v:<18}seeds {' '.join(status):<30} {kl_text}"
                 + ("" if floor_ok else "  [the MC floor itself misses the goals]")
             )
     counts = Counter(v["verdict"] for v in verdicts)
