@@ -1,12 +1,11 @@
 """Passes over rows, run on Python threads for large inputs around one compiled build.
 
-Every pass over the rows (the data's moments, Newton's gradient and Hessian, the projections
-and their statistics, the Hilbert passes) is a :class:`RowTaskKernel`: one numba build, which
-releases the GIL; for a large input each thread runs it on a contiguous range of the row
-tasks. numba's ``parallel=True`` build of the same loops compiles in about twice the time
-(1.6x to 4x, measured on the projections, the Newton passes and the Hilbert passes: seconds a
-fresh install spends before its first fit) and runs no faster here. The results are the same
-bits on any number of threads: the tasks are fixed by the input, not by the threads. This
+Every pass over the rows (the data's moments, Newton's gradient and Hessian, the projections and
+their statistics, the Hilbert passes) is a :class:`RowTaskKernel`: one numba build, which releases
+the GIL; for a large input each thread runs it on a contiguous range of the row tasks. numba's
+``parallel=True`` build of the same loops compiles much slower (time a fresh install spends before
+its first fit) and runs no faster here (measured: benchmarks/README.md, Thresholds). The results are
+the same bits on any number of threads: the tasks are fixed by the input, not by the threads. This
 module imports no scikit-learn.
 """
 
@@ -20,16 +19,15 @@ import numpy as np
 from numba import njit
 
 #: Entries of the input (rows x columns) from which the memory-bound passes (the Hilbert
-#: passes, the multinomial Hessian) run on threads: below, a pass takes about a millisecond
-#: or less. (A scaled argmax over 11 000 x 500 float32 entries: 0.67 ms on one thread,
-#: 0.45 ms on two.)
+#: passes, the multinomial Hessian) run on threads: below, a pass is too short for threads to
+#: gain much (measured: benchmarks/README.md, Thresholds).
 PARALLEL_MIN_ENTRIES = 4_000_000
 
 # Rows from which the passes summing over rows (Newton's gradient and Hessian, the data's
 # moments) run on Python threads (:class:`RowTaskKernel`); their row chunks hold at least
-# TASK_ROWS rows, at most MAX_TASKS of them, each with a partial sum. Measured on 2 cores at
-# 21 columns: 1.3x faster on threads from 4096 rows (0.21 ms serial), 1.6x from 8192 (a
-# thread's hand-over costs tens of microseconds; no barrier spins).
+# TASK_ROWS rows, at most MAX_TASKS of them, each with a partial sum. Threads pay from a few
+# thousand rows: a thread's hand-over is cheap and no barrier spins (measured: benchmarks/README.md,
+# Thresholds).
 THREADED_ROWS = 8192
 TASK_ROWS = 2048
 MAX_TASKS = 16
@@ -53,7 +51,7 @@ def wide_row_tasks(n, shape):
 def row_weights(w):
     """Per-row weights as a row-task kernel's build takes them: C-contiguous float64. Unit
     weights often arrive as a read-only view of one number (stride 0), for which numba would
-    compile every kernel again (2 to 4 s each)."""
+    compile every kernel again (measured: benchmarks/README.md, Thresholds)."""
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
@@ -75,10 +73,9 @@ class RowTaskKernel:
     the row arrays (named by ``rows``) and the outputs as views. Every task then sums the
     same rows in the same order as in one call (every row is computed as in one call): the
     same bits, for any number of threads. numba's ``parallel=True`` build of the same loops
-    compiles in about twice the time (the fused Newton pass: 8.9 s against 4.3 s, the
-    projection's statistics 5.0 s against about 2 s, measured with numba's compile events):
-    seconds that a fresh install's first fit of large data spent for nothing, each task
-    being thousands of rows (or thousands of entries a row).
+    compiles much slower (measured: benchmarks/README.md, Thresholds): time that a fresh install's
+    first fit of large data spent for nothing, each task being thousands of rows (or thousands of
+    entries a row).
 
     Parameters
     ----------

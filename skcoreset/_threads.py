@@ -35,7 +35,8 @@ def one_numba_thread():
 @functools.cache
 def _blas():
     """The BLAS libraries loaded when first asked (NumPy's and SciPy's are, by the package's
-    imports): finding them costs 0.8 ms, limiting them through this 0.01 ms."""
+    imports): found once, since finding them costs far more than limiting them through the
+    cached controller (measured: benchmarks/README.md, Thresholds)."""
     return ThreadpoolController()
 
 
@@ -51,9 +52,8 @@ def one_blas_thread():
 
     A fit's passes run on as many threads as numba has, one per core; the BLAS's threads,
     which its calls on small matrices (a chunk's 32 768 x 21 products, a Laplace fit's
-    solves) leave spinning, took those cores from them. QNC with MALA, one BLAS thread
-    against two (paired runs, 2 cores): 1.38-1.52 s to 1.23-1.25 s at 10^6 rows, 5.6 s to
-    5.4-5.5 s at 10^7; OMP unchanged (2.6-2.7 s at 10^6).
+    solves) leave spinning, took those cores from them: on one BLAS thread QNC with MALA is
+    faster at 10^6 and 10^7 rows, and OMP no slower (measured: benchmarks/README.md, Thresholds).
     """
     guard = _BLAS_GUARD
     with guard["lock"]:

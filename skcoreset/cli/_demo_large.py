@@ -63,7 +63,7 @@ def run_large(rows, seed, step):
     # for this size, which the Phishing part did not need: the timed fits below then measure
     # the methods, not numba. The small fits' rows come in two blocks of _PREPARE_BLOCK rows,
     # so that their Laplace fits run the fused Newton pass over large blocks that the full
-    # data's fit runs (some 4 s to compile).
+    # data's fit runs (slow to compile; measured: benchmarks/README.md, Thresholds).
     step("preparing the kernels for this size")
     head = slice(0, 2 * _PREPARE_BLOCK)
     with warnings.catch_warnings():
@@ -93,8 +93,8 @@ def run_large(rows, seed, step):
 
     step(f"a uniform subsample of {size} rows, then MALA on it")
     start = time.perf_counter()
-    # without its projection, which only measures its error (5 s of a pass at 10^6 rows):
-    # a uniform subsample's own cost
+    # without its projection, which only measures its error (a pass over every row): a
+    # uniform subsample's own cost
     uniform = _fit(_pipeline(UniformCoreset, seed, n_points=size, projection=None), X, y)
     table.append(_row("uniform + MALA", size, time.perf_counter() - start, uniform[-1], laplace))
 

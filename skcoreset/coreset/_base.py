@@ -216,7 +216,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         but the coreset of everything seen is not computed, nor the fitted attributes set,
         until :meth:`_finish_stream`. A reader of a whole stream (the command line) then
         finalizes once, where every call of ``partial_fit`` finalizes (OMP on the pool, or
-        QNC's start and steps: 0.5 to 1.3 s a call at 10^6 rows); the coreset is the same."""
+        QNC's start and steps, each time); the coreset is the same (measured:
+        benchmarks/README.md, Thresholds)."""
         construction = getattr(self, "_construction", None)
         first = construction is None
         if first:

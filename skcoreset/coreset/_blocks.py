@@ -169,9 +169,9 @@ def _read_memmap_rows(X, start, stop):
 
 def sample_rows(n, size, random_state):
     """``size`` of ``range(n)`` drawn uniformly without replacement, sorted: in time of order
-    ``size``, where ``RandomState.choice`` permutes all ``n`` (0.3 to 0.6 s for 30 000 of
-    10^7). NumPy's Generator draws them (about 1 ms for 10 000 of 10^6, where scikit-learn's
-    ``sample_without_replacement`` took 16 ms), seeded from ``random_state``."""
+    ``size``, where ``RandomState.choice`` permutes all ``n``. NumPy's Generator draws them
+    (faster than scikit-learn's ``sample_without_replacement``), seeded from
+    ``random_state`` (measured: benchmarks/README.md, Thresholds)."""
     seed = check_random_state(random_state).randint(2**32, size=4, dtype=np.uint64)
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 
@@ -292,7 +292,7 @@ class InMemoryData:
         LaplaceApproximation, if given)."""
         checked = False  # Newton reads the blocks several times: the first pass validates
         # one array for every pass, each block's design built in it: a fresh one per pass
-        # (42 MB at 250 000 rows of 21 columns) comes from the system page by page, 10 ms
+        # (42 MB at 250 000 rows of 21 columns) comes from the system page by page
         design = None
 
         def blocks():

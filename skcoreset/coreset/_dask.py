@@ -157,8 +157,8 @@ def _chunked_coreset(estimator, X, y, sample_weight, composed):
     if merged_node is None:
         raise ValueError("No row of X has a positive sample_weight.")
     # the final step here, on the client's threads: as a task it ran on one worker thread
-    # while the cluster stood idle (QNC at 10^7 rows on 2 workers, chunks held: 6.8 s before,
-    # 6.1 s after, one bench_scale run each; the client's peak 359 MB before, 464 MB after)
+    # while the cluster stood idle; here the client's memory peaks higher (measured:
+    # benchmarks/README.md, Thresholds)
     node = construction.finalize(merged_node, final_key)
     # a later partial_fit continues from the merged chunk coresets, as from a fit's tree
     construction.tree.push(merged_node, construction.reduce)

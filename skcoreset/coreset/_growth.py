@@ -18,8 +18,8 @@ is within the target or the pool is spent.
 Wide data need it: the projection's 500 dimensions cannot tell apart coresets of more points
 than that, and 500 points leave a posterior of 100 to 200 parameters tens to hundreds of nats
 from the data's (synthetic logistic, 10^5 rows: 31 nats at 101 parameters, 880 at 201),
-where the grown coreset is within the target at about 10 000 points, in 6 to 8 s all told
-(0.27 nats at 101 parameters, 1.09 at 201).
+where the grown coreset is within the target at about 10 000 points (0.27 nats at 101
+parameters, 1.09 at 201; timings: benchmarks/README.md, Thresholds).
 """
 
 import numpy as np

@@ -53,9 +53,9 @@ _REFIT_DRAWS_PER_PARAM = 10
 
 # Supports up to this size get exact non-negative least squares (:func:`nonnegative_fit`);
 # larger ones the ridged quadratic step of :func:`newton_step`. Lawson-Hanson removes the
-# points one at a time: one exact fit took 0.03 s at 200 points but 0.4 s at 500 and 7-8 s at
-# 1000 (where 785 of the 1000 points left the passive set), and a fit every round would have
-# cost SparseVI 95 s at 1000 points.
+# points one at a time, so an exact fit's cost grows steeply with the support: cheap at 200
+# points, prohibitive in every round at 1000 (where most of the points left the passive set;
+# measured: benchmarks/README.md, Thresholds).
 _EXACT_FIT_MAX = 256
 
 # Candidates whose log-likelihood varies over the posterior's draws less than this fraction of
@@ -417,8 +417,8 @@ class LaplaceSample:
     refits' draws, kept across SparseVI's rounds and extended as the support grows.
 
     The sum is a pass over the pool per draw: with fresh draws every round the refits took
-    1.8 s of SparseVI's 3.3 s at 50 points of Phishing. Kept, they leave each refit the
-    support's own log-likelihoods, and every refit fits the same sample, as the Hilbert
+    most of SparseVI's time (measured: benchmarks/README.md, Thresholds). Kept, they leave each
+    refit the support's own log-likelihoods, and every refit fits the same sample, as the Hilbert
     coresets fit one projection.
     """
 

@@ -68,19 +68,19 @@ _STARTS = 4
 # DS1, ijcnn1, MAGIC, the synthetic 20-feature data) have 1e-4 to 3e-4 and the best of four
 # differs from the first by less than 2x; elec2 and credit (2e-3 to 4e-2) still get four.
 _GOOD_START_KL = 1e-3
-# The OMP start takes two rows from each pass over the pool (hilbert._omp._omp's per_pass)
-# once the coreset holds this many points per parameter. The passes are most of a large start's
-# time (QNC at 10^6 rows, 253 points: 793 passes, 0.97 s of 2.0 s; two a pass: 396). Where each
-# point is a large part of the fit, taking two at once made the start and the result worse
-# (at P + 5 to 3 P points, the small-size benchmark's eight data sets, four seeds: the median
-# Laplace KL 0.7 to 10 times, typically 1.3 times); from 10 P points (ijcnn1, Phishing, DS1,
-# credit, BikeTrips, AirportDelays at 250 to 1000 points, three seeds) the median was 0.6 to
-# 1.8 times, at most 0.009 nats, and those fits took 10% to 50% less time.
+# The OMP start takes two rows from each pass over the pool (hilbert._omp._omp's per_pass) once the
+# coreset holds this many points per parameter. The passes are much of a large start's time (QNC at
+# 10^6 rows, 253 points: 793 passes; two a pass: 396). Where each point is a large part of the fit,
+# taking two at once made the start and the result worse (at P + 5 to 3 P points, the small-size
+# benchmark's eight data sets, four seeds: the median Laplace KL 0.7 to 10 times, typically 1.3
+# times); from 10 P points (ijcnn1, Phishing, DS1, credit, BikeTrips, AirportDelays at 250 to 1000
+# points, three seeds) the median was 0.6 to 1.8 times, at most 0.009 nats, and those fits were
+# faster (measured: benchmarks/README.md, Thresholds).
 _TWO_PER_PASS_FROM = 10
-# The OMP start searches int16 copies of the pool's projected rows (hilbert._omp._omp's
-# quantize) from this many entries, 16 MB of float32, where a pass no longer fits in the
-# caches: 15 761 x 500 entries (QNC at 10^6 rows) took 0.35 ms a pass instead of 0.76 on 2
-# threads, 4 000 x 500 0.11 ms instead of 0.15 on one. Below, the start's picks are exact.
+# The OMP start searches int16 copies of the pool's projected rows (hilbert._omp._omp's quantize)
+# from this many entries, 16 MB of float32, where a pass no longer fits in the caches and reading
+# half the bytes pays (measured: benchmarks/README.md, Thresholds). Below, the start's picks are
+# exact.
 _QUANTIZE_FROM = 4_000_000
 # Rows the start may swap in, one per direction it leaves to the prior (see _identify).
 _IDENTIFY = 5
@@ -101,8 +101,8 @@ class _KLCoreset(BaseCoreset):
     init = "omp"
 
     # a leaf's summary builds its float64 design chunk by chunk, from float32 rows as stored:
-    # only the pooled rows are then copied to float64, not the block (10 ms a 262 144-row
-    # block of 20 features, 0.4 s of a 5 s fit at 10^7 rows)
+    # only the pooled rows are then copied to float64, not the block (measured:
+    # benchmarks/README.md, Thresholds)
     _leaf_dtype = (np.float64, np.float32)
 
     _parameter_constraints: dict = {
@@ -166,7 +166,8 @@ class _KLCoreset(BaseCoreset):
     def _pool_rows(self, node):
         """The rows of both parts of the pool (sorted positions, each row once)."""
         uniform, spread = self._pool_size()
-        # a mask, not np.union1d, which sorts the two parts again (0.13 s of a fit at 10^7)
+        # a mask, not np.union1d, which sorts the two parts again (measured: benchmarks/README.md,
+        # Thresholds)
         pooled = np.zeros(len(node), dtype=bool)
         pooled[largest(node.keys[:, 0], uniform)] = True
         pooled[largest(node.keys[:, 1], spread)] = True
@@ -218,8 +219,9 @@ class _KLCoreset(BaseCoreset):
         )
         # on one BLAS thread, as every fit, stream and dask client step of BaseCoreset runs
         # (one_blas_thread): the matrices of the loop are small, and BLAS threads left
-        # spinning after each call slowed its Laplace fits 30x (11 x 11 inverses, 30 ms)
-        # beside the threaded log-likelihood kernel
+        # spinning after each call slowed its Laplace fits (11 x 11 inverses) many times
+        # over beside the threaded log-likelihood kernel (measured: benchmarks/README.md,
+        # Thresholds)
         with phase(self, f"{type(self).__name__} on {len(node)} candidates"):
             idx, w, info = self._select(problem, node, total, random_state)
             start = info.pop("start", None)
@@ -713,9 +715,9 @@ class SparseVICoreset(_KLCoreset):
     draws averages out.
 
     :class:`QuasiNewtonCoreset` and :class:`CoresetMCMC` start from a Hilbert coreset. In
-    ``benchmarks/bench_posterior.py`` both came within twice the Monte Carlo floor from 50
-    points on Phishing and BikeTrips; SparseVI did from 100 points on Phishing and 50 on
-    BikeTrips, at up to 6 times GIGA's cost where QNC took at most 1.6 times: prefer them.
+    ``benchmarks/bench_posterior.py`` both came within twice the Monte Carlo floor from 50 points on
+    Phishing and BikeTrips; SparseVI did from 100 points on Phishing and 50 on BikeTrips, and cost
+    more than QNC (figures: benchmarks/README.md, Thresholds): prefer them.
 
     Parameters
     ----------
@@ -745,21 +747,21 @@ class SparseVICoreset(_KLCoreset):
         :class:`QuasiNewtonCoreset`). Data of at most 1.25 ``n_candidates`` rows are pooled
         whole (exact sums). 'auto': max(10 000, 50 n_points).
     full_batch : int, 'auto' or None, default=None
-        Pooled rows drawn at each weight step for the full-data log-likelihood, under the
-        control variate of the exact second-order Taylor sum of all the data (see
-        :class:`CoresetMCMC`); None: all the pool; 'auto': 1000. The greedy choices and the
-        refits always use the whole pool, whose log-likelihoods they compute anyway. A batch
-        took a quarter to a half off the construction time at 10 to 50 points of Phishing and
-        BikeTrips, with the KL of MALA draws within its Monte Carlo error, but its noise
-        stays in the last steps' weights: the Laplace KL to the full posterior went from
-        0.29 to 0.78 on elec2 and from 1.2e-8 to 1.5e-7 on skin_nonskin.
+        Pooled rows drawn at each weight step for the full-data log-likelihood, under the control
+        variate of the exact second-order Taylor sum of all the data (see :class:`CoresetMCMC`);
+        None: all the pool; 'auto': 1000. The greedy choices and the refits always use the whole
+        pool, whose log-likelihoods they compute anyway. A batch shortened the construction at 10 to
+        50 points of Phishing and BikeTrips (figures: benchmarks/README.md, Thresholds), with the KL
+        of MALA draws within its Monte Carlo error, but its noise stays in the last steps' weights:
+        the Laplace KL to the full posterior went from 0.29 to 0.78 on elec2 and from 1.2e-8 to
+        1.5e-7 on skin_nonskin.
     n_draws : int, default=200
         MALA draws of the coreset posterior per greedy choice and per weight step. The
         choice is the noisiest part of SparseVI on large data: on 2 x 10^5 rows with 21
         parameters (the synthetic logistic data of ``benchmarks/bench_scale.py``, 100
         points, three seeds) 500 draws gave a Laplace KL of 0.31 to 0.53 where 200 gave 0.59
-        to 0.88, at about twice the time; :class:`QuasiNewtonCoreset` reached 0.13 in less
-        than half the time of 200 draws (seed 0).
+        to 0.88, at a higher cost; :class:`QuasiNewtonCoreset` reached 0.13 in less time than
+        200 draws took (seed 0; figures: benchmarks/README.md, Thresholds).
     n_rounds : int, default=50
         Greedy rounds: each adds ceil(n_points / n_rounds) points (the paper adds one point
         per round; fewer rounds cost fewer MALA runs). On Phishing at 50 points, one point per

@@ -25,9 +25,8 @@ BURN_IN = 20
 
 
 # Entries (rows x draws) from which the log-likelihoods come from the threaded fused kernel
-# of the projections: below, its start-up (~6 ms per call measured with 4 draws on 1000 rows,
-# another job on the machine) costs more than NumPy's log density; above, NumPy's logaddexp
-# (~15 ns per entry) is the slower.
+# of the projections: below, its start-up costs more than NumPy's log density; above,
+# NumPy's logaddexp is the slower (measured: benchmarks/README.md, Thresholds).
 _FUSED_MIN = 200_000
 
 
@@ -135,7 +134,8 @@ class Taylor:
         Both sums are quadratics in ``theta - theta0``. The data's needs only its gradient and
         curvature sums, O(P^2) per draw; so does the whole pool's, summed once. A batch's
         goes through its linear predictors, O(P) per row and draw: its curvature sum cost
-        O(P^2) per row, and 0.5 of the 3.5 s of a 10-point coreset of BikeTrips.
+        O(P^2) per row, a large part of a small coreset's construction (measured:
+        benchmarks/README.md, Thresholds).
         """
         thetas = np.ascontiguousarray(thetas, dtype=np.float64)
         if batch is None:
@@ -245,7 +245,8 @@ class GLMProblem:
             return sums[0] + taylor.correction(thetas, batch)
         if g_all is None:
             # one (N, S) array for every step's pool, not 60 MB (16 000 rows, 500 draws)
-            # mapped afresh, page by page, each time: 28 -> 24 ms a step
+            # mapped afresh, page by page, each time (measured: benchmarks/README.md,
+            # Thresholds)
             shape = (self.Xd.shape[0], thetas.shape[0])
             if self._pool_out is None or self._pool_out.shape != shape:
                 self._pool_out = np.empty(shape)

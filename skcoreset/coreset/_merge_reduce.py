@@ -101,7 +101,8 @@ def largest(keys, size):
         return np.arange(n)
     if size <= 0:
         return np.empty(0, dtype=np.intp)
-    # a key column of a node is strided: selecting in a contiguous copy takes half the time
+    # a key column of a node is strided: selecting in a contiguous copy is faster (measured:
+    # benchmarks/README.md, Thresholds)
     keys = np.ascontiguousarray(keys)
     return np.sort(np.argpartition(keys, n - size)[n - size :])
 

@@ -165,9 +165,8 @@ BY_NAME = {algorithm.name: algorithm for algorithm in ALGORITHMS}
 RECOMMENDED = "omp"
 
 #: The command line's default: the faster way to the same posterior on the large files it is
-#: for (a 10^6-row .npz of the profile's data, 253 points, whole commands: QNC 2.9-3.5 s, OMP
-#: 4.5-4.7 s, at Laplace KLs of 6.9e-6 and 4.2e-5; 3 x 10^5 rows: 3.3-3.5 s against 3.6-4.0
-#: s; 10^5: tied at 2.7-2.9 s).
+#: for (ahead of OMP from a few 10^5 rows, tied at 10^5; measured: benchmarks/README.md,
+#: Thresholds).
 COMMAND_LINE_DEFAULT = "qnc"
 
 #: Every estimator class, in the order of :data:`ALGORITHMS`: class name -> its module.

@@ -402,7 +402,8 @@ class SensitivityCoreset(BaseCoreset):
         )
         km = KMeans(n_clusters=k, init="k-means++", n_init=3, random_state=rng)
         # One thread: the problem is tiny (<= 1000 k points to fit, O(N k D) to assign) and
-        # OpenMP barriers made it up to 50x slower on a loaded 2-core machine (measured).
+        # OpenMP barriers made it many times slower on a loaded machine (measured:
+        # benchmarks/README.md, Thresholds).
         with threadpool_limits(limits=1, user_api="openmp"):
             km.fit(Z[sub], sample_weight=s[sub])
             labels = np.ascontiguousarray(km.predict(Z), dtype=np.int64)

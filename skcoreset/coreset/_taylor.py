@@ -21,9 +21,9 @@ from ._merge_reduce import Node
 # Rows of a chunk of data_summary: its temporaries (the design, the weighted design, the
 # projected rows; some 2.5 MB at 20 columns, per thread) stay in cache and are reused from
 # the heap, where a node's whole rows (266 000 of them in a 10^7-row fit) made 45 MB arrays
-# that the system maps afresh, page by page, for each (measured 2.7 s of 13 s at 10^7 rows).
-# A 262 144-row leaf, 20 features, 2 cores: 29 ms on one thread; on two, 20.5 ms in chunks of
-# 16 384 rows, 25.5 ms in chunks of 32 768 (paired runs).
+# that the system maps afresh, page by page, for each. The chunks are also what the fit's
+# threads share out, and on two threads this size ran faster than twice it (measured:
+# benchmarks/README.md, Thresholds).
 _SUMMARY_ROWS = 16_384
 
 

@@ -1,14 +1,14 @@
 """numba kernels shared by the Hilbert coreset algorithms.
 
-Every kernel reads the (N, J) matrix ``V`` whose rows are the vectors v_n, stored C-contiguous
-in float64 or float32, and accumulates in float64 (the search of int16 rows, from
-:func:`quantize_rows`, in float32).  The per-iteration work of every greedy
-algorithm is one pass over ``V``; those passes are memory-bound, so they are split into
-contiguous tasks of rows, run on Python threads for large matrices (from
-``PARALLEL_MIN_ENTRIES``; :class:`~skcoreset._parallel_kernels.RowTaskKernel`): one build,
-compiled in half the time of numba's threaded one and as fast (a scaled argmax over 15 772 x
-500 float32 entries: 0.95 ms either way). The searches' tasks report their best row as an
-offset within the task, which a thread, seeing its tasks' rows alone, computes the same.
+Every kernel reads the (N, J) matrix ``V`` whose rows are the vectors v_n, stored C-contiguous in
+float64 or float32, and accumulates in float64 (the search of int16 rows, from
+:func:`quantize_rows`, in float32).  The per-iteration work of every greedy algorithm is one pass
+over ``V``; those passes are memory-bound, so they are split into contiguous tasks of rows, run on
+Python threads for large matrices (from ``PARALLEL_MIN_ENTRIES``;
+:class:`~skcoreset._parallel_kernels.RowTaskKernel`): one build, compiled faster than numba's
+threaded one and as fast to run (measured: benchmarks/README.md, Thresholds). The searches' tasks
+report their best row as an offset within the task, which a thread, seeing its tasks' rows alone,
+computes the same.
 
 ``fastmath`` is restricted to re-association/contraction so that the length-J dot products
 vectorise; it never assumes finite values (inputs are validated before they get here).
@@ -240,8 +240,8 @@ def delete_factor_row(L, k, p):
     of G without row and column k (in ``L[:p-1, :p-1]``; row and column p-1 zeroed).
 
     Rows k+1.. move up one, which leaves the block lower-Hessenberg; Givens rotations of
-    columns (i, i+1) restore the triangle. O(p^2), where the Python loop it replaces cost a
-    millisecond per deletion at a few hundred points.
+    columns (i, i+1) restore the triangle. O(p^2), compiled: the Python loop it replaces was
+    slow at a few hundred points (measured: benchmarks/README.md, Thresholds).
     """
     for i in range(k, p - 1):
         for j in range(p):

@@ -223,7 +223,7 @@ def _omp(
     if ynorm == 0 or not pos.any():
         return np.zeros(N), 0, "zero_target"
     # The search streams every row each iteration and is memory-bound: a float32 copy halves
-    # the bytes it reads and so its time (measured 1.8 -> 0.9 ms a pass, 12 650 x 500). It
+    # the bytes it reads and so its time (measured: benchmarks/README.md, Thresholds). It
     # only ranks the rows: the chosen row's correlation (the stop rule) and the weights come
     # from the rows as given.
     if quantize:

@@ -170,7 +170,7 @@ class _BaseBayesianGLM(BaseEstimator):
         return self._fit(X, y, sample_weight, data_prior, start)
 
     # One BLAS thread: OpenBLAS's threads spin after its calls, and the diagnostics' threads
-    # then waited for the cores (their share of a fit at M = 1000, D = 50: 19% -> 11%)
+    # then waited for the cores (measured: benchmarks/README.md, Thresholds)
     @_fit_context(prefer_skip_nested_validation=True)
     @one_blas_thread()
     def _fit(self, X, y, sample_weight=None, data_prior=None, start=None):

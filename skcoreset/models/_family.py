@@ -94,8 +94,8 @@ class SingleIndexFamily:
         differences of ``l``, ``curvature`` is non-negative and, for a log-concave model,
         ``-d2l/deta2``; a ``ValueError`` (``TypeError`` for a wrong kind of value) names the
         function and the point. It runs the functions' Python code (``py_func``, nothing is
-        compiled for it) at 3 linear predictors on each of 5 rows: some 100 calls, a few
-        milliseconds. ``False`` skips it (the built-in families, tested apart, do).
+        compiled for it) at 3 linear predictors on each of 5 rows: some 100 calls, little
+        beside a fit. ``False`` skips it (the built-in families, tested apart, do).
 
     Examples
     --------
@@ -236,14 +236,15 @@ def _unbox_family(typ, obj, c):
 
 
 #: The methods are compiled apart and inlined by LLVM, not numba: numba inlining a family's
-#: functions into every kernel retyped them in each (4.5 s of the first fit's compilation);
-#: LLVM's inlining keeps the kernels' loops vectorising through them.
+#: functions into every kernel retyped them in each (a large part of the first fit's
+#: compilation); LLVM's inlining keeps the kernels' loops vectorising through them (measured:
+#: benchmarks/README.md, Thresholds).
 _INLINED = {"forceinline": True}
 
 #: (family key, method name, the calling kernel's floating-point options) -> the method's
 #: function compiled apart, one build per signature for all kernels with those options: numba
-#: builds an overload's implementation again for each kernel that types it, and the logistic
-#: terms took 0.4-0.6 s to compile each time.
+#: builds an overload's implementation again for each kernel that types it, and even the
+#: logistic terms are slow to compile each time (measured: benchmarks/README.md, Thresholds).
 _COMPILED = {}
 
 

@@ -36,8 +36,9 @@ _RENAMED_MEMBERS = {
     "extra_log_prior": "extra_prior_at",
 }
 
-# Rows of a design matrix copied on one thread: a block of 262 144 float32 rows (20
-# features) took 3.8 ms on one thread, 2.0 ms on two
+# Rows of a design matrix copied on one thread: a large block's copy (NumPy's, which
+# releases the GIL) is split among the fit's threads, a range of these each (measured:
+# benchmarks/README.md, Thresholds)
 _DESIGN_ROWS = 65_536
 
 

@@ -56,9 +56,9 @@ def curv(family, eta, y, extra):
 
 
 # Entries (N x J) from which the fused (N, J) kernels run on Python threads (one build:
-# nothing more to compile). They are compute-bound: on 2 cores a logistic pass ran 1.5x faster
-# on threads at 200 x 500 entries (0.85 ms serial), 1.9x at 500 x 500 and beyond (QNC's steps
-# evaluate about 16 000 x 500 of them each, 74 ms serial).
+# nothing more to compile). They are compute-bound, so threads pay from a few hundred rows of
+# 500 entries; QNC's steps evaluate thousands of such rows each (measured: benchmarks/README.md,
+# Thresholds).
 FEATURES_MIN_ENTRIES = 250_000
 
 
@@ -328,8 +328,8 @@ CHAIN_BLOCK = 256
 
 # Its arrays start on 64-byte boundaries (and so does every block, 256 rows being 2 KB): a
 # 64-byte vector load that straddles two cache lines costs two, and neither NumPy nor numba
-# aligns its allocations to 64 bytes. Measured at N = 1000, D = 50, 4 chains: the kernel takes
-# 1.15x as long with the design 32 bytes off a 64-byte boundary.
+# aligns its allocations to 64 bytes. With the design off a 64-byte boundary the kernel is
+# measurably slower (measured: benchmarks/README.md, Thresholds).
 _ALIGN = 64
 
 
@@ -569,9 +569,9 @@ def weighted_hessian(family, theta, X, y, w, extra):
 
 
 #: Rows from which a GLM evaluates the log-likelihood, gradient and Hessian of a block in one
-#: pass (:func:`weighted_loglik_grad_hessian`). Its kernel takes 4.3 to 4.7 s to compile,
-#: against 1.9 s for the Hessian's alone, and saves only a read of the block: below this, two
-#: passes (a small fit never compiles it).
+#: pass (:func:`weighted_loglik_grad_hessian`). Its kernel compiles much slower than the
+#: Hessian's alone and saves only a read of the block: below this, two passes (a small fit
+#: never compiles it; measured: benchmarks/README.md, Thresholds).
 FUSED_MIN_ROWS = 100_000
 
 
@@ -639,8 +639,8 @@ def _group_weighted(weighted, cols, scales, m):
 def _add_group_products(H, cols, weighted, m):
     """``H[a, b] += weighted[a, :m] . cols[b, :m]`` for b <= a, four ``b`` at a time.
 
-    Accumulating row by row instead loads and stores the whole triangle for every row: 2.1x
-    slower at 21 columns.
+    Accumulating row by row instead loads and stores the whole triangle for every row, and
+    is much slower (measured: benchmarks/README.md, Thresholds).
     """
     for a in range(H.shape[0]):
         wa = weighted[a, :m]
@@ -667,8 +667,9 @@ def _hessian_tasks(family, theta, X, y, w, extra, size, parts):
     ``curv w x_a`` are laid out contiguously for :func:`_add_group_products`, row by row. The
     fused pass below lays each group out by column first, so that those steps vectorise, for
     the same bits (neither contracts, and vectorised and scalar arithmetic then agree); here
-    that layout compiled 0.5 s longer, which a fresh install's first fit of small data would
-    pay, while the passes over large data are the fused ones.
+    that layout compiled longer, which a fresh install's first fit of small data would pay,
+    while the passes over large data are the fused ones (measured: benchmarks/README.md,
+    Thresholds).
     """
     n, d = X.shape
     for c in range(parts.shape[0]):
@@ -696,8 +697,7 @@ def _loglik_grad_hessian_tasks(family, theta, X, y, w, extra, size, parts, sums)
     Each group of ``_HESSIAN_ROWS`` rows is laid out by column first
     (:func:`_group_columns`): its linear predictors, likelihood terms and curvatures (exp and
     log1p included) and weighted columns are then loops over the group's rows that
-    vectorise, where row by row they ran one at a time (per 262 144 rows of 21 columns, 2
-    threads: 11.6 to 6.3 ms for the logistic model, 12.3 to 7.8 ms for the Poisson one).
+    vectorise, where row by row they ran one at a time (measured: benchmarks/README.md, Thresholds).
     Each group's log-likelihoods are summed apart, then added.
     """
     n, d = X.shape

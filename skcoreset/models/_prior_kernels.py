@@ -1,10 +1,10 @@
 """Numba kernel of the data's moments (``_prior.Moments``): one pass over a block.
 
 In NumPy the shifted sums took a block-sized temporary for ``X - shift``, another for the
-float64 copy of float32 data, and a pass each for the sums: 12 ms per 100 000 x 20 float32
-block, 2.6 s of a 10^7-row fit. Here each row is read once. The rows go in chunks fixed by
-their count, each summed by one task, and the chunks' sums are added in order: the same bits
-for any number of threads. This module imports no scikit-learn.
+float64 copy of float32 data, and a pass each for the sums, a visible part of a large fit
+(measured: benchmarks/README.md, Thresholds). Here each row is read once. The rows go in chunks
+fixed by their count, each summed by one task, and the chunks' sums are added in order: the same
+bits for any number of threads. This module imports no scikit-learn.
 """
 
 from .._parallel_kernels import THREADED_ROWS, row_task_kernel

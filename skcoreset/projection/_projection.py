@@ -27,9 +27,9 @@ PROJECTIONS = ("loglik", "fisher")
 
 #: Entries (rows x J) up to which the log-likelihood features' sums and norms are taken from
 #: the features themselves (``loglik_matrix``, which every fit compiles, in slices of
-#: ``_SLICE_ENTRIES``): the fused kernel that stores none compiles in 1.3 s more on a fresh
-#: install, and is 5-8% faster (at most 3 ms in 50 here; measured at 11 055 to 262 144 rows
-#: of 500 features, 2 threads), which pays only on larger blocks.
+#: ``_SLICE_ENTRIES``): the fused kernel that stores none compiles noticeably slower on a
+#: fresh install and is barely faster, so only larger blocks use it (measured:
+#: benchmarks/README.md, Thresholds).
 _STORED_SUMMARY_ENTRIES = 2**24
 _SLICE_ENTRIES = 2**17  # 1 MB of features a slice, in L2
 
@@ -304,8 +304,9 @@ def _joint_draws(laplace, J, rng):
     quantiles of its marginal at random, the coefficients are drawn from their conditional
     given it: a joint draw (of the fit's mean and covariance) whose extra parameter is
     stratified, so that the rows' constants
-    are computed once a level, not once a draw (the negative binomial's lgamma: 8.5x the
-    logistic projection's time with every draw its own)."""
+    are computed once a level, not once a draw (with every draw its own, the negative
+    binomial's lgamma made its projection far slower than the logistic one; measured:
+    benchmarks/README.md, Thresholds)."""
     P = laplace.mean.shape[0] - 1
     mean, cov = laplace.mean, laplace.cov
     var_s = cov[P, P]

@@ -26,9 +26,8 @@ from . import _diagnostics_kernels as kernels
 __all__ = ["diagnostics", "ess_bulk", "rank_normalize", "split_rhat"]
 
 #: Draws (chains x draws x parameters) from which :func:`diagnostics` runs on threads, a range
-#: of parameters each (2 cores, a third of the draws repeated: 4 x 1000 x 51 draws 11.9 -> 7.0
-#: ms, x 21 4.7 -> 3.4 ms, x 11 2.1-2.2 -> 1.9-2.1 ms; x 3 0.9 -> 1.0-1.3 ms, where each
-#: range's own overheads are a large part of the work).
+#: of parameters each: below, each range's own overheads are a large part of the work
+#: (measured: benchmarks/README.md, Thresholds).
 _THREADED_DRAWS = 40_000
 
 
@@ -223,8 +222,8 @@ def _mean_autocov(z):
     chains (axis 1), by FFT: (P, S).
 
     The average is taken of the power spectra, so one inverse transform per parameter serves
-    all its chains; the parameters go through in groups whose spectra take about a megabyte
-    (measured 3x faster at 50 parameters x 8 half chains x 500 draws than all at once).
+    all its chains; the parameters go through in groups whose spectra take about a megabyte,
+    faster than all at once (measured: benchmarks/README.md, Thresholds).
     """
     P, C, S = z.shape
     m = scipy.fft.next_fast_len(2 * S)

@@ -7,9 +7,8 @@ the folded draws ``|x - median|``). Here one sort per parameter serves both: the
 ascending order are a merge of the draws below the median, read backwards, and those above it.
 The sort is a bucket sort (:func:`bucket_argsort`): MCMC draws of a parameter spread over their
 range much as a normal sample does, so one bucket per draw holds a draw or two and the sort is
-a few linear passes (51 parameters x 4000 draws: 1.6 ms with a third of them repeated, 2.6 ms
-with none; NumPy's ``argsort`` 5.6-5.9 ms). Rows whose buckets crowd (heavy tails, a far
-outlier) are left to NumPy.
+a few linear passes, faster than NumPy's ``argsort`` (measured: benchmarks/README.md,
+Thresholds). Rows whose buckets crowd (heavy tails, a far outlier) are left to NumPy.
 
 The kernels compute exactly what the formulas in ``_diagnostics`` say, in the same order of
 operations, so the values stay those of ArviZ (the tests check to 1e-10). They release the
@@ -178,7 +177,8 @@ def geyer_ess(acov_mean, mean_var, var_plus, n_total):
     out = np.empty(P)
     rho = np.empty(S)
     # scalar loops and math's functions rather than array expressions, which numba compiles
-    # into loops of their own (0.3 s of a first fit's compilation)
+    # into loops of their own, each added to a first fit's compilation (measured:
+    # benchmarks/README.md, Thresholds)
     for p in range(P):
         a = acov_mean[p]
         for k in range(S):

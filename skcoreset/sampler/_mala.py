@@ -262,7 +262,8 @@ def sample_mala(
     accept = np.zeros(C, dtype=np.int64)
     # Only fixed-step chunks are threaded: there the chains are independent and a chunk is one
     # parallel region. Adaptation couples the chains every step (one region per step), and
-    # with another process on a core those per-step barriers slowed warm-up up to 1000x.
+    # with another process on a core those per-step barriers stalled warm-up (measured:
+    # benchmarks/README.md, Thresholds).
     threaded = _use_parallel(X.shape[0], P, C)
     bar = ProgressBar(n_warmup + n_samples, progress, "MALA", unit="step")
 

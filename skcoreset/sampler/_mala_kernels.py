@@ -98,8 +98,8 @@ def log_target_chains(
     pass over the data for all chains, no allocation.
 
     Three kernels called in turn, here and in :func:`mala_run`'s steps (the same bits): this
-    function as a kernel of its own, wrapping them, took 1.5 s more to compile on a fresh
-    install, for nothing (measured with numba's compile events).
+    function as a kernel of its own, wrapping them, compiled noticeably longer on a fresh
+    install, for nothing (measured: benchmarks/README.md, Thresholds).
     """
     D = Xt.shape[0]
     _set_extras(thetas, D, extra, extra_prior, extras)
@@ -162,13 +162,13 @@ def _log_proposal_ratio(xi, u, up, half_eps):
     return -s
 
 
-# The triangular products below add four rows of the factor per pass over the output: one load
-# and store of each output entry per four products. A pass per row is bound by those loads and
-# stores (1.8x slower at P = 51, measured); eight rows per pass were no faster than four. Inside
+# The triangular products below add four rows of the factor per pass over the output: one load and
+# store of each output entry per four products. A pass per row is bound by those loads and stores
+# (measured: benchmarks/README.md, Thresholds); eight rows per pass were no faster than four. Inside
 # the four-row blocks they read the zeros on the other side of the diagonal: the factor must be
 # exactly triangular (see :func:`mala_run`). Whitened coordinates (theta = mu + L z, the design
-# multiplied by L once) would not save them: the prior's gradient in z, L^T diag(prior_prec) L z,
-# is a dense P x P product per step, and a kept draw needs theta back. Estimated no faster.
+# multiplied by L once) would not save them: the prior's gradient in z, L^T diag(prior_prec) L z, is
+# a dense P x P product per step, and a kept draw needs theta back. Estimated no faster.
 
 
 @njit(cache=True)
@@ -288,9 +288,9 @@ def whiten_chains(L, grad, u):
 
 
 # n_rows x P from which the fixed-step phase runs the chains on threads (with >= 2 chains and
-# >= 2 threads): a default fit 1.3-1.4x as fast from 10^4 with the other core free, 3-8%
-# slower with it busy, and below, no more than 8% faster. Draws are identical either way; the
-# measurements are in benchmarks/README.md ("Thresholds").
+# >= 2 threads): from 10^4 a default fit is faster with the other core free and a little
+# slower with it busy; below, barely faster. Draws are identical either way (measured:
+# benchmarks/README.md, Thresholds).
 CHAINS_MIN_WORK = 10_000
 
 
