@@ -55,7 +55,7 @@ import numpy as np
 # phase -> (path suffix of the module, function name)
 PHASES = {
     "moments": ("coreset/_blocks.py", "moments"),
-    "laplace": ("coreset/_blocks.py", "laplace_of_all_rows"),
+    "laplace": ("models/_laplace.py", "laplace_of_all_rows"),
     "projection pass": ("projection/_projection.py", "summarize"),
     "pool projection": ("projection/_projection.py", "transform"),
     "omp": ("hilbert/_omp.py", "_omp"),

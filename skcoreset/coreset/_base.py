@@ -46,10 +46,10 @@ from ._merge_reduce import Node
 from ._preparation import (
     check_classes,
     classes_seen,
-    coreset_size,
     encode_targets,
     prepare,
     resolve_model,
+    set_sizes,
     validate_source,
     with_prior,
 )
@@ -61,10 +61,6 @@ __all__ = [
     "CoresetQualityWarning",
     "CoresetSizeWarning",
 ]
-
-#: Working memory of one block when ``block_size='auto'``: the rows per block are this
-#: divided by the estimator's bytes per row (its projection, for the Hilbert coresets).
-BLOCK_BYTES = 128 * 2**20
 
 
 class BaseCoreset(PPLExportMixin, BaseEstimator):
@@ -249,8 +245,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"In {label}: {exc}") from None
         if first:
-            self._coreset_size(model, X.shape[1])
-            data = InMemoryData(X, coded, w, self._block_rows(X.shape[1]), self)
+            _, block_rows = set_sizes(self, model, X.shape[1])
+            data = InMemoryData(X, coded, w, block_rows, self)
             prior = with_prior(self, model, data)
             construction = Construction.start(self, prior, labels, data, stream=True)
         offset = construction.n_seen
@@ -308,7 +304,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         self._drop_fitted_attributes()
         in_memory = not is_dask_collection(X)
         if in_memory:
-            construction, node = construct(self, prepare(self, X, y, sample_weight, composed))
+            prepared = prepare(self, X, y, sample_weight, composed)
+            construction, node = construct(self, prepared)
         else:
             construction, node = chunked_coreset(self, X, y, sample_weight, composed)
         self._construction = construction
@@ -317,13 +314,6 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         if in_memory:
             report(self, "coreset of %d points", len(self.sample_indices_))
         return self
-
-    def _coreset_size(self, model, n_features):
-        """The coreset size for ``model`` on ``n_features`` features, kept for the hooks
-        (``_target_size``): the first step of every fit, as the block size depends on it."""
-        n_params = model.n_params(n_features + model.fit_intercept)
-        self._target_size = coreset_size(self, n_params)
-        return self._target_size
 
     def _set_result(self, node, construction):
         """Every fitted attribute, from the final node and the construction: the one place
@@ -363,12 +353,6 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     def _show_core_progress(self):
         """An algorithm shows its own progress bar only when it is the whole construction."""
         return self.progress and self._single_block
-
-    def _block_rows(self, n_features):
-        """The rows per block: ``block_size``, or for 'auto' what ``BLOCK_BYTES`` holds."""
-        if self.block_size != "auto":
-            return int(self.block_size)
-        return max(1000, BLOCK_BYTES // self._bytes_per_row(n_features))
 
     def _bytes_per_row(self, n_features):
         """Working memory per row of a block (the row itself, its design row and a copy)."""

@@ -12,8 +12,7 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn.utils import check_array, check_random_state
 
-from ..models import laplace_approximation, laplace_from_blocks
-from ..models._laplace import laplace_or_start
+from ..models import laplace_from_blocks
 from ..models._prior import Moments
 
 # The dtypes a pass that builds its own float64 design reads as stored (no float64 copy).
@@ -174,58 +173,6 @@ def sample_rows(n, size, random_state):
     ``random_state`` (measured: benchmarks/README.md, Thresholds)."""
     seed = check_random_state(random_state).randint(2**32, size=4, dtype=np.uint64)
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
-
-
-def laplace_start_rows(n):
-    """Rows of the weighted subsample whose Laplace fit starts Newton's passes over all ``n``
-    rows: a hundredth of them, from 10 000 to 30 000.
-
-    The start then misses the full fit by about sqrt(n / rows) = 10 posterior sds up to
-    3 x 10^6 rows (18 at 10^7), where Newton converges in 4 passes; from 10 000 rows it took
-    5 at 3 x 10^6 and 10^7 rows (synthetic logistic data, 20 features). More rows would
-    cost their own fit, and for dask data the client's memory, for no pass fewer.
-    """
-    return min(max(n // 100, 10_000), 30_000)
-
-
-def laplace_of_sample(data, model, size, random_state):
-    """The Laplace fit of ``size`` rows drawn among those with positive weight (weights scaled
-    up to the total), and those rows; None when the data have no more rows than that."""
-    sample = data.sample(size, random_state)
-    if sample is None:
-        return None
-    indices, X, y, w = sample
-    w = w * (data.total_weight / w.sum())
-    return laplace_approximation(model, model.design(X), y, w, design=True), indices
-
-
-def laplace_of_all_rows(data, model, random_state, start_rows="auto"):
-    """The Laplace fit of all the rows of ``data``, and the rows of the fit that started it.
-
-    One fit when the rows are one block. Otherwise Newton's passes over the blocks, from the
-    fit of a weighted subsample of ``start_rows`` rows (weights scaled up to the total;
-    'auto': :func:`laplace_start_rows`; None: from the model's own starting point). A
-    subsample's fit alone misses the full posterior by about sqrt(N / n) standard deviations,
-    far enough to spoil a projection (measured: KL 5 against 0.2 with n / N = 0.1) or the
-    expansion point of the KL coresets' control variate; from there a few passes converge.
-
-    Returns
-    -------
-    laplace : LaplaceApproximation
-    start_indices : ndarray of int or None
-        The rows of the starting fit (None when there was none).
-    """
-    rows = data.all_rows()
-    if rows is not None:  # (a start to draw from where the posterior has no proper fit)
-        X, y, w = rows
-        return laplace_or_start(model, model.design(X), y, w), None
-    if start_rows == "auto":
-        start_rows = laplace_start_rows(data.n_rows)
-    sample = (
-        None if start_rows is None else laplace_of_sample(data, model, start_rows, random_state)
-    )
-    start, indices = (None, None) if sample is None else sample
-    return data.laplace(model, start), indices
 
 
 class InMemoryData:

@@ -29,7 +29,8 @@ from .._logging import phase, report
 from .._progress import ProgressBar
 from .._threads import one_numba_thread
 from .._warnings import warn
-from ._blocks import block_bounds, describe_block, laplace_of_all_rows, n_rows, read_block
+from ..models._laplace import laplace_of_all_rows
+from ._blocks import block_bounds, describe_block, read_block
 from ._merge_reduce import FINAL, LEAF, SAMPLE, MergeTree, Node, NodeSeeds, union
 from ._taylor import draw_sample, sample_size, stream_fit, taylor_sums
 
@@ -39,43 +40,40 @@ def construct(estimator, prepared):
     Prepared`): every row with positive weight, with its own weight, when the fit keeps
     them all; else the blocks of ``block_rows`` rows, each reduced and pushed onto the
     merge tree, then the final coreset of all of them."""
-    X, coded, w = prepared.X, prepared.coded, prepared.w
-    bounds = block_bounds(n_rows(X), prepared.block_rows)
+    X, coded, w, bounds = prepared.X, prepared.coded, prepared.w, prepared.bounds
     estimator._single_block = len(bounds) == 1
-    if prepared.exact:
-        construction = Construction.start(
-            estimator, prepared.prior, prepared.labels, prepared.data, exact=True
+    if not prepared.exact:
+        report(
+            estimator,
+            "%s of %d rows (%d with positive weight) in %d block(s), %s model",
+            type(estimator).__name__,
+            w.shape[0],
+            np.count_nonzero(w),
+            len(bounds),
+            prepared.prior.model.name,
         )
-        construction.n_seen, construction.calls = n_rows(X), 1
+    construction = Construction.start(
+        estimator, prepared.prior, prepared.labels, prepared.data, exact=prepared.exact
+    )
+    construction.n_seen, construction.calls = w.shape[0], 1
+    construction.classes_seen = prepared.classes_seen
+    if prepared.exact:
         positive = np.flatnonzero(w)
         info = {"stop_reason": "all_rows"}
         node = Node(positive, w[positive], X[positive], coded[positive], info=info)
         construction.final_context = replace(
             construction.context, data_fit=construction.data_fit(node)
         )
-    else:
-        report(
-            estimator,
-            "%s of %d rows (%d with positive weight) in %d block(s), %s model",
-            type(estimator).__name__,
-            n_rows(X),
-            np.count_nonzero(w),
-            len(bounds),
-            prepared.prior.model.name,
-        )
-        construction = Construction.start(estimator, prepared.prior, prepared.labels, prepared.data)
-        show = estimator.progress and len(bounds) > 1
-        with ProgressBar(len(bounds), show, "blocks", "block") as bar:
-            for index, (start, stop) in enumerate(bounds):
-                where = describe_block(index, start, stop) if len(bounds) > 1 else None
-                node = construction.leaf(X, coded, w, start, stop, index=index, where=where)
-                if node is not None:
-                    construction.tree.push(node, construction.reduce)
-                bar.update()
-        construction.n_seen, construction.calls = n_rows(X), 1
-        node = construction.final()
-    construction.classes_seen = prepared.classes_seen
-    return construction, node
+        return construction, node
+    show = estimator.progress and len(bounds) > 1
+    with ProgressBar(len(bounds), show, "blocks", "block") as bar:
+        for index, (start, stop) in enumerate(bounds):
+            where = describe_block(index, start, stop) if len(bounds) > 1 else None
+            node = construction.leaf(X, coded, w, start, stop, index=index, where=where)
+            if node is not None:
+                construction.tree.push(node, construction.reduce)
+            bar.update()
+    return construction, construction.final()
 
 
 def stream_params(estimator):

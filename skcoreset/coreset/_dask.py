@@ -30,6 +30,7 @@ from ._preparation import (
     encode_targets,
     model_name,
     resolve_model,
+    set_sizes,
     with_prior,
 )
 
@@ -148,8 +149,8 @@ def _chunked_coreset(estimator, X, y, sample_weight, composed):
         positive = np.unique(np.concatenate([d[4] for d in digests]))
         check_classes(labels, labels.encode(positive) if positive.size else [])
     estimator._single_block = False
-    estimator._coreset_size(model, X.shape[1])
-    data = DaskData(estimator, X, y, w, model, labels, estimator._block_rows(X.shape[1]))
+    _, block_rows = set_sizes(estimator, model, X.shape[1])
+    data = DaskData(estimator, X, y, w, model, labels, block_rows)
     construction = Construction.start(estimator, with_prior(estimator, model, data), labels, data)
     construction.n_seen, construction.calls = int(X.shape[0]), 1
     nodes, merged, final_key = build(construction, X, y, w)

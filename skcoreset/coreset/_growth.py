@@ -18,8 +18,8 @@ is within the target or the pool is spent.
 Wide data need it: the projection's 500 dimensions cannot tell apart coresets of more points
 than that, and 500 points leave a posterior of 100 to 200 parameters tens to hundreds of nats
 from the data's (synthetic logistic, 10^5 rows: 31 nats at 101 parameters, 880 at 201),
-where the grown coreset is within the target at about 10 000 points (0.27 nats at 101
-parameters, 1.09 at 201; timings: benchmarks/README.md, Thresholds).
+where the grown coreset is within the target (about 22 000 and 24 000 points of 10^5 rows:
+0.10 nats at 101 parameters, 0.36 at 201; benchmarks/results/bench_fidelity.txt).
 """
 
 import numpy as np

@@ -18,9 +18,9 @@ from ..hilbert._greedy import _frank_wolfe, _giga
 from ..hilbert._iht import _iht
 from ..hilbert._omp import _omp
 from ..hilbert._sampling import _importance, _uniform
+from ..models._laplace import laplace_of_all_rows, laplace_of_sample
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
-from ._blocks import laplace_of_all_rows, laplace_of_sample
 from ._construction import OVERFLOW, Context, check_overflow
 from ._growth import grow
 from ._merge_reduce import Node

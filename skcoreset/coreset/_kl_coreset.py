@@ -22,11 +22,11 @@ from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp
 from ..models import laplace_approximation
+from ..models._laplace import laplace_of_all_rows
 from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
 from ._base import BaseCoreset, CoresetQualityWarning
-from ._blocks import laplace_of_all_rows
 from ._construction import Context, check_overflow
 from ._growth import grow
 from ._kl_problem import (

@@ -18,11 +18,15 @@ from .._warnings import warn
 from ..models import GLM, classification_model, get_model, model_class, model_from_targets
 from ..models._checks import CHECK_ROWS
 from ..models._prior import DataPrior, checked_prior_scale, is_auto, prior_from_moments
-from ._blocks import InMemoryData, as_source, n_rows, read_block
+from ._blocks import InMemoryData, as_source, block_bounds, n_rows, read_block
 from ._exceptions import CoresetSizeWarning
 
 #: The range of ``n_points='auto'``.
 AUTO_SIZE = (100, 500)
+
+#: Working memory of one block when ``block_size='auto'``: the rows per block are this
+#: divided by the estimator's bytes per row (its projection, for the Hilbert coresets).
+BLOCK_BYTES = 128 * 2**20
 
 
 class Prior(NamedTuple):
@@ -44,8 +48,9 @@ class Prepared:
 
     ``X`` is the validated source (not copied; every row when the fit keeps them all),
     ``y`` the caller's targets as a column, ``coded`` their coding, ``w`` the weights;
-    ``data`` reads the rows block by block; ``exact``: the coreset is every row with
-    positive weight (``n_points`` not below their number).
+    ``data`` reads the rows block by block, ``bounds`` are the blocks' ``(start, stop)``;
+    ``exact``: the coreset is every row with positive weight (``n_points`` not below their
+    number).
     """
 
     X: object
@@ -55,6 +60,7 @@ class Prepared:
     labels: object
     classes_seen: set
     block_rows: int
+    bounds: list
     data: InMemoryData
     prior: Prior
     exact: bool
@@ -70,8 +76,7 @@ def prepare(estimator, X, y, sample_weight, composed=None):
     coded = encode_targets(y, model, labels, inferred)
     seen = classes_seen(labels, coded, w)
     check_classes(labels, seen)
-    size = estimator._coreset_size(model, X.shape[1])
-    block_rows = estimator._block_rows(X.shape[1])
+    size, block_rows = set_sizes(estimator, model, X.shape[1])
     exact = size is not None and size >= np.count_nonzero(w)
     if exact:  # the coreset is every row with positive weight: all of them read at once
         n_positive = np.count_nonzero(w)
@@ -86,7 +91,23 @@ def prepare(estimator, X, y, sample_weight, composed=None):
     else:
         data = InMemoryData(X, coded, w, block_rows, estimator)
     prior = with_prior(estimator, model, data)
-    return Prepared(X, y, coded, w, labels, seen, block_rows, data, prior, exact)
+    bounds = block_bounds(n_rows(X), block_rows)
+    return Prepared(X, y, coded, w, labels, seen, block_rows, bounds, data, prior, exact)
+
+
+def set_sizes(estimator, model, n_features):
+    """``(size, block_rows)`` of a fit of ``model`` on ``n_features`` features: the coreset
+    size (:func:`coreset_size`), kept on the estimator for its hooks (``_target_size``), and
+    the rows per block, ``block_size`` or for 'auto' what :data:`BLOCK_BYTES` holds at the
+    estimator's bytes per row (its ``_bytes_per_row`` hook); the size comes first, as a
+    Hilbert coreset's bytes per row depend on it."""
+    n_params = model.n_params(n_features + model.fit_intercept)
+    estimator._target_size = coreset_size(estimator, n_params)
+    if estimator.block_size != "auto":
+        block_rows = int(estimator.block_size)
+    else:
+        block_rows = max(1000, BLOCK_BYTES // estimator._bytes_per_row(n_features))
+    return estimator._target_size, block_rows
 
 
 def classes_seen(labels, coded, w):
