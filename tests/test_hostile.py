@@ -84,6 +84,22 @@ def test_gamma_targets_near_the_float64_limit_fit_without_warnings():
     assert np.all(np.isfinite(core.sample_weight_)) and np.all(np.isfinite(fit.coef_samples_))
 
 
+def test_a_stream_of_single_rows_leaks_no_solver_warning():
+    """A stream of one row a call (5 parameters of the Gaussian model, with its noise): the
+    data's fit of one row has a singular Hessian, which the stream's fit takes for what it
+    is (the first block's fit stands); scipy's LinAlgWarning of an ill-conditioned solve
+    leaked from Newton's step."""
+    rng, X = _rows(3)
+    X = np.column_stack([X, rng.standard_normal(3)])
+    y = X @ [0.5, -0.3, 0.2] + 0.5 + rng.standard_normal(3)
+    core = OMPCoreset(model="gaussian", n_points=20, n_projections=50, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # LinAlgWarning is one
+        for k in range(3):
+            core.partial_fit(X[k : k + 1], y[k : k + 1])
+    assert core.sample_indices_.shape[0] == 3 and core.laplace_kl_ == 0.0
+
+
 @pytest.mark.parametrize(
     "make",
     [

@@ -215,7 +215,7 @@ def _newton(posterior, theta, tol, max_iter, last_step=0.0):
                 "are finite over the range of the data."
             )
         try:
-            step = -solve_spd(H, g)
+            step = -solve_spd(H, g, singular=True)
         except np.linalg.LinAlgError:
             raise ValueError(_singular(posterior.model, theta.shape[0])) from None
         decrement = -g @ step  # Newton decrement squared, >= 0
@@ -275,12 +275,19 @@ def _equilibration(H):
     return 1.0 / np.sqrt(diag)
 
 
-def solve_spd(H, b):
-    """``H^-1 b`` for symmetric positive definite ``H``, solved after equilibration
-    (:func:`_equilibration`). Raises ``numpy.linalg.LinAlgError`` when H is not positive
-    definite."""
+def solve_spd(H, b, singular=False):
+    """``H^-1 b`` for symmetric positive definite ``H``, solved by Cholesky after
+    equilibration (:func:`_equilibration`). Raises ``numpy.linalg.LinAlgError`` when H is not
+    positive definite, and with ``singular=True`` also when it is numerically singular (the
+    Cholesky pivots of the equilibrated H spanning more than 1 / machine epsilon, a lower
+    bound of its condition number), where a solve would give noise; never warns."""
     d = _equilibration(H)
-    return d * scipy.linalg.solve(H * np.outer(d, d), d * b, assume_a="pos", check_finite=False)
+    factor = scipy.linalg.cho_factor(H * np.outer(d, d), check_finite=False)
+    if singular:
+        pivots = np.diag(factor[0]) ** 2
+        if pivots.min() <= np.finfo(float).eps * pivots.max():
+            raise np.linalg.LinAlgError("The matrix is numerically singular.")
+    return d * scipy.linalg.cho_solve(factor, d * b, check_finite=False)
 
 
 def _lbfgs(posterior, theta, tol, max_iter):
