@@ -7,7 +7,7 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from skcoreset import QuasiNewtonCoreset, _threads
-from skcoreset.coreset import _base
+from skcoreset.coreset import _preparation
 
 
 def _blas_threads():
@@ -16,13 +16,13 @@ def _blas_threads():
 
 def test_a_fit_runs_the_blas_on_one_thread_and_restores_it(monkeypatch):
     seen = []
-    size = _base.BaseCoreset._coreset_size
+    sizes = _preparation.set_sizes
 
-    def spy(self, *args):
+    def spy(*args):
         seen.append(_blas_threads())
-        return size(self, *args)
+        return sizes(*args)
 
-    monkeypatch.setattr(_base.BaseCoreset, "_coreset_size", spy)
+    monkeypatch.setattr(_preparation, "set_sizes", spy)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((400, 3))
     y = (X[:, 0] + rng.logistic(size=400) > 0).astype(int)

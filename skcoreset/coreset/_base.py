@@ -306,6 +306,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         if in_memory:
             prepared = prepare(self, X, y, sample_weight, composed)
             construction, node = construct(self, prepared)
+            y = prepared.y  # validated: a column
         else:
             construction, node = chunked_coreset(self, X, y, sample_weight, composed)
         self._construction = construction
