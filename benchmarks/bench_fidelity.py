@@ -183,6 +183,7 @@ CASES = {
     "credit_default": ("logistic", _shared("credit_default_tw.npz"), "credit_default_tw"),
     "wide_logistic_100": ("logistic", _wide_logistic(100), "synthetic, D = 100"),
     "wide_logistic_200": ("logistic", _wide_logistic(200), "synthetic, D = 200"),
+    "wide_logistic_300": ("logistic", _wide_logistic(300), "synthetic, D = 300"),
     "biketrips": ("poisson", _shared("biketrips_campbell.npz"), "biketrips_campbell"),
     "airportdelays": ("poisson", _shared("airportdelays_campbell.npz"), "airportdelays_campbell"),
     "nmes1988": ("negative_binomial", _shared("nmes1988_visits.npz"), "nmes1988_visits"),
