@@ -59,7 +59,6 @@ class Prepared:
     w: np.ndarray
     labels: object
     classes_seen: set
-    block_rows: int
     bounds: list
     data: InMemoryData
     prior: Prior
@@ -92,7 +91,7 @@ def prepare(estimator, X, y, sample_weight, composed=None):
         data = InMemoryData(X, coded, w, block_rows, estimator)
     prior = with_prior(estimator, model, data)
     bounds = block_bounds(n_rows(X), block_rows)
-    return Prepared(X, y, coded, w, labels, seen, block_rows, bounds, data, prior, exact)
+    return Prepared(X, y, coded, w, labels, seen, bounds, data, prior, exact)
 
 
 def set_sizes(estimator, model, n_features):
