@@ -134,6 +134,31 @@ def test_a_stream_whose_first_call_is_unlike_the_rest_warns():
     assert np.all(np.isfinite(est.laplace_.mean))
 
 
+@pytest.mark.parametrize("model", ["poisson", "multinomial"])
+def test_a_sorted_stream_is_within_its_target(model):
+    """A stream sorted by its target (the smallest counts, or one class, first): QNC's weights
+    are fitted to the Laplace fit of all it has seen, and its coreset is within the target,
+    where OMP's, measured with the first call's projection, is not (and says so, naming
+    QNC: tests/test_stream.py)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((12_000, 3))
+    if model == "poisson":
+        y = rng.poisson(np.exp(0.5 + X @ [0.3, -0.2, 0.1])).astype(float)
+        kw = {}
+    else:
+        E = np.column_stack([np.zeros(12_000), X @ [0.8, -0.5, 0.2] + 0.3, X @ [-0.4, 0.6, 0.1]])
+        P = np.exp(E - E.max(axis=1, keepdims=True))
+        y = (rng.random(12_000)[:, None] > np.cumsum(P / P.sum(1, keepdims=True), 1)).sum(1)
+        kw = {"classes": [0, 1, 2]}
+    order = np.argsort(y, kind="stable")
+    est = QuasiNewtonCoreset(model=model, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoresetQualityWarning)
+        for part in np.array_split(order, 4):
+            est.partial_fit(X[part], y[part], **kw)
+    assert est.laplace_kl_ <= quality_target(est.laplace_.mean.shape[0])
+
+
 def test_a_dask_fits_figure_is_the_in_memory_fits():
     da = pytest.importorskip("dask.array")
     import dask

@@ -227,3 +227,25 @@ def test_a_kl_stream_takes_the_datas_laplace_fit(n_rows):
     assert gaussian_kl(s.mean, s.cov, f.mean, f.cov) < 1e-3
     # the coreset, measured against the data's fit, as the fit of all rows measures its own
     assert stream.laplace_kl_ < 10 * max(full.laplace_kl_, 1e-3)
+
+
+def test_a_stream_sorted_by_the_target_gives_finite_weights_and_says_what_to_do():
+    """A Poisson stream sorted by y (the zeros first): OMP's active set met a point at weight
+    0 whose least-squares weight was exactly 0, and divided 0 by 0 (a RuntimeWarning and NaN
+    in the back-off). The coreset is finite; its figure is above the target, which it says,
+    with the remedy a stream needs (QNC copes: see test_a_sorted_stream_is_within_its_target
+    in tests/test_quality.py)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((12_000, 3))
+    rng.random(12_000)  # the draws of the data where it was found (its classes)
+    y = rng.poisson(np.exp(0.5 + X @ [0.3, -0.2, 0.1])).astype(float)
+    order = np.argsort(y, kind="stable")
+    est = OMPCoreset(model="poisson", random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("error", RuntimeWarning)
+        for part in np.array_split(order, 4):
+            est.partial_fit(X[part], y[part])
+    assert np.all(np.isfinite(est.sample_weight_)) and np.all(est.sample_weight_ > 0)
+    quality = [w for w in caught if issubclass(w.category, CoresetQualityWarning)]
+    assert quality and "QuasiNewtonCoreset" in str(quality[-1].message)

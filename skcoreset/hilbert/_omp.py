@@ -110,7 +110,11 @@ class _ActiveSet:
                 w[:] = z
                 break
             neg = np.flatnonzero(z <= 0)
-            ratios = w[neg] / (w[neg] - z[neg])
+            # how far along w -> z each such weight reaches 0: w / (w - z); a point at weight
+            # 0 whose least-squares weight is 0 too (exactly degenerate rows) is there already
+            gap = w[neg] - z[neg]
+            ratios = np.zeros(neg.shape[0])
+            np.divide(w[neg], gap, out=ratios, where=gap > 0)
             j = int(np.argmin(ratios))
             alpha = ratios[j]
             w += alpha * (z - w)
