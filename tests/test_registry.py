@@ -71,7 +71,7 @@ def test_the_registry_holds_only_those_classes():
 
 
 def test_exports_are_the_registry_and_the_shared_names():
-    shared = {"BaseCoreset", "sensitivity_coreset_size"}
+    shared = {"BaseCoreset", "quality_target", "sensitivity_coreset_size"}
     shared |= {n for n in coreset.__all__ if n.endswith("Warning")}
     assert set(coreset.__all__) == set(ESTIMATORS) | shared
     top = {n for n in skcoreset.__all__ if n[0].isupper()}

@@ -15,6 +15,7 @@ _DEFINED_IN = {
     "CoresetCoverageWarning": "_exceptions",
     "CoresetQualityWarning": "_exceptions",
     "CoresetSizeWarning": "_exceptions",
+    "quality_target": "_quality",
     "sensitivity_coreset_size": "_sensitivity",
 }
 

@@ -10,6 +10,8 @@ constant warns too (:class:`CoresetCoverageWarning`): its likelihood says nothin
 coefficient.
 """
 
+from numbers import Integral
+
 import numpy as np
 
 from .._warnings import warn
@@ -22,10 +24,10 @@ DEFAULT_DRAWS = 4000
 
 
 def quality_target(n_params):
-    """The largest ``laplace_kl_`` that keeps a coreset's error well below the Monte Carlo
-    error of the default sampler: ``P (P + 3) / (20 x 4000)`` nats for P parameters.
+    """The largest ``laplace_kl_`` of a coreset of a posterior of ``n_params`` parameters.
 
-    A Gaussian fitted to S independent draws of a P-dimensional Gaussian posterior is
+    ``P (P + 3) / (20 x 4000)`` nats for P parameters keeps a coreset's error well below the
+    Monte Carlo error of the default sampler. A Gaussian fitted to S independent draws of a P-dimensional Gaussian posterior is
     ``P (P + 3) / (4 S)`` nats from it in expectation (``P / (2 S)`` from its mean,
     ``P (P + 1) / (4 S)`` from its covariance): P (P + 3) / 16 000 for the default sampler's
     4 000 draws, which MCMC's correlation only raises. The target is a fifth of it, so that
@@ -41,7 +43,15 @@ def quality_target(n_params):
     -------
     target : float
         In nats.
+
+    Examples
+    --------
+    >>> from skcoreset.coreset import quality_target
+    >>> round(quality_target(11), 4)
+    0.0019
     """
+    if isinstance(n_params, bool) or not isinstance(n_params, Integral) or n_params < 1:
+        raise ValueError(f"n_params must be a positive integer, got {n_params!r}.")
     return n_params * (n_params + 3) / (20.0 * DEFAULT_DRAWS)
 
 
