@@ -27,10 +27,11 @@ def quality_target(n_params):
     """The largest ``laplace_kl_`` of a coreset of a posterior of ``n_params`` parameters.
 
     ``P (P + 3) / (20 x 4000)`` nats for P parameters keeps a coreset's error well below the
-    Monte Carlo error of the default sampler. A Gaussian fitted to S independent draws of a P-dimensional Gaussian posterior is
-    ``P (P + 3) / (4 S)`` nats from it in expectation (``P / (2 S)`` from its mean,
-    ``P (P + 1) / (4 S)`` from its covariance): P (P + 3) / 16 000 for the default sampler's
-    4 000 draws, which MCMC's correlation only raises. The target is a fifth of it, so that
+    Monte Carlo error of the default sampler. A Gaussian fitted to S independent draws of a
+    P-dimensional Gaussian posterior is ``P (P + 3) / (4 S)`` nats from it in expectation
+    (``P / (2 S)`` from its mean, ``P (P + 1) / (4 S)`` from its covariance):
+    P (P + 3) / 16 000 for the default sampler's 4 000 draws, which MCMC's correlation only
+    raises. The target is a fifth of it, so that
     what a user samples from the coreset is within 20% of the error of sampling the full
     posterior itself: 0.0019 nats for 11 parameters, 0.13 for 101, 0.51 for 201.
 
