@@ -46,7 +46,7 @@ raised a ``CoresetQualityWarning`` ("warned (sampler)" when some raised only the
 else "SILENT FAILURE" ("ERROR" when a fit raised and no seed failed silently). And whether
 ``laplace_kl_`` is within 3x of the independent KL(coreset || full), or both below 0.05 nats.
 
-Usage (from the repository root; about 40 minutes on 2 shared cores; ``--quick``, at most
+Usage (from the repository root; 12 to 25 minutes on 2 cores; ``--quick``, at most
 10 000 rows a set (the wide sets 2 x 10^4) and 2 seeds, 3-4 minutes)::
 
     python -m benchmarks.bench_fidelity --out benchmarks/results/bench_fidelity.json
