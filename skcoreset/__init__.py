@@ -38,6 +38,7 @@ _ESTIMATORS = {
     "BayesianGammaRegression": "linear_model",
     "BayesianLinearRegression": "linear_model",
     "BayesianLogisticRegression": "linear_model",
+    "BayesianMultilevelRegression": "linear_model",
     "BayesianNegativeBinomialRegression": "linear_model",
     "BayesianPoissonRegression": "linear_model",
     "BayesianStudentTRegression": "linear_model",

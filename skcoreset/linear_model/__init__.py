@@ -12,12 +12,14 @@ from ._log_link import (
     BayesianPoissonRegression,
 )
 from ._logistic import BayesianLogisticRegression
+from ._multilevel import BayesianMultilevelRegression
 
 __all__ = [
     "BayesianGLM",
     "BayesianGammaRegression",
     "BayesianLinearRegression",
     "BayesianLogisticRegression",
+    "BayesianMultilevelRegression",
     "BayesianNegativeBinomialRegression",
     "BayesianPoissonRegression",
     "BayesianStudentTRegression",

@@ -22,6 +22,7 @@ _DEFINED_IN = {
     **{cls: module for name, (module, cls, _) in MODELS.items() if name in BUILT_IN},
     "GLM": "_glm",
     "GeneralModel": "_general",
+    "Multilevel": "_multilevel",
     "CustomModel": "_custom",
     "SingleIndexFamily": "_family",
     "OverdispersionWarning": "_poisson",

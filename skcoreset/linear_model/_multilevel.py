@@ -1,0 +1,372 @@
+"""Bayesian multilevel regression: group effects over a single-index likelihood, by HMC.
+
+The posterior is :class:`~skcoreset.models.Multilevel`'s, with the rows' ``sample_weight`` as
+exponents of their likelihood terms (a coreset's weights). The sampler is HMC whose mass matrix
+is the block-arrow Laplace fit's precision (:mod:`skcoreset.sampler._block_hmc`), in the
+partially non-centred parameterisation the fit chooses per effect (``parameterisation``).
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._logging import phase, report
+from .._progress import ProgressBar
+from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
+from .._threads import one_blas_thread
+from .._warnings import warn
+from ..models._laplace import laplace_approximation
+from ..models._multilevel import Multilevel, check_groups
+from ..models._multilevel_laplace import fit_laplace
+from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
+from ..sampler import diagnostics
+from ..sampler._block_hmc import sample
+from ._base import ESS_THRESHOLD, RHAT_THRESHOLD, _dense
+
+_BLOCK_DRAWS = 200  # draws per block of predictions: (rows x 200) linear predictors at a time
+
+
+class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
+    """Bayesian multilevel (random-effects) regression, sampled by block-preconditioned HMC.
+
+    ``eta_i = x_i . coef + intercept + z_i . u_{g(i)}`` with group effects
+    ``u_g ~ N(0, diag(group_sd^2))`` (see :class:`~skcoreset.models.Multilevel`). Fit it on
+    all rows, or on a coreset's weighted rows (``sample_weight``, ``groups``).
+
+    Parameters
+    ----------
+    model : Multilevel, default=None
+        The model; None: ``Multilevel('logistic')``.
+    prior_scale : float, array-like or 'auto', default='auto'
+        Sd of the Gaussian prior of the coefficients (intercept last). 'auto': the data's
+        scale (:func:`~skcoreset.models.default_prior_scale`), as the other estimators.
+    fit_intercept : bool, default=True
+        Whether the model has a fixed intercept (the groups' intercepts vary around it).
+    parameterisation : {'auto', 'centred', 'non-centred'}, default='auto'
+        How the sampler sees each group effect ``u_g = group_sd^(1 - c) v_g``: 'auto' is
+        the partially non-centred parameterisation (Papaspiliopoulos, Roberts & Skold
+        2003), ``c`` the share of the effect's precision its rows give at the Laplace fit;
+        'centred' is ``c = 1``, 'non-centred' ``c = 0``. 'auto' mixes well in both regimes,
+        many small groups and few large ones, where each fixed choice fails in one (the
+        user guide's measurement).
+    n_samples, n_warmup, n_chains : int, default=1000, 500, 4
+        Kept steps and warm-up steps per chain, and chains.
+    step_size : float or 'auto', default='auto'
+        HMC's leapfrog step (in the Laplace fit's units); 'auto' adapts it during the
+        warm-up.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the chains' starts and steps.
+    progress : bool, default=False
+        Show a progress bar of the sampler's steps.
+    verbose : int, default=0
+        Log the phases of the fit.
+
+    Attributes
+    ----------
+    coef_, intercept_ : ndarray of shape (n_features,), float
+        Posterior means of the fixed coefficients and intercept.
+    group_sd_ : ndarray of shape (q,)
+        Posterior mean of the group sds (the intercept's, then each slope's).
+    group_effects_ : ndarray of shape (n_groups, q)
+        Posterior means of each group's effects ``u_g``.
+    coef_samples_, intercept_samples_, group_sd_samples_, group_effects_samples_ : ndarray
+        The draws, of shapes (chains, draws, ...).
+    groups_ : ndarray of shape (n_groups,)
+        The group labels, sorted (the rows of ``group_effects_``).
+    classes_ : ndarray of shape (2,)
+        The class labels (logistic base model only).
+    rhat_, ess_ : ndarray
+        Split R-hat and bulk ESS of every parameter: coefficients, intercept, the extra
+        parameter, group sds, then the effects group by group.
+    centring_ : ndarray of shape (n_groups, q)
+        The sampler's parameterisation of each effect: ``u_g = group_sd^(1 - c) v_g``, 1 for
+        a centred effect, 0 for a non-centred one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.linear_model import BayesianMultilevelRegression
+    >>> from skcoreset.models import Multilevel
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.integers(0, 20, 2000)
+    >>> X = rng.standard_normal((2000, 2))
+    >>> y = X @ [1.0, -0.5] + rng.normal(0, 0.7, 20)[g] + rng.standard_normal(2000)
+    >>> est = BayesianMultilevelRegression(Multilevel("gaussian"), n_samples=300,
+    ...                                    random_state=0).fit(X, y, groups=g)
+    >>> est.group_effects_.shape
+    (20, 1)
+    """
+
+    _parameter_constraints: dict = {
+        "model": [Multilevel, None],
+        "prior_scale": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+            "array-like",
+        ],
+        "fit_intercept": ["boolean"],
+        "parameterisation": [StrOptions({"auto", "centred", "non-centred"})],
+        "n_samples": [Interval(numbers.Integral, 4, None, closed="left")],
+        "n_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
+        "step_size": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        model=None,
+        *,
+        prior_scale="auto",
+        fit_intercept=True,
+        parameterisation="auto",
+        n_samples=1000,
+        n_warmup=500,
+        n_chains=4,
+        step_size="auto",
+        random_state=None,
+        progress=False,
+        verbose=0,
+    ):
+        self.model = model
+        self.prior_scale = prior_scale
+        self.fit_intercept = fit_intercept
+        self.parameterisation = parameterisation
+        self.n_samples = n_samples
+        self.n_warmup = n_warmup
+        self.n_chains = n_chains
+        self.step_size = step_size
+        self.random_state = random_state
+        self.progress = progress
+        self.verbose = verbose
+
+    def _spec(self):
+        return Multilevel() if self.model is None else self.model
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @one_blas_thread()
+    def fit(self, X, y, groups=None, sample_weight=None):
+        """Sample the posterior.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features (dense or sparse).
+        y : array-like of shape (n_samples,)
+            Targets, as the base model needs (two class labels, counts, real values).
+        groups : array-like of shape (n_samples,)
+            Each row's group label (any sortable type).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative exponents of the rows' likelihood terms (a coreset's weights).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        spec = self._spec()
+        base = spec.base_model(fit_intercept=self.fit_intercept)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                             y_numeric=base.labels is None)
+        X = _dense(X)
+        codes, labels = check_groups(groups, X.shape[0])
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if base.labels is not None:
+            coding = base.labels.fit(y)
+            self.classes_, y = coding.classes, coding.encode(y)
+        else:
+            y = base.encode_targets(y)
+        keep = w > 0
+        X, y, w, codes = X[keep], y[keep], w[keep], codes[keep]
+        if X.shape[0] < 2:
+            raise ValueError("BayesianMultilevelRegression needs at least 2 rows with positive weight.")
+        rng = check_random_state(self.random_state)
+        moments = Moments.of(X, y, w)
+        _, _, y_mean, y_sd = moments.mean_and_sd()
+        base = base.with_data_scale(y_mean, y_sd)
+        if is_auto(self.prior_scale):
+            self.prior_scale_ = prior_from_moments(base, moments)
+        else:
+            D = X.shape[1] + int(self.fit_intercept)
+            scale = checked_prior_scale(self.prior_scale, D)
+            self.prior_scale_ = scale if scale.ndim else np.full(D, float(scale))
+        from dataclasses import replace
+
+        base = replace(base, prior_scale=self.prior_scale_)
+        Xd, Z = base.design(X), spec.effects_design(X)
+        posterior = spec.bind(Xd, Z, y, w, codes, len(labels), base, self.prior_scale_,
+                              spec.tau_prior_scale(base, y_sd))
+        with phase(self, f"Laplace fit ({X.shape[0]} rows, {len(labels)} groups)"):
+            pooled = laplace_approximation(base, Xd, y, w, design=True)
+            start = (pooled.mean[: Xd.shape[1]], pooled.mean[Xd.shape[1]] if posterior.E else None)
+            laplace = fit_laplace(posterior, start, self.parameterisation)
+        self.laplace_ = laplace
+        init = laplace.draws(self.n_chains, rng)
+        steps = self.n_chains * (self.n_warmup + self.n_samples)
+        with phase(self, f"HMC: {self.n_chains} chains x ({self.n_warmup} + {self.n_samples})"), \
+                ProgressBar(steps, self.progress, "HMC steps") as bar:
+            result = sample(
+                posterior.log_posterior, laplace.factor, init, n_samples=self.n_samples,
+                n_warmup=self.n_warmup, rng=rng, step_size=self.step_size,
+                progress=bar.update if self.progress else None,
+            )
+        self._set_draws(posterior, result, labels, X.shape[1])
+        report(self, "acceptance rate per chain: %s", np.array2string(result.acceptance_rate, precision=3))
+        self._warn_convergence()
+        return self
+
+    def _set_draws(self, posterior, result, labels, n_features):
+        draws = result.draws
+        D, E = posterior.D, posterior.E
+        tau, u = posterior.effects(draws)
+        self.coef_samples_ = np.ascontiguousarray(draws[..., :n_features])
+        self.intercept_samples_ = (
+            draws[..., n_features].copy() if self.fit_intercept else np.zeros(draws.shape[:2])
+        )
+        base = posterior.base
+        if E:
+            setattr(self, f"{base.extra_name}_samples_", np.exp(draws[..., D]))
+            setattr(self, f"{base.extra_name}_", float(np.exp(draws[..., D]).mean()))
+        self.group_sd_samples_, self.group_effects_samples_ = tau, u
+        self.coef_ = self.coef_samples_.mean(axis=(0, 1))
+        self.intercept_ = float(self.intercept_samples_.mean())
+        self.group_sd_ = tau.mean(axis=(0, 1))
+        self.group_effects_ = u.mean(axis=(0, 1))
+        self.groups_ = labels
+        self.centring_ = posterior.centring.copy()
+        self.acceptance_rate_, self.step_size_ = result.acceptance_rate, result.step_size
+        natural = np.concatenate(
+            [draws[..., : D + E], tau, u.reshape(*u.shape[:2], -1)], axis=-1
+        )
+        self.rhat_, self.ess_ = diagnostics(natural)
+        self._base = base
+        self._spec_fitted = posterior.spec
+
+    def _warn_convergence(self):
+        max_rhat, min_ess = np.nanmax(self.rhat_), np.nanmin(self.ess_)
+        report(self, "max R-hat %.4g, min bulk ESS %.4g", max_rhat, min_ess)
+        if not (max_rhat <= RHAT_THRESHOLD and min_ess >= ESS_THRESHOLD):
+            warn(
+                f"BayesianMultilevelRegression: the MCMC chains may not have converged (max "
+                f"R-hat {max_rhat:.4g}, min bulk ESS {min_ess:.4g}). Increase n_samples "
+                "and/or n_warmup.",
+                ConvergenceWarning,
+            )
+
+    # -- prediction ------------------------------------------------------------------------
+    def _linear_predictors(self, X, groups, rng):
+        """Linear predictors (rows, draws) of the pooled draws; a group not seen in fit (or
+        ``groups=None``) gets a new effect per draw from ``N(0, group_sd^2)``: the posterior
+        predictive of a new group (brms's ``sample_new_levels='gaussian'``)."""
+        check_is_fitted(self, "coef_samples_")
+        X = _dense(validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False))
+        Z = self._spec_fitted.effects_design(X)
+        beta = self.coef_samples_.reshape(-1, X.shape[1])
+        b0 = self.intercept_samples_.reshape(-1)
+        tau = self.group_sd_samples_.reshape(-1, Z.shape[1])
+        u = self.group_effects_samples_.reshape(-1, *self.group_effects_.shape)
+        S = beta.shape[0]
+        if groups is None:
+            pos = np.full(X.shape[0], -1)
+        else:
+            g = np.asarray(groups.to_numpy() if hasattr(groups, "to_numpy") else groups)
+            if g.shape != (X.shape[0],):
+                raise ValueError(f"groups must hold one label per row of X ({X.shape[0]}).")
+            pos = np.searchsorted(self.groups_, g)
+            pos = np.minimum(pos, len(self.groups_) - 1)
+            pos = np.where(self.groups_[pos] == g, pos, -1)
+        eta = X @ beta.T + b0
+        seen = pos >= 0
+        eta[seen] += np.einsum("nq,snq->ns", Z[seen], u[:, pos[seen], :])
+        if not seen.all():
+            new = rng.standard_normal((int((~seen).sum()), S, Z.shape[1])) * tau
+            eta[~seen] += np.einsum("nq,nsq->ns", Z[~seen], new)
+        return eta
+
+    def predict(self, X, groups=None):
+        """The posterior predictive mean (the most probable class for a logistic base).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        groups : array-like of shape (n_samples,), default=None
+            Each row's group; a group not seen in fit, or None, predicts at the population
+            level (a new group's effect drawn from ``N(0, group_sd^2)`` per draw).
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        if self._base.labels is not None:
+            return self.classes_[(self.predict_proba(X, groups)[:, 1] > 0.5).astype(int)]
+        eta = self._linear_predictors(X, groups, np.random.default_rng(0))
+        return self._base.mean(eta).mean(axis=1)
+
+    def predict_proba(self, X, groups=None):
+        """Posterior predictive class probabilities (logistic base model).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        groups : array-like of shape (n_samples,), default=None
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
+        check_is_fitted(self, "coef_samples_")
+        if self._base.labels is None:
+            raise AttributeError(f"The {self._base.name!r} base model has no class probabilities.")
+        p = self._base.mean(self._linear_predictors(X, groups, np.random.default_rng(0))).mean(axis=1)
+        return np.column_stack([1 - p, p])
+
+    def score(self, X, y, groups=None, sample_weight=None):
+        """Accuracy for a logistic base model, else R^2 of :meth:`predict`."""
+        from sklearn.metrics import accuracy_score, r2_score
+
+        pred = self.predict(X, groups)
+        if self._base.labels is not None:
+            return accuracy_score(y, pred, sample_weight=sample_weight)
+        return r2_score(y, pred, sample_weight=sample_weight)
+
+    def to_inference_data(self):
+        """The draws as an ArviZ ``InferenceData``, with group coordinates.
+
+        ``posterior`` holds ``coef`` (chain, draw, feature), ``intercept``, the extra
+        parameter under its name, ``group_sd`` (chain, draw, effect) and ``group_effects``
+        (chain, draw, group, effect), ``group`` labelled by :attr:`groups_` and ``effect``
+        by ``'intercept'`` then ``'x<j>'`` for each slope's column.
+        """
+        import arviz as az
+
+        check_is_fitted(self, "coef_samples_")
+        effects = ["intercept", *(f"x{j}" for j in self._spec_fitted.slopes)]
+        posterior = {
+            "coef": self.coef_samples_,
+            "group_sd": self.group_sd_samples_,
+            "group_effects": self.group_effects_samples_,
+        }
+        if self.fit_intercept:
+            posterior["intercept"] = self.intercept_samples_
+        name = self._base.extra_name
+        if hasattr(self, f"{name}_samples_"):
+            posterior[name] = getattr(self, f"{name}_samples_")
+        return az.from_dict(
+            posterior=posterior,
+            coords={"feature": np.arange(self.coef_.shape[0]), "group": self.groups_,
+                    "effect": effects},
+            dims={"coef": ["feature"], "group_sd": ["effect"],
+                  "group_effects": ["group", "effect"]},
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,421 @@
+"""Multilevel (random-effects) models over a single-index likelihood.
+
+``eta_i = x_i . beta + z_i . u_{g(i)}``: every row gets the shared coefficients ``beta`` and its
+group's effects ``u_g`` on the columns ``z_i`` (a 1 for the random intercept, then the columns
+with random slopes), with ``u_g ~ N(0, diag(tau^2))``. The base model (logistic, Poisson,
+negative binomial, Gaussian, gamma, Student-t) gives ``l(y | eta, extra)``.
+
+:class:`Multilevel` is the specification a user passes as ``model=``; :meth:`Multilevel.bind`
+ties it to data and returns a :class:`MultilevelPosterior`: the log posterior, its gradient and
+its block-arrow Hessian in the sampler's parameterisation
+
+    theta = [beta (D), log extra (E = 0 or 1), log tau (q), v (G x q, group-major)]
+
+where ``u_gk = tau_k v_gk`` for a non-centred effect and ``u_gk = v_gk`` for a centred one
+(``centred``: a (G, q) mask). Non-centred effects suit groups whose rows say little about
+their effect (the funnel between ``tau`` and ``u_g`` disappears); centred ones suit groups whose
+rows pin their effect down (the non-centred posterior would be a curved ridge). The Laplace fit
+chooses per effect (:mod:`._multilevel_laplace`).
+
+The data term is a sum over groups of functions of ``(beta, extra, u_g)`` only: the Hessian in
+``theta`` is block-arrow (a dense shared block, a q x q block per group, and shared-by-group
+couplings), which :class:`BlockArrow` factors in ``O(G q^3 + G K q + K^3)``.
+
+This module imports no scikit-learn.
+"""
+
+from dataclasses import dataclass, replace
+from numbers import Integral, Real
+
+import numpy as np
+
+from . import _glm_kernels as kernels
+from ._glm import GLM, with_extra
+
+#: The half-Student-t prior on each group sd: degrees of freedom (brms's default prior on
+#: group sds is student_t(3, 0, 2.5), on the link scale).
+TAU_DF = 3.0
+#: Its scale on the link scale of the models with a link (logit, log); for identity-link
+#: models (Gaussian, Student-t) it is this times the sd of the targets, as brms scales it.
+TAU_SCALE = 2.5
+
+
+@dataclass(frozen=True)
+class Multilevel:
+    """A multilevel model: group effects over a single-index likelihood.
+
+    ``eta_i = x_i . beta + z_i . u_{g(i)}`` with ``z_i = (1, x_i[slopes])``: a random intercept
+    per group, and random slopes on the columns ``slopes`` of ``X``. The effects are
+    ``u_g ~ N(0, diag(tau^2))``, independent across groups; the group sds ``tau`` get a
+    weakly informative half-Student-t prior with 3 degrees of freedom and scale
+    ``tau_scale`` (as brms's default); the coefficients and the extra parameter keep the base
+    model's priors.
+
+    Pass it as ``model=`` to a coreset estimator or to
+    :class:`~skcoreset.linear_model.BayesianMultilevelRegression`, with ``groups=`` in ``fit``.
+
+    Parameters
+    ----------
+    base : str or GLM, default='logistic'
+        The likelihood: ``'logistic'``, ``'poisson'``, ``'negative_binomial'``,
+        ``'gaussian'``, ``'gamma'``, ``'student_t'``, or such a model object.
+    slopes : sequence of int or None, default=None
+        Columns of ``X`` with a random slope per group (their fixed coefficients stay in
+        ``beta``). None: random intercepts only.
+    tau_scale : float or 'auto', default='auto'
+        Scale of the half-Student-t(3) prior on each group sd. 'auto': 2.5 on the link scale
+        (logistic, Poisson, negative binomial, gamma) and 2.5 times the targets' sd for the
+        identity-link models (Gaussian, Student-t), as brms sets it.
+
+    Examples
+    --------
+    >>> from skcoreset.models import Multilevel
+    >>> Multilevel("poisson", slopes=[0]).n_effects
+    2
+    """
+
+    base: object = "logistic"
+    slopes: tuple | None = None
+    tau_scale: object = "auto"
+
+    def __post_init__(self):
+        slopes = () if self.slopes is None else self.slopes
+        try:
+            slopes = tuple(int(s) for s in np.atleast_1d(np.asarray(slopes)))
+        except (TypeError, ValueError):
+            raise TypeError(f"slopes must be column indices (ints), got {self.slopes!r}.") from None
+        if any(s < 0 for s in slopes) or len(set(slopes)) != len(slopes):
+            raise ValueError(f"slopes must be distinct non-negative column indices: {slopes}.")
+        object.__setattr__(self, "slopes", slopes)
+        if not (self.tau_scale == "auto" or _positive(self.tau_scale)):
+            raise ValueError(f"tau_scale must be a positive number or 'auto', got {self.tau_scale!r}.")
+        if not isinstance(self.base, (str, GLM)):
+            raise TypeError(f"base must be a model name or a GLM, got {type(self.base).__name__}.")
+        base = self.base_model()
+        if base.family is None or base.n_params(2) != 2:
+            raise ValueError(
+                f"Multilevel needs a single-index base model (logistic, poisson, "
+                f"negative_binomial, gaussian, gamma, student_t); got {base.name!r}."
+            )
+
+    @property
+    def name(self):
+        return f"multilevel_{self.base_model().name}"
+
+    @property
+    def n_effects(self):
+        """q: the effects per group (the intercept, then one per slope)."""
+        return 1 + len(self.slopes)
+
+    def base_model(self, **params):
+        """The base likelihood as a model object (``params``: its fields replaced)."""
+        from ._registry import get_model
+
+        if isinstance(self.base, GLM):
+            return replace(self.base, **params) if params else self.base
+        return get_model(self.base, **params)
+
+    def effects_design(self, X):
+        """``Z``, of shape (N, q): a column of ones, then the slopes' columns of ``X``."""
+        X = np.asarray(X)
+        if self.slopes and max(self.slopes) >= X.shape[1]:
+            raise ValueError(
+                f"slopes={list(self.slopes)} names a column beyond X's {X.shape[1]} columns."
+            )
+        return np.column_stack([np.ones(X.shape[0]), X[:, list(self.slopes)]]).astype(np.float64)
+
+    def tau_prior_scale(self, base, y_sd):
+        """The half-Student-t scale of each group sd (:attr:`tau_scale`, resolved)."""
+        if self.tau_scale != "auto":
+            return float(self.tau_scale)
+        identity = base.name in ("gaussian", "student_t")
+        return TAU_SCALE * (float(y_sd) if identity and y_sd and y_sd > 0 else 1.0)
+
+    def bind(self, Xd, Z, y, w, codes, n_groups, base, prior_scale, tau_scale, centring=None):
+        """The posterior on these rows (see :class:`MultilevelPosterior`)."""
+        return MultilevelPosterior(self, Xd, Z, y, w, codes, n_groups, base, prior_scale,
+                                   tau_scale, centring)
+
+
+def _positive(x):
+    return isinstance(x, Real) and not isinstance(x, bool) and np.isfinite(x) and x > 0
+
+
+def check_groups(groups, n_rows, name="groups"):
+    """``(codes, labels)``: each row's group as an index into the sorted distinct labels.
+
+    Raises a ``ValueError`` naming the problem: a missing ``groups``, a length that is not the
+    rows', a missing label (None or NaN).
+    """
+    if groups is None:
+        raise ValueError(f"A multilevel model needs {name}= in fit: each row's group label.")
+    if hasattr(groups, "to_numpy"):
+        groups = groups.to_numpy()
+    g = np.asarray(groups)
+    if g.ndim != 1 or g.shape[0] != n_rows:
+        raise ValueError(f"{name} must be 1-d with one label per row ({n_rows}); got shape {g.shape}.")
+    if g.dtype == object and any(v is None for v in g):
+        raise ValueError(f"{name} holds a missing label (None).")
+    if g.dtype.kind == "f" and not np.all(np.isfinite(g)):
+        raise ValueError(f"{name} holds NaN or infinite labels.")
+    try:
+        labels, codes = np.unique(g, return_inverse=True)
+    except TypeError:
+        raise TypeError(f"{name} mixes label types that cannot be sorted.") from None
+    return codes.astype(np.intp), labels
+
+
+@dataclass
+class BlockArrow:
+    """A symmetric positive definite block-arrow matrix, factored.
+
+    ``H = [[A, C], [C^T, blockdiag(D_g)]]`` with ``A`` (K, K), ``C = [C_1 ... C_G]``,
+    ``C_g`` (K, q), ``D_g`` (q, q). With ``L_g L_g^T = D_g``, ``B_g = C_g L_g^{-T}`` and
+    ``L_s L_s^T = A - sum_g B_g B_g^T`` (the Schur complement), ``H = R R^T`` for the
+    block upper-triangular ``R = [[L_s, B], [0, blockdiag(L_g)]]``: no fill-in.
+    """
+
+    Ls: np.ndarray  # (K, K)
+    B: np.ndarray  # (G, K, q)
+    Lg: np.ndarray  # (G, q, q)
+
+    @classmethod
+    def factor(cls, A, C, D):
+        """Factor, or raise ``np.linalg.LinAlgError`` when ``H`` is not positive definite."""
+        Lg = np.linalg.cholesky(D)
+        # B_g = C_g L_g^{-T}  <=>  L_g B_g^T = C_g^T
+        B = np.swapaxes(np.linalg.solve(Lg, np.swapaxes(C, 1, 2)), 1, 2)
+        S = A - np.einsum("gkq,glq->kl", B, B)
+        Ls = np.linalg.cholesky(0.5 * (S + S.T))
+        return cls(Ls, B, Lg)
+
+    @property
+    def K(self):
+        return self.Ls.shape[0]
+
+    def _split(self, x):
+        return x[..., : self.K], x[..., self.K :].reshape(*x.shape[:-1], *self.Lg.shape[:2])
+
+    def inv_rt(self, z):
+        """``R^{-T} z``: with ``z ~ N(0, I)``, a draw of ``N(0, H^{-1})``."""
+        zs, zg = self._split(z)
+        xs = _upper_solve_t(self.Ls, zs)
+        xg = _lower_solve_t(self.Lg, zg - np.einsum("gkq,...k->...gq", self.B, xs))
+        return np.concatenate([xs, xg.reshape(*z.shape[:-1], -1)], axis=-1)
+
+    def r(self, z):
+        """``R z``: with ``z ~ N(0, I)``, a draw of ``N(0, H)`` (HMC's momentum)."""
+        zs, zg = self._split(z)
+        ys = zs @ self.Ls.T + np.einsum("gkq,...gq->...k", self.B, zg)
+        yg = np.einsum("gpq,...gq->...gp", self.Lg, zg)
+        return np.concatenate([ys, yg.reshape(*z.shape[:-1], -1)], axis=-1)
+
+    def rt(self, x):
+        """``R^T x`` (a proposal's density needs ``|R^T d|^2``)."""
+        xs, xg = self._split(x)
+        ys = xs @ self.Ls
+        yg = np.einsum("gkq,...k->...gq", self.B, xs) + np.einsum("gpq,...gp->...gq", self.Lg, xg)
+        return np.concatenate([ys, yg.reshape(*x.shape[:-1], -1)], axis=-1)
+
+    def solve(self, r):
+        """``H^{-1} r``."""
+        rs, rg = self._split(r)
+        yg = _lower_solve(self.Lg, rg)
+        ys = _lower_solve_1(self.Ls, rs - np.einsum("gkq,...gq->...k", self.B, yg))
+        return self.inv_rt(np.concatenate([ys, yg.reshape(*r.shape[:-1], -1)], axis=-1))
+
+    def logdet(self):
+        """``log det H``."""
+        return 2.0 * (np.log(np.diagonal(self.Ls)).sum() + np.log(np.diagonal(self.Lg, 0, 1, 2)).sum())
+
+
+def _lower_solve(L, b):
+    """Solve ``L_g x_g = b_g`` per group, ``b`` of shape (..., G, q)."""
+    return np.linalg.solve(L, b[..., None])[..., 0]
+
+
+def _lower_solve_t(L, b):
+    """Solve ``L_g^T x_g = b_g`` per group, ``b`` of shape (..., G, q)."""
+    return np.linalg.solve(np.swapaxes(L, 1, 2), b[..., None])[..., 0]
+
+
+def _lower_solve_1(L, b):
+    """Solve ``L x = b`` for one lower-triangular ``L`` and ``b`` (..., K)."""
+    from scipy.linalg import solve_triangular
+
+    return solve_triangular(L, b.T, lower=True).T
+
+
+def _upper_solve_t(L, b):
+    """Solve ``L^T x = b`` for one lower-triangular ``L`` and ``b`` (..., K)."""
+    from scipy.linalg import solve_triangular
+
+    return solve_triangular(L, b.T, lower=True, trans="T").T
+
+
+class MultilevelPosterior:
+    """The log posterior of a multilevel model on weighted rows, in ``theta``.
+
+    Rows are held sorted by group (``order``: the permutation of the caller's rows), so that
+    per-group sums are one ``np.add.reduceat``.
+    """
+
+    def __init__(self, spec, Xd, Z, y, w, codes, n_groups, base, prior_scale, tau_scale, centring):
+        order = np.argsort(codes, kind="stable")
+        self.spec, self.base, self.order = spec, base, order
+        self.Xd = np.ascontiguousarray(Xd[order], dtype=np.float64)
+        self.Z = np.ascontiguousarray(Z[order], dtype=np.float64)
+        self.y = np.ascontiguousarray(y[order], dtype=np.float64)
+        self.w = np.ascontiguousarray(w[order], dtype=np.float64)
+        self.g = np.ascontiguousarray(codes[order])
+        self.G, self.q = int(n_groups), Z.shape[1]
+        counts = np.bincount(self.g, minlength=self.G)
+        self.present = counts > 0  # a group without rows here: its effect is the prior's
+        self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[self.present]
+        self.D = Xd.shape[1]
+        self.E = int(base.has_extra and base.extra is None)
+        self.K = self.D + self.E + self.q
+        self.n_params = self.K + self.G * self.q
+        self.prior_scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (self.D,))
+        self.extra_prior = base.extra_prior if self.E else None
+        self.tau_scale = float(tau_scale)
+        shape = (self.G, self.q)
+        self.centring = np.zeros(shape) if centring is None else np.broadcast_to(
+            np.asarray(centring, dtype=np.float64), shape).copy()
+
+    # -- parameters ------------------------------------------------------------------------
+    def split(self, theta):
+        """``(beta, log_extra or None, log_tau, v)`` of one parameter vector."""
+        D, E, K = self.D, self.E, self.K
+        return theta[:D], (theta[D] if E else None), theta[D + E : K], theta[K:].reshape(self.G, self.q)
+
+    def effects(self, theta):
+        """``(tau, u)``: the group sds and the effects (G, q) of ``theta``, or of draws
+        (..., P) giving (..., q) and (..., G, q)."""
+        theta = np.asarray(theta)
+        log_tau = theta[..., self.D + self.E : self.K]
+        v = theta[..., self.K :].reshape(*theta.shape[:-1], self.G, self.q)
+        return np.exp(log_tau), np.exp((1.0 - self.centring) * log_tau[..., None, :]) * v
+
+    def to_theta(self, beta, log_extra, log_tau, u):
+        """The parameter vector of the effects ``u`` (G, q) in this parameterisation."""
+        v = u * np.exp(-(1.0 - self.centring) * log_tau)
+        extra = [] if not self.E else [log_extra]
+        return np.concatenate([beta, extra, log_tau, v.ravel()])
+
+    def reparameterise(self, theta, centring):
+        """``theta`` in another parameterisation (the same point: the same ``beta``, ``u``)."""
+        beta, s, log_tau, _ = self.split(theta)
+        _, u = self.effects(theta)
+        self.centring = np.broadcast_to(np.asarray(centring, dtype=np.float64), (self.G, self.q)).copy()
+        return self.to_theta(beta, s, log_tau, u)
+
+    def model_at(self, s):
+        return self.base if s is None else with_extra(self.base, float(np.exp(s)))
+
+    # -- the density -------------------------------------------------------------------------
+    def eta(self, theta):
+        beta, _, _, _ = self.split(theta)
+        _, u = self.effects(theta)
+        return self.Xd @ beta + np.einsum("nq,nq->n", self.Z, u[self.g])
+
+    def group_sums(self, a):
+        """Per-group sums of the rows of ``a`` (N, ...) -> (G, ...), zeros for empty groups."""
+        out = np.zeros((self.G, *a.shape[1:]))
+        if len(self.starts):
+            out[self.present] = np.add.reduceat(a, self.starts, axis=0)
+        return out
+
+    def log_prior(self, theta):
+        """``(log prior, gradient)`` of ``theta`` (the Jacobian of ``log tau`` included).
+
+        ``v_g ~ N(0, tau^(2 c_g))`` with ``c`` the centring: ``u_g = tau^(1 - c_g) v_g``.
+        """
+        beta, s, log_tau, v = self.split(theta)
+        grad = np.zeros_like(theta)
+        D, E, K = self.D, self.E, self.K
+        lp = -0.5 * np.sum((beta / self.prior_scale) ** 2)
+        grad[:D] = -beta / self.prior_scale**2
+        if E:
+            m, sd = self.extra_prior
+            lp -= 0.5 * ((s - m) / sd) ** 2
+            grad[D] = -(s - m) / sd**2
+        tau = np.exp(log_tau)
+        r = tau**2 / (TAU_DF * self.tau_scale**2)
+        lp += np.sum(-0.5 * (TAU_DF + 1) * np.log1p(r) + log_tau)
+        c = self.centring
+        v2 = v**2 * np.exp(-2.0 * c * log_tau)  # (v / tau^c)^2
+        lp += -0.5 * v2.sum() - np.sum(c * log_tau)
+        grad[D + E : K] = -(TAU_DF + 1) * r / (1 + r) + 1.0 + np.sum(c * (v2 - 1.0), axis=0)
+        grad[K:] = (-v * np.exp(-2.0 * c * log_tau)).ravel()
+        return lp, grad
+
+    def log_posterior(self, theta, gradient=True):
+        """``log p(theta | data)`` up to a constant, and its gradient."""
+        beta, s, log_tau, v = self.split(theta)
+        model = self.model_at(s)
+        extra = model.extra_value
+        eta = self.eta(theta)
+        ll = self.w @ kernels.loglik_vector(model.family, eta, self.y, extra)
+        lp, grad = self.log_prior(theta)
+        if not gradient:
+            return ll + lp
+        wd = self.w * kernels.dloglik_vector(model.family, eta, self.y, extra)
+        G = self.group_sums(wd[:, None] * self.Z)  # (G, q): d loglik / d u_g
+        D, E, K = self.D, self.E, self.K
+        grad[:D] += self.Xd.T @ wd
+        if E:
+            grad[D] += self.w @ kernels.dlog_extra_vector(model.family, eta, self.y, extra)
+        a = 1.0 - self.centring
+        t = np.exp(a * log_tau)
+        grad[K:] += (t * G).ravel()
+        grad[D + E : K] += np.sum(a * t * v * G, axis=0)
+        return ll + lp, grad
+
+    def hessian(self, theta):
+        """The block-arrow Hessian of ``-log p`` at ``theta``: ``(A, C, D)``."""
+        beta, s, log_tau, v = self.split(theta)
+        model = self.model_at(s)
+        eta = self.eta(theta)
+        d, c = model.loglik_derivatives(eta, self.y)
+        wd, wc = self.w * d, self.w * c
+        a = 1.0 - self.centring
+        t = np.exp(a * log_tau)  # d u / d v
+        u = t * v
+        dtau = (a * u)[self.g] * self.Z  # d eta / d log tau
+        tZ = t[self.g] * self.Z  # d eta / d v_g
+        D, E, K, q = self.D, self.E, self.K, self.q
+        Js = np.hstack([self.Xd, dtau])  # the shared directions but the extra's
+        shared = np.r_[np.arange(D), np.arange(D + E, K)]
+        A = np.zeros((K, K))
+        A[np.ix_(shared, shared)] = Js.T @ (wc[:, None] * Js)
+        Gs = self.group_sums(wd[:, None] * self.Z)  # (G, q)
+        taus = D + E + np.arange(q)
+        A[taus, taus] -= np.sum(a**2 * u * Gs, axis=0)
+        C = np.zeros((self.G, K, q))
+        C[:, shared, :] = self.group_sums(Js[:, :, None] * (wc[:, None] * tZ)[:, None, :])
+        C[:, taus, np.arange(q)] -= a * t * Gs
+        if E:
+            _, cross, curv = model.extra_derivatives(eta, self.y)
+            A[D, shared] = A[shared, D] = Js.T @ (self.w * cross)
+            A[D, D] = self.w @ curv + 1.0 / self.extra_prior[1] ** 2
+            C[:, D, :] = self.group_sums((self.w * cross)[:, None] * tZ)
+        Dg = self.group_sums(tZ[:, :, None] * (wc[:, None] * tZ)[:, None, :])
+        # the priors
+        cen = self.centring
+        prec = np.exp(-2.0 * cen * log_tau)  # 1 / tau^(2c)
+        A[np.arange(D), np.arange(D)] += 1.0 / self.prior_scale**2
+        r = np.exp(2 * log_tau) / (TAU_DF * self.tau_scale**2)
+        A[taus, taus] += 2 * (TAU_DF + 1) * r / (1 + r) ** 2 + np.sum(
+            2 * cen**2 * v**2 * prec, axis=0
+        )
+        C[:, taus, np.arange(q)] -= 2 * cen * v * prec
+        Dg[:, np.arange(q), np.arange(q)] += prec
+        return A, C, Dg
+
+    def information(self, theta):
+        """Each effect's data precision on the effect scale ``u`` (G, q) at ``theta``: the
+        rows' curvature summed over the group (what decides centring)."""
+        beta, s, _, _ = self.split(theta)
+        _, c = self.model_at(s).loglik_derivatives(self.eta(theta), self.y)
+        return self.group_sums((self.w * c)[:, None] * self.Z**2)
