@@ -29,6 +29,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._logging import report
@@ -36,6 +37,8 @@ from .._sklearn_compat import Interval, StrOptions, _fit_context, _safe_indexing
 from .._threads import one_blas_thread
 from ..export._mixin import PPLExportMixin
 from ..models import GLM
+from ..models._grouped_data import validate_grouped
+from ..models._multilevel import Multilevel
 from ..models._names import ModelNames
 from ._blocks import InMemoryData, n_rows, row_indexable
 from ._caller import check_resample_caller
@@ -43,6 +46,7 @@ from ._construction import Construction, Context, construct
 from ._dask import chunked_coreset, is_dask_collection
 from ._exceptions import CoresetCoverageWarning, CoresetQualityWarning, CoresetSizeWarning
 from ._merge_reduce import Node
+from ._multilevel import multilevel_coreset
 from ._preparation import (
     check_classes,
     classes_seen,
@@ -102,7 +106,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_points": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "model": [StrOptions(ModelNames("auto")), GLM],
+        "model": [StrOptions(ModelNames("auto")), GLM, Multilevel],
         "prior_scale": [
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
@@ -115,7 +119,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Select the coreset.
 
         Parameters
@@ -131,15 +135,18 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the data's log-likelihood terms; the coreset approximates
             the weighted sum and its weights include them.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's group, for a multilevel model (``model=Multilevel(...)``): the
+            coreset keeps rows inside each group (see the user guide, "Multilevel models").
 
         Returns
         -------
         self : object
             Fitted estimator with ``sample_indices_`` and ``sample_weight_``.
         """
-        return self._fit(X, y, sample_weight)
+        return self._fit(X, y, sample_weight, groups=groups)
 
-    def fit_resample(self, X, y, sample_weight=None):
+    def fit_resample(self, X, y, sample_weight=None, groups=None):
         """Fit, then return the weighted subset.
 
         Parameters
@@ -150,6 +157,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the data.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's group, for a multilevel model.
 
         Returns
         -------
@@ -159,14 +168,18 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         y_coreset : array-like of shape (M,)
             The selected targets, in the caller's coding.
         params : dict
-            ``{"sample_weight": sample_weight_}``, to pass to the next estimator's ``fit``.
+            ``{"sample_weight": sample_weight_}``, to pass to the next estimator's ``fit``;
+            with ``groups``, also ``"groups"``: the selected rows' groups.
         """
         check_resample_caller(self)
         X = row_indexable(X)
-        self._fit(X, y, sample_weight)
-        return self._selected(X, y)
+        self._fit(X, y, sample_weight, groups=groups)
+        X_m, y_m, params = self._selected(X, y)
+        if groups is not None:
+            params["groups"] = _safe_indexing(groups, self.sample_indices_)
+        return X_m, y_m, params
 
-    def partial_fit(self, X, y, sample_weight=None, classes=None):
+    def partial_fit(self, X, y, sample_weight=None, classes=None, groups=None):
         """Add a block of rows to the coreset of the data seen so far.
 
         The coreset of every call is pushed onto a binary merge tree, which holds at most
@@ -191,6 +204,9 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             Every class label, needed in the first call when its ``y`` does not hold them
             all; with ``model='auto'`` it makes the model a classification model (logistic
             for two labels, multinomial for more). Ignored afterwards.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's group, for a multilevel model: not streamed yet (a ``ValueError``
+            says so); fit the grouped data at once.
 
         Returns
         -------
@@ -204,6 +220,11 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             whose log-likelihoods overflow), naming the block; the coreset built so far is
             left as it was.
         """
+        if groups is not None or isinstance(self.model, Multilevel):
+            raise ValueError(
+                f"{type(self).__name__}.partial_fit does not stream grouped data for a "
+                "multilevel model yet: call fit(X, y, groups=...) on the data at once."
+            )
         return self._partial_fit(X, y, sample_weight, classes)
 
     @one_blas_thread()
@@ -298,10 +319,12 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     # -- the fit, in named steps ----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     @one_blas_thread()
-    def _fit(self, X, y, sample_weight=None, composed=None):
+    def _fit(self, X, y, sample_weight=None, composed=None, groups=None):
         """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
         self._check_params()
         self._drop_fitted_attributes()
+        if groups is not None or isinstance(self.model, Multilevel):
+            return self._fit_multilevel(X, y, sample_weight, groups)
         in_memory = not is_dask_collection(X)
         if in_memory:
             prepared = prepare(self, X, y, sample_weight, composed)
@@ -314,6 +337,54 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         self._set_result(node, construction)
         if in_memory:
             report(self, "coreset of %d points", len(self.sample_indices_))
+        return self
+
+    def _fit_multilevel(self, X, y, sample_weight, groups):
+        """A coreset of rows inside each group (:mod:`._multilevel`)."""
+        spec = self.model
+        if not isinstance(spec, Multilevel):
+            raise ValueError(
+                "groups= is for a multilevel model: pass model=Multilevel(base) (see "
+                "skcoreset.models.Multilevel)."
+            )
+        if not hasattr(self, "_pool_vectors"):  # the KL coresets and the sensitivity one
+            raise TypeError(
+                f"{type(self).__name__} does not build coresets of multilevel models; "
+                "OMPCoreset, GIGACoreset, FrankWolfeCoreset, IHTCoreset, ImportanceCoreset "
+                "and UniformCoreset do."
+            )
+        if is_dask_collection(X):
+            raise ValueError(
+                "A multilevel coreset of a dask collection is not built yet: compute the "
+                "grouped data into memory (or a numpy memmap) first."
+            )
+        data = validate_grouped(self, spec, X, y, groups, sample_weight, self.fit_intercept)
+        rows = np.flatnonzero(data.w > 0)
+        if rows.shape[0] < 2:
+            raise ValueError("A multilevel coreset needs at least 2 rows with positive weight.")
+        self._target_size = 1  # each group's budget is set where it is reduced
+        node, laplace, info = multilevel_coreset(
+            self, data.X[rows], data.y[rows], data.w[rows], data.codes[rows],
+            len(data.labels), spec, check_random_state(self.random_state),
+        )
+        order = np.argsort(node.indices, kind="stable")
+        indices = rows[node.indices[order]]
+        self.model_ = spec.name
+        self.n_samples_seen_ = data.X.shape[0]
+        self.prior_scale_ = laplace.posterior.prior_scale.copy()
+        self.laplace_ = laplace
+        self.hilbert_error_ = info["error"]
+        self.n_groups_kept_whole_ = info["groups_kept_whole"]
+        self.groups_ = data.labels
+        self.sample_indices_ = indices
+        self.sample_weight_ = node.weights[order].astype(np.float64)
+        self.sample_groups_ = data.labels[data.codes[indices]]
+        self._data_scale = laplace.posterior.data_scale
+        self._coreset_node = Node(indices, self.sample_weight_, data.X[indices],
+                                  data.raw_y[indices])
+        self._labels = None
+        self._raw_targets = None
+        report(self, "multilevel coreset of %d points", len(indices))
         return self
 
     def _set_result(self, node, construction):

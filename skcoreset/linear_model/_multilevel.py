@@ -20,7 +20,8 @@ from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_c
 from .._threads import one_blas_thread
 from .._warnings import warn
 from ..models._laplace import laplace_approximation
-from ..models._multilevel import Multilevel, check_groups
+from ..models._grouped_data import validate_grouped
+from ..models._multilevel import Multilevel
 from ..models._multilevel_laplace import fit_laplace
 from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 from ..sampler import diagnostics
@@ -149,8 +150,6 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
     def _spec(self):
         return Multilevel() if self.model is None else self.model
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    @one_blas_thread()
     def fit(self, X, y, groups=None, sample_weight=None):
         """Sample the posterior.
 
@@ -170,42 +169,31 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
+        return self._fit(X, y, groups, sample_weight)
+
+    def _fit_with_prior(self, X, y, groups, sample_weight, data_scale):
+        """``fit`` on a coreset's rows with the full data's prior (``data_scale``: the
+        coreset's), so that both target one posterior (the compositions call it)."""
+        return self._fit(X, y, groups, sample_weight, data_scale)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @one_blas_thread()
+    def _fit(self, X, y, groups=None, sample_weight=None, data_scale=None):
         spec = self._spec()
-        base = spec.base_model(fit_intercept=self.fit_intercept)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                             y_numeric=base.labels is None)
-        X = _dense(X)
-        codes, labels = check_groups(groups, X.shape[0])
-        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        if base.labels is not None:
-            coding = base.labels.fit(y)
-            self.classes_, y = coding.classes, coding.encode(y)
-        else:
-            y = base.encode_targets(y)
+        data = validate_grouped(self, spec, X, y, groups, sample_weight, self.fit_intercept)
+        X, y, w, codes, labels = data.X, data.y, data.w, data.codes, data.labels
+        if data.classes is not None:
+            self.classes_ = data.classes
         keep = w > 0
         X, y, w, codes = X[keep], y[keep], w[keep], codes[keep]
         if X.shape[0] < 2:
             raise ValueError("BayesianMultilevelRegression needs at least 2 rows with positive weight.")
         rng = check_random_state(self.random_state)
-        moments = Moments.of(X, y, w)
-        _, _, y_mean, y_sd = moments.mean_and_sd()
-        base = base.with_data_scale(y_mean, y_sd)
-        if is_auto(self.prior_scale):
-            self.prior_scale_ = prior_from_moments(base, moments)
-        else:
-            D = X.shape[1] + int(self.fit_intercept)
-            scale = checked_prior_scale(self.prior_scale, D)
-            self.prior_scale_ = scale if scale.ndim else np.full(D, float(scale))
-        from dataclasses import replace
-
-        base = replace(base, prior_scale=self.prior_scale_)
-        Xd, Z = base.design(X), spec.effects_design(X)
-        posterior = spec.bind(Xd, Z, y, w, codes, len(labels), base, self.prior_scale_,
-                              spec.tau_prior_scale(base, y_sd))
+        posterior = spec.posterior(X, y, codes, len(labels), w, self.prior_scale,
+                                   self.fit_intercept, data_scale)
+        self.prior_scale_ = posterior.prior_scale.copy()
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {len(labels)} groups)"):
-            pooled = laplace_approximation(base, Xd, y, w, design=True)
-            start = (pooled.mean[: Xd.shape[1]], pooled.mean[Xd.shape[1]] if posterior.E else None)
-            laplace = fit_laplace(posterior, start, self.parameterisation)
+            laplace = fit_laplace(posterior, self.parameterisation)
         self.laplace_ = laplace
         init = laplace.draws(self.n_chains, rng)
         steps = self.n_chains * (self.n_warmup + self.n_samples)

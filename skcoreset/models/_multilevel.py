@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _glm_kernels as kernels
 from ._glm import GLM, with_extra
+from ._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 
 #: The half-Student-t prior on each group sd: degrees of freedom (brms's default prior on
 #: group sds is student_t(3, 0, 2.5), on the link scale).
@@ -135,6 +136,36 @@ class Multilevel:
         """The posterior on these rows (see :class:`MultilevelPosterior`)."""
         return MultilevelPosterior(self, Xd, Z, y, w, codes, n_groups, base, prior_scale,
                                    tau_scale, centring)
+
+    def posterior(self, X, y, codes, n_groups, w, prior_scale="auto", fit_intercept=True,
+                  data_scale=None):
+        """The :class:`MultilevelPosterior` of validated rows: ``X`` dense features, ``y``
+        coded targets, ``codes`` group indices in ``range(n_groups)``, ``w`` weights.
+
+        ``prior_scale='auto'`` follows the data's scale as every estimator's does
+        (:func:`~skcoreset.models.default_prior_scale`), and so do the extra parameter's
+        prior and ``tau_scale='auto'``; ``data_scale``: ``(moments' prior scale, y_mean,
+        y_sd)`` of other rows to use instead (the full data's, for a coreset's rows).
+        """
+        base = self.base_model(fit_intercept=fit_intercept)
+        if data_scale is None:
+            moments = Moments.of(X, y, w)
+            _, _, y_mean, y_sd = moments.mean_and_sd()
+            auto_scale = prior_from_moments(base.with_data_scale(y_mean, y_sd), moments)
+        else:
+            auto_scale, y_mean, y_sd = data_scale
+        base = base.with_data_scale(y_mean, y_sd)
+        D = X.shape[1] + int(fit_intercept)
+        if is_auto(prior_scale):
+            scale = np.asarray(auto_scale, dtype=np.float64)
+        else:
+            scale = checked_prior_scale(prior_scale, D)
+            scale = scale if scale.ndim else np.full(D, float(scale))
+        base = replace(base, prior_scale=scale)
+        post = self.bind(base.design(X), self.effects_design(X), y, w, codes, n_groups, base,
+                         scale, self.tau_prior_scale(base, y_sd))
+        post.data_scale = (scale, y_mean, y_sd)
+        return post
 
 
 def _positive(x):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._laplace import laplace_approximation
 from ._multilevel import BlockArrow, MultilevelPosterior
 
 @dataclass
@@ -123,8 +124,8 @@ def choose_centring(posterior, theta, rule="auto"):
     return ratio / (1.0 + ratio)
 
 
-def fit_laplace(posterior, start, parameterisation="auto"):
-    """The :class:`MultilevelLaplace` fit, from the shared start ``(beta, log_extra)``.
+def fit_laplace(posterior, parameterisation="auto"):
+    """The :class:`MultilevelLaplace` fit, started at the base model's fit without groups.
 
     The group sds are set at the mode of their Laplace marginal, as lme4 and INLA do: the
     joint mode is no estimate of them (centred, it is the funnel's spike at ``tau = 0``;
@@ -136,7 +137,10 @@ def fit_laplace(posterior, start, parameterisation="auto"):
     """
     from scipy.optimize import minimize
 
-    beta, s = start
+    pooled = laplace_approximation(posterior.base, posterior.Xd, posterior.y, posterior.w,
+                                   design=True).mean
+    D = posterior.D
+    beta, s = pooled[:D], (pooled[D] if posterior.E else None)
     q = posterior.q
     posterior.centring = np.ones((posterior.G, q))
     state = {"theta": posterior.to_theta(beta, s, np.zeros(q), np.zeros((posterior.G, q))),

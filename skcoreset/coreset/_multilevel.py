@@ -1,0 +1,123 @@
+"""Coresets of grouped data for a multilevel model: a coreset of rows inside each group.
+
+The log-likelihood is a sum over groups of ``L_g(beta, extra, u_g)``. Each row is projected
+onto J draws of ``(beta, extra, u_{g(i)})`` from the multilevel Laplace fit (its own group's
+effects), so a group's rows live in their own block of coordinates: matching every block
+matches the total, and the error of the total is at most the sum of the blocks' errors. The
+estimator's algorithm (``_select``: OMP, GIGA, Frank-Wolfe, IHT, importance or uniform
+sampling) runs on each group's block with that group's budget.
+
+The budget follows what each group contributes: ``M_g`` proportional to the sum of its rows'
+norms (the share of the total's error it can cause), at least ``MIN_PER_PARAM`` points per
+parameter a group's rows inform (``D + E + q``), and a group with no more rows than its
+budget is kept whole, weights unchanged.
+"""
+
+import numpy as np
+
+from .._logging import phase, report
+from ..models._multilevel_laplace import fit_laplace
+from ._merge_reduce import Node
+
+#: The least points a reduced group keeps, per parameter its rows inform (beta, the extra
+#: parameter, its effects): fewer cannot pin down a quadratic in them.
+MIN_PER_PARAM = 4
+#: ``n_points='auto'``: points per parameter a group gets (its rows permitting).
+AUTO_PER_PARAM = 10
+#: Rows projected at a time (J log-likelihoods each): bounds the working memory.
+_BLOCK_ROWS = 1 << 16
+
+
+def group_budgets(n_rows, mass, total, floor):
+    """Points per group: ``total`` shared in proportion to ``mass`` (the groups' projected
+    norms), each between ``min(floor, n_g)`` and ``n_g``, the surplus of capped groups
+    shared again among the others."""
+    n_rows = np.asarray(n_rows, dtype=np.int64)
+    budget = np.minimum(n_rows, floor)
+    free = budget < n_rows
+    left = total - budget.sum()
+    while left > 0 and free.any():
+        share = mass * free
+        if share.sum() <= 0:
+            share = free.astype(float)
+        extra = np.floor(left * share / share.sum()).astype(np.int64)
+        if extra.sum() == 0:  # the remainder: one point each to the heaviest free groups
+            order = np.argsort(-share)[: int(left)]
+            extra = np.zeros_like(budget)
+            extra[order[free[order]]] = 1
+        budget = np.minimum(n_rows, budget + extra)
+        left = total - budget.sum()
+        free = budget < n_rows
+        if extra.sum() == 0:
+            break
+    return budget
+
+
+def projected_rows(laplace, draws, rows):
+    """The rows' centred log-likelihoods at the draws, ``w_i (l_ij - mean_j l_ij)``,
+    ``rows`` a slice of the posterior's (group-sorted) rows: shape (rows, J)."""
+    post = laplace.posterior
+    D, E = post.D, post.E
+    tau, u = post.effects(draws)  # (J, q), (J, G, q)
+    g = post.g[rows]
+    eta = post.Xd[rows] @ draws[:, :D].T + np.einsum("nq,jnq->nj", post.Z[rows], u[:, g, :])
+    extra = np.exp(draws[:, D]) if E else None
+    ll = post.base.log_density(post.y[rows, None], eta, extra)
+    ll -= ll.mean(axis=1, keepdims=True)
+    return post.w[rows, None] * ll
+
+
+def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
+    """``(node, laplace, info)``: the coreset of validated rows ``X``, coded ``y``, weights
+    ``w`` and group indices ``codes``, with the estimator's algorithm."""
+    post = spec.posterior(X, y, codes, n_groups, w, estimator.prior_scale, estimator.fit_intercept)
+    with phase(estimator, f"multilevel Laplace fit ({X.shape[0]} rows, {n_groups} groups)"):
+        laplace = fit_laplace(post)
+    n_per = post.D + post.E + post.q
+    J = min(estimator.n_projections, max(40, 8 * n_per))
+    draws = laplace.draws(J, rng)
+    counts = np.bincount(post.g, minlength=post.G)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    # the groups' masses (sums of their rows' norms), one block of rows at a time
+    norms = np.empty(post.g.shape[0])
+    for start in range(0, norms.shape[0], _BLOCK_ROWS):
+        rows = slice(start, min(start + _BLOCK_ROWS, norms.shape[0]))
+        norms[rows] = np.linalg.norm(projected_rows(laplace, draws, rows), axis=1)
+    mass = np.bincount(post.g, weights=norms, minlength=post.G)
+    if estimator.n_points == "auto":
+        total = int(np.minimum(counts, AUTO_PER_PARAM * n_per).sum())
+    else:
+        total = int(estimator.n_points)
+    budget = group_budgets(counts, mass, total, MIN_PER_PARAM * n_per)
+    kept_idx, kept_w = [], []
+    errors, targets = 0.0, 0.0
+    size = estimator._target_size
+    with phase(estimator, f"selection: {type(estimator).__name__} in {post.G} groups"):
+        for gidx in np.flatnonzero(counts):
+            rows = slice(bounds[gidx], bounds[gidx + 1])
+            if budget[gidx] >= counts[gidx]:
+                kept_idx.append(np.arange(rows.start, rows.stop))
+                kept_w.append(post.w[rows])
+                continue
+            V = projected_rows(laplace, draws, rows)
+            sigma = np.linalg.norm(V, axis=1)
+            target = V.sum(axis=0)
+            estimator._target_size = int(budget[gidx])
+            sel, _, _ = estimator._select(V, sigma, target, rng)
+            nz = np.flatnonzero(sel)
+            kept_idx.append(rows.start + nz)
+            kept_w.append(sel[nz] * post.w[rows][nz])
+            errors += np.linalg.norm(target - sel @ V)
+            targets += np.linalg.norm(target)
+    estimator._target_size = size
+    sorted_rows = np.concatenate(kept_idx)
+    weights = np.concatenate(kept_w)
+    indices = post.order[sorted_rows]  # back to the caller's row numbers
+    whole = int(np.sum(budget >= counts))
+    report(estimator, "%d of %d groups kept whole; %d points", whole, post.G, len(indices))
+    info = {
+        "error": errors / targets if targets > 0 else 0.0,
+        "groups_kept_whole": whole,
+    }
+    node = Node(indices, weights, X[indices], y[indices])
+    return node, laplace, info
