@@ -74,9 +74,16 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
     with phase(estimator, f"multilevel Laplace fit ({X.shape[0]} rows, {n_groups} groups)"):
         laplace = fit_laplace(post)
     n_per = post.D + post.E + post.q
-    J = min(estimator.n_projections, max(40, 8 * n_per))
-    draws = laplace.draws(J, rng)
     counts = np.bincount(post.g, minlength=post.G)
+    if estimator.n_points == "auto":
+        total = int(np.minimum(counts, AUTO_PER_PARAM * n_per).sum())
+    else:
+        total = int(estimator.n_points)
+    # a group's block needs more dimensions than its points, or any M points match it
+    # exactly and the error measures nothing: twice the largest budget a group can get
+    largest = min(counts.max(), max(AUTO_PER_PARAM * n_per, total * counts.max() // counts.sum()))
+    J = int(min(estimator.n_projections, max(40, 2 * largest)))
+    draws = laplace.draws(J, rng)
     bounds = np.concatenate([[0], np.cumsum(counts)])
     # the groups' masses (sums of their rows' norms), one block of rows at a time
     norms = np.empty(post.g.shape[0])
@@ -84,10 +91,6 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
         rows = slice(start, min(start + _BLOCK_ROWS, norms.shape[0]))
         norms[rows] = np.linalg.norm(projected_rows(laplace, draws, rows), axis=1)
     mass = np.bincount(post.g, weights=norms, minlength=post.G)
-    if estimator.n_points == "auto":
-        total = int(np.minimum(counts, AUTO_PER_PARAM * n_per).sum())
-    else:
-        total = int(estimator.n_points)
     budget = group_budgets(counts, mass, total, MIN_PER_PARAM * n_per)
     kept_idx, kept_w = [], []
     errors, targets = 0.0, 0.0

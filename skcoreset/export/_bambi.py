@@ -7,6 +7,12 @@ Only the families whose weighted response Bambi builds right have a recipe: with
 Gaussian and negative binomial models, while its weighted gamma passes (mu, sigma) as PyMC's
 (alpha, beta), its weighted Student-t fails to build, and so does its weighted Bernoulli (its
 check of 0/1 responses reads the weights too).
+
+A multilevel coreset has no Bambi export (a ``ValueError``: :data:`MULTILEVEL_REFUSED`).
+Bambi's group-specific terms (``(1 + x0 | group)``) are its own parameterisation, with its own
+hyperpriors, on top of a weighted response that is right for three families only; no built
+Bambi model has been checked to give the multilevel coreset posterior's log density, and an
+export that may sample another posterior than the library's is not written.
 """
 
 from dataclasses import dataclass, field
@@ -14,6 +20,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._spec import missing
+
+#: The error of ``to_bambi`` on a multilevel coreset.
+MULTILEVEL_REFUSED = (
+    "to_bambi does not export a multilevel coreset: Bambi writes group effects "
+    "('(1 + x0 | group)') with its own parameterisation and hyperpriors, and weights the "
+    "response rightly for the poisson, gaussian and negative_binomial families only, so its "
+    "model is not known to be this posterior (the weighted coreset rows, the coreset's "
+    "priors, half-Student-t(3, tau_scale) group sds, normal group effects), and no Bambi "
+    "model has been checked against it. Use to_pymc, to_numpyro or to_stan, which write "
+    "the multilevel coreset posterior exactly."
+)
 
 
 @dataclass(frozen=True)
@@ -104,7 +121,16 @@ def build(spec):
     -------
     export : BambiExport
         Bambi's inputs.
+
+    Raises
+    ------
+    ValueError
+        For a multilevel coreset (``spec.effects``): :data:`MULTILEVEL_REFUSED`.
+    NotImplementedError
+        Where Bambi cannot write the model's likelihood (its recipe says so).
     """
+    if spec.effects is not None:
+        raise ValueError(MULTILEVEL_REFUSED)
     # the model's recipe (NotImplementedError where Bambi cannot write its likelihood)
     family, link, aux = spec.recipes.bambi_family(spec.y)
     try:

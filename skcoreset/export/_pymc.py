@@ -1,5 +1,8 @@
 """The coreset posterior as a PyMC model (``to_pymc``): priors as random variables, the
-weighted log-likelihood (the model's recipe, ``pymc_loglik``) as a ``pm.Potential``."""
+weighted log-likelihood (the model's recipe, ``pymc_loglik``) as a ``pm.Potential``. A multilevel
+coreset's group effects (``spec.effects``) add ``group_sd`` (``pm.HalfStudentT``, dims
+``effect``), ``group_effects_raw`` (standard normal, dims ``group`` x ``effect``) and the
+deterministic ``group_effects = group_sd * group_effects_raw``."""
 
 import numpy as np
 
@@ -40,6 +43,10 @@ def build(spec, classes=None):
         labels = classes[1:] if classes is not None else list(range(1, spec.n_classes))
         coords["class"] = [str(c) for c in labels]
         coef_dims = ("class", "feature")
+    effects = spec.effects
+    if effects is not None:
+        coords["group"] = effects.labels.tolist()
+        coords["effect"] = list(effects.names)
     with pm.Model(coords=coords) as model:
         coef = pm.Normal("coef", mu=0.0, sigma=spec.coef_sd, dims=coef_dims)
         eta = pt.dot(spec.X, coef.T if multiclass else coef)
@@ -55,6 +62,15 @@ def build(spec, classes=None):
             for e in spec.extras
         }
         extras = [free[n] if n in free else _f64(spec.fixed[n]) for n in spec.extra_names()]
+        if effects is not None:  # non-centred: u = tau * v, v ~ N(0, 1)
+            tau = pm.HalfStudentT(
+                "group_sd", nu=_f64(effects.tau_df), sigma=_f64(effects.tau_scale), dims="effect"
+            )
+            raw = pm.Normal(
+                "group_effects_raw", mu=_f64(0.0), sigma=_f64(1.0), dims=("group", "effect")
+            )
+            u = pm.Deterministic("group_effects", tau * raw, dims=("group", "effect"))
+            eta = eta + pt.sum(effects.Z * u[effects.index], axis=1)
         loglik = spec.recipes.pymc_loglik(pm, pt, eta, spec.y, extras)  # the model's recipe
         pm.Potential("weighted_loglik", pt.sum(spec.weight * loglik))
     return model

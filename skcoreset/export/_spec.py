@@ -15,12 +15,23 @@ intercept last) and the extra parameters with the normal priors of their logs
 likelihood itself each language takes from the model's recipes (``stan_likelihood``,
 ``pymc_loglik``, ``numpyro_likelihood``, ``bambi_family``): nothing here knows one model from
 another.
+
+A multilevel coreset (``model=Multilevel(...)``, fitted with ``groups=``) adds its group
+effects to each row's predictor, ``eta_n = x_n . coef + intercept + z_n . u_{g(n)}`` with
+``z_n = (1, x_n[slopes])``, and their priors,
+
+    tau_k ~ HalfStudentT(3, tau_scale),    u_gk = tau_k v_gk,    v_gk ~ N(0, 1),
+
+the effects written non-centred (:class:`GroupEffects`, read from the coreset's multilevel
+posterior by :func:`multilevel_export_spec`): the posterior of the library's multilevel fit
+and sampler, on the coreset's weighted rows.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..models._multilevel import TAU_DF
 from ..models._recipes import no_export_error
 
 
@@ -82,6 +93,9 @@ class ExportSpec:
         The model's name.
     recipes : GLM
         The model, whose recipes write the likelihood in each language.
+    effects : GroupEffects or None, default=None
+        The group effects of a multilevel coreset posterior (their design, each row's group
+        and their priors), added to each row's predictor; None without groups.
 
     Examples
     --------
@@ -105,6 +119,7 @@ class ExportSpec:
     feature_names: list
     model: str
     recipes: object
+    effects: object = None
 
     @property
     def n_classes(self):
@@ -196,6 +211,153 @@ def export_spec(model, X, y, weight, *, y_mean=0.0, y_sd=None, feature_names=Non
         feature_names=names,
         model=model.name,
         recipes=model,
+    )
+
+
+@dataclass(frozen=True)
+class GroupEffects:
+    """The group effects of a multilevel coreset posterior, as the exports write them.
+
+    Row ``n`` adds ``z_n . u_{g(n)}`` to its predictor, ``z_n = (1, x_n[slopes])`` (a random
+    intercept, then the random slopes); the effects are written non-centred,
+    ``u_gk = tau_k v_gk`` with ``v_gk ~ N(0, 1)`` and ``tau_k ~ HalfStudentT(df, scale)``:
+    the library's ``u_gk ~ N(0, tau_k^2)``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (M, q)
+        The coreset rows' effects design: a column of ones, then the slopes' columns.
+    index : ndarray of shape (M,)
+        Each row's group, an index into ``labels`` (0-based).
+    labels : ndarray of shape (G,)
+        The group labels, sorted (the coreset estimator's ``groups_``).
+    names : list of str
+        The effects' names: ``'intercept'``, then each slope's feature name.
+    tau_df : float
+        Degrees of freedom of the half-Student-t prior on each group sd (3).
+    tau_scale : float
+        Its scale (the multilevel posterior's ``tau_scale``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.export._spec import GroupEffects
+    >>> effects = GroupEffects(np.ones((3, 1)), np.array([0, 1, 1]), np.array(["a", "b"]),
+    ...                        ["intercept"], 3.0, 2.5)
+    >>> effects.n_groups, effects.n_effects
+    (2, 1)
+    """
+
+    Z: np.ndarray
+    index: np.ndarray
+    labels: np.ndarray
+    names: list
+    tau_df: float
+    tau_scale: float
+
+    @property
+    def n_groups(self):
+        """G, the number of groups (every group of the data, as in the library's posterior)."""
+        return self.labels.shape[0]
+
+    @property
+    def n_effects(self):
+        """q, the effects per group (the intercept, then one per slope)."""
+        return self.Z.shape[1]
+
+
+def multilevel_export_spec(
+    posterior, X, y, weight, index, labels, *, feature_names=None, what="a PPL"
+):
+    """The multilevel coreset posterior on weighted rows, as the exports write it.
+
+    The priors are the multilevel posterior's (the one the coreset was built for: the
+    coreset estimator's ``laplace_.posterior``): the coefficients' sds ``prior_scale`` (the
+    intercept last), the log-normal prior of the extra parameter (``extra_prior``, the normal
+    prior of its log), the group sds' half-Student-t(3, ``tau_scale``); the likelihood is
+    the base model's, written with its recipes.
+
+    Parameters
+    ----------
+    posterior : MultilevelPosterior
+        The multilevel posterior of the data the coreset was built from (only its model and
+        priors are read, not its rows).
+    X : ndarray of shape (M, D)
+        The coreset's rows.
+    y : ndarray of shape (M,)
+        Their targets in the base model's coding.
+    weight : ndarray of shape (M,)
+        Their weights.
+    index : ndarray of shape (M,)
+        Each row's group, an index into ``labels``.
+    labels : ndarray of shape (G,)
+        The group labels, sorted.
+    feature_names : list of str, default=None
+        The features' names (None: ``x0, x1, ...``).
+    what : str, default='a PPL'
+        The export's name, for the error of a model without one.
+
+    Returns
+    -------
+    spec : ExportSpec
+        The description, its ``effects`` set.
+
+    Raises
+    ------
+    NotImplementedError
+        If the base model has no export (no ``likelihood``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcoreset.export._spec import multilevel_export_spec
+    >>> from skcoreset.models import Multilevel
+    >>> rng = np.random.RandomState(0)
+    >>> X, y, codes = rng.standard_normal((40, 2)), rng.poisson(2.0, 40), np.arange(40) % 4
+    >>> posterior = Multilevel("poisson", slopes=[1]).posterior(X, y, codes, 4, np.ones(40))
+    >>> spec = multilevel_export_spec(posterior, X, y, np.ones(40), codes, np.arange(4))
+    >>> spec.effects.names, spec.effects.n_groups, spec.effects.tau_scale
+    (['intercept', 'x1'], 4, 2.5)
+    """
+    base = posterior.base
+    if getattr(base, "likelihood", None) is None:
+        raise no_export_error(base, what)
+    X = np.array(X, dtype=np.float64, ndmin=2)
+    D = X.shape[1]
+    scale = np.asarray(posterior.prior_scale, dtype=np.float64)
+    if scale.shape[0] != D + int(base.fit_intercept):
+        raise ValueError(
+            f"The rows have {D} features; the multilevel posterior's model has "
+            f"{scale.shape[0] - int(base.fit_intercept)}."
+        )
+    extras = ()
+    if posterior.E:  # a free extra parameter: log-normal, the normal prior of its log
+        extras = (ExtraParameter(base.extra_name, *map(float, posterior.extra_prior)),)
+    fixed = {}
+    if base.has_extra and base.extra is not None:
+        fixed[base.extra_name] = float(base.extra)
+    names = [f"x{j}" for j in range(D)] if feature_names is None else list(map(str, feature_names))
+    effects = GroupEffects(
+        Z=posterior.spec.effects_design(X),
+        index=np.asarray(index, dtype=np.intp),
+        labels=np.asarray(labels),
+        names=["intercept"] + [names[j] for j in posterior.spec.slopes],
+        tau_df=float(TAU_DF),
+        tau_scale=float(posterior.tau_scale),
+    )
+    return ExportSpec(
+        likelihood=base.likelihood,
+        X=X,
+        y=np.array(y, dtype=np.float64),
+        weight=np.array(weight, dtype=np.float64),
+        coef_sd=np.ascontiguousarray(scale[:D]),
+        intercept_sd=float(scale[D]) if base.fit_intercept else None,
+        extras=extras,
+        fixed=fixed,
+        feature_names=names,
+        model=posterior.spec.name,
+        recipes=base,
+        effects=effects,
     )
 
 

@@ -3,6 +3,13 @@
 Every density is written with ``target += ..._lpdf`` (not ``~``, which drops constants), so
 that the program's log density is the normalised one of the PyMC and NumPyro exports; each
 row's log-likelihood (the model's recipe, ``stan_likelihood``) is multiplied by its weight.
+
+A multilevel coreset's group effects (``spec.effects``) add the data ``G``, ``Q``, ``group``
+(1-based), ``Z`` and ``group_sd_df``, ``group_sd_scale``; the parameters ``group_sd``
+(``<lower=0>``, half-Student-t: ``student_t_lpdf`` plus ``Q * log2()``, the truncation's
+normalisation) and ``group_effects_raw`` (standard normal); the transformed parameters
+``group_effects = group_effects_raw * diag(group_sd)``; and ``z_n . u_{g(n)}`` in each row's
+predictor.
 """
 
 
@@ -63,6 +70,36 @@ def build(spec):
     for name, value in spec.fixed.items():
         data[name] = value
         decl.append(f"  real<lower=0> {name};")
+    transformed = []
+    effects = spec.effects
+    if effects is not None:
+        data.update(
+            G=effects.n_groups,
+            Q=effects.n_effects,
+            group=effects.index + 1,
+            Z=effects.Z,
+            group_sd_df=effects.tau_df,
+            group_sd_scale=effects.tau_scale,
+        )
+        decl += [
+            "  int<lower=1> G;",
+            "  int<lower=1> Q;",
+            "  array[N] int<lower=1, upper=G> group;",
+            "  matrix[N, Q] Z;",
+            "  real<lower=0> group_sd_df;",
+            "  real<lower=0> group_sd_scale;",
+        ]
+        params += ["  vector<lower=0>[Q] group_sd;", "  matrix[G, Q] group_effects_raw;"]
+        # non-centred: u = tau * v, v ~ N(0, 1)
+        transformed = [
+            "  matrix[G, Q] group_effects = diag_post_multiply(group_effects_raw, group_sd);"
+        ]
+        # the half-Student-t: the Student-t's density on tau > 0, times 2 (its normalisation)
+        model += [
+            "  target += student_t_lpdf(group_sd | group_sd_df, 0, group_sd_scale) + Q * log2();",
+            "  target += std_normal_lpdf(to_vector(group_effects_raw));",
+        ]
+        eta += " + rows_dot_product(Z, group_effects[group])"
     # the declaration first: older Stan compilers take them only at the top of a block
     model = [f"{eta};", *model] + [
         "  for (n in 1:N) {",
@@ -78,6 +115,7 @@ def build(spec):
             "parameters {",
             *params,
             "}",
+            *(["transformed parameters {", *transformed, "}"] if transformed else []),
             "model {",
             *model,
             "}",

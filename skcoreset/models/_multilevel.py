@@ -203,22 +203,26 @@ class BlockArrow:
     ``H = [[A, C], [C^T, blockdiag(D_g)]]`` with ``A`` (K, K), ``C = [C_1 ... C_G]``,
     ``C_g`` (K, q), ``D_g`` (q, q). With ``L_g L_g^T = D_g``, ``B_g = C_g L_g^{-T}`` and
     ``L_s L_s^T = A - sum_g B_g B_g^T`` (the Schur complement), ``H = R R^T`` for the
-    block upper-triangular ``R = [[L_s, B], [0, blockdiag(L_g)]]``: no fill-in.
+    block upper-triangular ``R = [[L_s, B], [0, blockdiag(L_g)]]``: no fill-in. The
+    triangular factors are small (K and q rows), so their inverses are kept and every
+    operation is a product (a sampler applies them thousands of times).
     """
 
     Ls: np.ndarray  # (K, K)
     B: np.ndarray  # (G, K, q)
     Lg: np.ndarray  # (G, q, q)
+    Ls_inv: np.ndarray
+    Lg_inv: np.ndarray
 
     @classmethod
     def factor(cls, A, C, D):
         """Factor, or raise ``np.linalg.LinAlgError`` when ``H`` is not positive definite."""
         Lg = np.linalg.cholesky(D)
-        # B_g = C_g L_g^{-T}  <=>  L_g B_g^T = C_g^T
-        B = np.swapaxes(np.linalg.solve(Lg, np.swapaxes(C, 1, 2)), 1, 2)
+        Lg_inv = np.linalg.inv(Lg)
+        B = np.einsum("gkp,gqp->gkq", C, Lg_inv)  # C_g L_g^{-T}
         S = A - np.einsum("gkq,glq->kl", B, B)
         Ls = np.linalg.cholesky(0.5 * (S + S.T))
-        return cls(Ls, B, Lg)
+        return cls(Ls, B, Lg, np.linalg.inv(Ls), Lg_inv)
 
     @property
     def K(self):
@@ -227,61 +231,40 @@ class BlockArrow:
     def _split(self, x):
         return x[..., : self.K], x[..., self.K :].reshape(*x.shape[:-1], *self.Lg.shape[:2])
 
+    def _join(self, xs, xg):
+        return np.concatenate([xs, xg.reshape(*xs.shape[:-1], -1)], axis=-1)
+
     def inv_rt(self, z):
         """``R^{-T} z``: with ``z ~ N(0, I)``, a draw of ``N(0, H^{-1})``."""
         zs, zg = self._split(z)
-        xs = _upper_solve_t(self.Ls, zs)
-        xg = _lower_solve_t(self.Lg, zg - np.einsum("gkq,...k->...gq", self.B, xs))
-        return np.concatenate([xs, xg.reshape(*z.shape[:-1], -1)], axis=-1)
+        xs = zs @ self.Ls_inv  # L_s^{-T} z_s
+        rest = zg - np.einsum("gkq,...k->...gq", self.B, xs)
+        return self._join(xs, np.einsum("gpq,...gp->...gq", self.Lg_inv, rest))
 
     def r(self, z):
         """``R z``: with ``z ~ N(0, I)``, a draw of ``N(0, H)`` (HMC's momentum)."""
         zs, zg = self._split(z)
         ys = zs @ self.Ls.T + np.einsum("gkq,...gq->...k", self.B, zg)
-        yg = np.einsum("gpq,...gq->...gp", self.Lg, zg)
-        return np.concatenate([ys, yg.reshape(*z.shape[:-1], -1)], axis=-1)
+        return self._join(ys, np.einsum("gpq,...gq->...gp", self.Lg, zg))
 
     def rt(self, x):
         """``R^T x`` (a proposal's density needs ``|R^T d|^2``)."""
         xs, xg = self._split(x)
-        ys = xs @ self.Ls
         yg = np.einsum("gkq,...k->...gq", self.B, xs) + np.einsum("gpq,...gp->...gq", self.Lg, xg)
-        return np.concatenate([ys, yg.reshape(*x.shape[:-1], -1)], axis=-1)
+        return self._join(xs @ self.Ls, yg)
 
     def solve(self, r):
         """``H^{-1} r``."""
         rs, rg = self._split(r)
-        yg = _lower_solve(self.Lg, rg)
-        ys = _lower_solve_1(self.Ls, rs - np.einsum("gkq,...gq->...k", self.B, yg))
-        return self.inv_rt(np.concatenate([ys, yg.reshape(*r.shape[:-1], -1)], axis=-1))
+        yg = np.einsum("gpq,...gq->...gp", self.Lg_inv, rg)  # L_g^{-1} r_g
+        ys = (rs - np.einsum("gkq,...gq->...k", self.B, yg)) @ self.Ls_inv.T
+        return self.inv_rt(self._join(ys, yg))
 
     def logdet(self):
         """``log det H``."""
-        return 2.0 * (np.log(np.diagonal(self.Ls)).sum() + np.log(np.diagonal(self.Lg, 0, 1, 2)).sum())
-
-
-def _lower_solve(L, b):
-    """Solve ``L_g x_g = b_g`` per group, ``b`` of shape (..., G, q)."""
-    return np.linalg.solve(L, b[..., None])[..., 0]
-
-
-def _lower_solve_t(L, b):
-    """Solve ``L_g^T x_g = b_g`` per group, ``b`` of shape (..., G, q)."""
-    return np.linalg.solve(np.swapaxes(L, 1, 2), b[..., None])[..., 0]
-
-
-def _lower_solve_1(L, b):
-    """Solve ``L x = b`` for one lower-triangular ``L`` and ``b`` (..., K)."""
-    from scipy.linalg import solve_triangular
-
-    return solve_triangular(L, b.T, lower=True).T
-
-
-def _upper_solve_t(L, b):
-    """Solve ``L^T x = b`` for one lower-triangular ``L`` and ``b`` (..., K)."""
-    from scipy.linalg import solve_triangular
-
-    return solve_triangular(L, b.T, lower=True, trans="T").T
+        return 2.0 * (
+            np.log(np.diagonal(self.Ls)).sum() + np.log(np.diagonal(self.Lg, 0, 1, 2)).sum()
+        )
 
 
 class MultilevelPosterior:
@@ -313,6 +296,27 @@ class MultilevelPosterior:
         shape = (self.G, self.q)
         self.centring = np.zeros(shape) if centring is None else np.broadcast_to(
             np.asarray(centring, dtype=np.float64), shape).copy()
+
+    def subsample(self, max_rows):
+        """The posterior on at most ``max_rows`` rows of each group, drawn uniformly (seeded:
+        the same rows every time), their weights scaled to the group's total: ``self`` when
+        no group has more."""
+        counts = np.bincount(self.g, minlength=self.G)
+        if counts.max(initial=0) <= max_rows:
+            return self
+        rng = np.random.default_rng(0)
+        # a random key per row; per group the max_rows smallest keys are kept
+        keys = self.g + rng.random(self.g.shape[0])
+        order = np.argsort(keys, kind="stable")
+        rank = np.arange(order.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+        keep = np.sort(order[rank < max_rows])
+        w = self.w[keep]
+        scale = self.group_sums(self.w[:, None])[:, 0] / np.maximum(
+            np.bincount(self.g[keep], weights=w, minlength=self.G), 1e-300)
+        sub = MultilevelPosterior(self.spec, self.Xd[keep], self.Z[keep], self.y[keep],
+                                  w * scale[self.g[keep]], self.g[keep], self.G, self.base,
+                                  self.prior_scale, self.tau_scale, None)
+        return sub
 
     # -- parameters ------------------------------------------------------------------------
     def split(self, theta):

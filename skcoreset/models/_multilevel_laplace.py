@@ -13,8 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scipy.optimize import minimize, minimize_scalar
+
 from ._laplace import laplace_approximation
 from ._multilevel import BlockArrow, MultilevelPosterior
+
+#: The search for the group sds reads at most this many rows of each group (measured:
+#: benchmarks/README.md, Thresholds).
+SEARCH_ROWS_PER_GROUP = 200
+
 
 @dataclass
 class MultilevelLaplace:
@@ -129,37 +136,46 @@ def fit_laplace(posterior, parameterisation="auto"):
 
     The group sds are set at the mode of their Laplace marginal, as lme4 and INLA do: the
     joint mode is no estimate of them (centred, it is the funnel's spike at ``tau = 0``;
-    non-centred, it drifts to large ``tau``). For each ``log tau`` (Nelder-Mead over the q
-    of them), Newton finds the mode of the other parameters, centred, and
-    ``log p(theta_hat) - log det H / 2`` is the marginal. At its maximum the
-    parameterisation is chosen per effect (:func:`choose_centring`) and the Hessian of all
-    the parameters there is the approximation's precision.
+    non-centred, it drifts to large ``tau``). For each ``log tau`` Newton finds the mode of
+    the other parameters, centred, and ``log p(theta_hat) - log det H / 2`` is the marginal
+    (Brent's method for one sd, Nelder-Mead for more). The search runs on at most
+    :data:`SEARCH_ROWS_PER_GROUP` rows of each group (weights scaled to the group's total):
+    a sd needs the groups' effects, not every row. At the sds found, Newton on all the rows
+    gives the mode of the others; there the parameterisation is chosen per effect
+    (:func:`choose_centring`) and the Hessian of all the parameters is the approximation's
+    precision.
     """
-    from scipy.optimize import minimize
+    search = posterior.subsample(SEARCH_ROWS_PER_GROUP)
+    pooled = laplace_approximation(search.base, search.Xd, search.y, search.w, design=True).mean
+    D, q = search.D, search.q
+    beta, s = pooled[:D], (pooled[D] if search.E else None)
+    for post in (search, posterior):
+        post.centring = np.ones((post.G, q))
+    state = {"theta": search.to_theta(beta, s, np.zeros(q), np.zeros((search.G, q))), "n": 0}
+    taus = slice(D + search.E, search.K)
 
-    pooled = laplace_approximation(posterior.base, posterior.Xd, posterior.y, posterior.w,
-                                   design=True).mean
-    D = posterior.D
-    beta, s = pooled[:D], (pooled[D] if posterior.E else None)
-    q = posterior.q
-    posterior.centring = np.ones((posterior.G, q))
-    state = {"theta": posterior.to_theta(beta, s, np.zeros(q), np.zeros((posterior.G, q))),
-             "n": 0}
-    taus = slice(posterior.D + posterior.E, posterior.K)
-
-    def minus_marginal(log_tau):
+    def minus_marginal(log_tau, post=search):
         theta = state["theta"].copy()
         theta[taus] = log_tau
-        theta, factor, n = newton(posterior, theta, fix_tau=True)
+        theta, factor, n = newton(post, theta, fix_tau=True)
         state["theta"], state["n"] = theta, state["n"] + n
-        return -(posterior.log_posterior(theta, gradient=False) - 0.5 * factor.logdet())
+        return -(post.log_posterior(theta, gradient=False) - 0.5 * factor.logdet())
 
-    x0 = np.full(q, np.log(posterior.tau_scale / 2.5))
-    best = minimize(minus_marginal, x0, method="Nelder-Mead",
-                    options={"xatol": 1e-3, "fatol": 1e-6, "initial_simplex": _simplex(x0)})
-    minus_marginal(best.x)  # the conditional mode at the best sds
-    theta = state["theta"]
-    theta = posterior.reparameterise(theta, choose_centring(posterior, theta, parameterisation))
+    x0 = np.full(q, np.log(search.tau_scale / 2.5))
+    if q == 1:
+        best = minimize_scalar(lambda t: minus_marginal(np.array([t])), bracket=(x0[0] - 1, x0[0]),
+                               tol=1e-4)
+        best_x = np.array([best.x])
+    else:
+        best_x = minimize(minus_marginal, x0, method="Nelder-Mead",
+                          options={"xatol": 1e-3, "fatol": 1e-6,
+                                   "initial_simplex": _simplex(x0)}).x
+    if search is posterior:
+        minus_marginal(best_x)
+    else:  # the others' mode on every row, at the sds the search found
+        minus_marginal(best_x, posterior)
+    theta = posterior.reparameterise(state["theta"], choose_centring(posterior, state["theta"],
+                                                                    parameterisation))
     return MultilevelLaplace(posterior, theta, _factor_shifted(*posterior.hessian(theta)),
                              state["n"])
 

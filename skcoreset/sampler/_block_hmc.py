@@ -29,21 +29,20 @@ MAX_LEAPFROG = 100
 
 @dataclass(frozen=True)
 class State:
-    """A chain's position, its log density and gradient, and ``H^{-1} grad``."""
+    """A chain's position, its log density and gradient."""
 
     theta: np.ndarray
     lp: float
     grad: np.ndarray
-    drift: np.ndarray
 
 
-def init(log_posterior, factor, theta):
+def init(log_posterior, theta):
     """The state at ``theta`` (log density -inf where it overflows: rejected)."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         lp, grad = log_posterior(theta)
     if not (np.isfinite(lp) and np.all(np.isfinite(grad))):
-        return State(theta, -np.inf, grad, np.zeros_like(theta))
-    return State(theta, float(lp), grad, factor.solve(grad))
+        return State(theta, -np.inf, np.zeros_like(theta))
+    return State(theta, float(lp), grad)
 
 
 def _accept(new, state, log_ratio, rng):
@@ -60,7 +59,7 @@ def hmc_step(log_posterior, factor, state, eps, n_leapfrog, rng):
     new = state
     p = p + 0.5 * eps * new.grad
     for i in range(n_leapfrog):
-        new = init(log_posterior, factor, new.theta + eps * factor.solve(p))
+        new = init(log_posterior, new.theta + eps * factor.solve(p))
         if not np.isfinite(new.lp):
             return state, False, 0.0
         p = p + (eps if i < n_leapfrog - 1 else 0.5 * eps) * new.grad
@@ -71,9 +70,9 @@ def hmc_step(log_posterior, factor, state, eps, n_leapfrog, rng):
 def mala_step(log_posterior, factor, state, eps, rng):
     """One MALA step with preconditioner ``H^{-1}``: ``(state, accepted, probability)``."""
     noise = rng.standard_normal(state.theta.shape[0])
-    proposal = state.theta + 0.5 * eps**2 * state.drift + eps * factor.inv_rt(noise)
-    new = init(log_posterior, factor, proposal)
-    back = state.theta - (proposal + 0.5 * eps**2 * new.drift)
+    proposal = state.theta + 0.5 * eps**2 * factor.solve(state.grad) + eps * factor.inv_rt(noise)
+    new = init(log_posterior, proposal)
+    back = state.theta - (proposal + 0.5 * eps**2 * factor.solve(new.grad))
     log_q_back = -0.5 * np.sum(factor.rt(back) ** 2) / eps**2
     return _accept(new, state, new.lp - state.lp + log_q_back + 0.5 * np.sum(noise**2), rng)
 
@@ -101,7 +100,7 @@ def sample(log_posterior, factor, inits, *, n_samples, n_warmup, rng, step_size=
     rates, steps, grads = np.zeros(n_chains), np.zeros(n_chains), np.zeros(n_chains, dtype=int)
     adapt, target = step_size == "auto", TARGET[method]
     for c in range(n_chains):
-        state = init(log_posterior, factor, inits[c])
+        state = init(log_posterior, inits[c])
         eps = (0.5 if method == "hmc" else 1.65 * P ** (-1 / 6)) if adapt else float(step_size)
         mu, h_bar, log_eps_bar = np.log(10 * eps), 0.0, np.log(eps)
         accepted = 0
