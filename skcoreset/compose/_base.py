@@ -23,6 +23,7 @@ from .._sklearn_compat import _safe_indexing
 from ..coreset import BaseCoreset
 from ..coreset._blocks import row_indexable
 from ..models import GLM, MODEL_NAMES
+from ..models._multilevel import Multilevel
 
 _MAX_INT = np.iinfo(np.int32).max
 
@@ -49,8 +50,10 @@ def declared_model(estimator):
         return name
     params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
     name = params.get("model")
-    if isinstance(name, GLM):  # a user's model object
+    if isinstance(name, (GLM, Multilevel)):  # a user's model object, a multilevel model
         return name
+    if getattr(type(estimator), "__skcoreset_multilevel__", False):  # its default model
+        return Multilevel()
     return name if isinstance(name, str) and name in MODEL_NAMES else None
 
 
@@ -104,8 +107,10 @@ def infer_model(estimator):
     return "gaussian"
 
 
-def resample(step, X, y, sample_weight, model):
-    """Fit the resampler ``step``; return ``(X_m, y_m, w_m)`` with y_m in the caller's coding.
+def resample(step, X, y, sample_weight, model, groups=None):
+    """Fit the resampler ``step``; return ``(X_m, y_m, w_m, groups_m)`` with y_m in the
+    caller's coding and ``groups_m`` the kept rows' groups (None without ``groups``: only a
+    skcoreset coreset takes them, for a multilevel model).
 
     ``model`` is the model the composition resolved (None: the step decides): a skcoreset
     coreset whose ``model`` is 'auto' uses it, without its parameters being changed; another
@@ -118,22 +123,25 @@ def resample(step, X, y, sample_weight, model):
     its weight. One that makes new rows (``SMOTE``) cannot, and given weights is an error.
     """
     if isinstance(step, BaseCoreset):
-        step._fit(X, y, sample_weight, composed=model)
+        step._fit(X, y, sample_weight, composed=model, groups=groups)
         X_m, y_m, params = step._selected(X, y)
-        return X_m, y_m, params["sample_weight"]
+        kept = None if groups is None else _safe_indexing(groups, step.sample_indices_)
+        return X_m, y_m, params["sample_weight"], kept
     name = type(step).__name__
+    if groups is not None:
+        raise TypeError(f"{name} is not a skcoreset coreset: it cannot take groups.")
     takes_weights = _takes_parameter(step.fit_resample, "sample_weight")
     passed = sample_weight is not None and takes_weights
     out = step.fit_resample(X, y, **({"sample_weight": sample_weight} if passed else {}))
     if len(out) == 3:
         X_m, y_m, params = out
-        return X_m, y_m, params.get("sample_weight")
+        return X_m, y_m, params.get("sample_weight"), None
     X_m, y_m = out
     if sample_weight is None:
-        return X_m, y_m, None
+        return X_m, y_m, None, None
     indices = getattr(step, "sample_indices_", None)
     if not passed and indices is not None:
-        return X_m, y_m, _safe_indexing(sample_weight, np.asarray(indices))
+        return X_m, y_m, _safe_indexing(sample_weight, np.asarray(indices)), None
     if passed:
         why = "returned no weights, so the weights given to it cannot be passed on"
     else:
@@ -162,6 +170,13 @@ def fit_on_coreset(estimator, X, y, params, coreset):
     """
     prior = getattr(coreset, "_data_prior", None) if isinstance(coreset, BaseCoreset) else None
     fit_with_prior = getattr(estimator, "_fit_with_prior", None)
+    scale = getattr(coreset, "_multilevel_scale", None)
+    if scale is not None and fit_with_prior is not None and "groups" in params:
+        if set(params) <= {"sample_weight", "groups"} and getattr(
+            estimator, "__skcoreset_multilevel__", False
+        ):  # the full data's priors (coefficients, extra parameter, group sds)
+            return fit_with_prior(X, y, params["groups"], params.get("sample_weight"), scale)
+        return estimator.fit(X, y, **params)
     if prior is None or fit_with_prior is None or not set(params) <= {"sample_weight"}:
         return estimator.fit(X, y, **params)
     laplace = getattr(coreset, "laplace_", None)

@@ -94,7 +94,7 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
     # -- fit ----------------------------------------------------------------------------
     # The inner estimators are validated by their own fit.
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Select a coreset of ``(X, y)``, then fit the estimator on it.
 
         Parameters
@@ -108,6 +108,10 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             Weights of the data. The coreset is fitted with them and its weights include them
             (it approximates the weighted log-likelihood), so the estimator is fitted with the
             coreset weights alone.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's group, for a multilevel model: the coreset keeps rows in every group
+            and the estimator (:class:`~skcoreset.linear_model.BayesianMultilevelRegression`)
+            gets the kept rows' groups.
 
         Returns
         -------
@@ -132,7 +136,7 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         model = declared_model(coreset) or infer_model(estimator)
         size = getattr(coreset, "n_points", None)
         with phase(self, f"coreset: {type(coreset).__name__} (n_points={size}, model={model})"):
-            X_m, y_m, w_m = resample(coreset, X, y, sample_weight, model)
+            X_m, y_m, w_m, g_m = resample(coreset, X, y, sample_weight, model, groups)
 
         self.coreset_ = coreset
         self.sample_indices_ = np.asarray(coreset.sample_indices_, dtype=np.intp)
@@ -153,7 +157,10 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             )
         self._check_coreset_targets(y_m)
         with phase(self, f"fit of {type(estimator).__name__} on {n_rows} weighted rows"):
-            fit_on_coreset(estimator, X_m, y_m, {key: self.sample_weight_}, coreset)
+            params = {key: self.sample_weight_}
+            if g_m is not None:
+                params["groups"] = g_m
+            fit_on_coreset(estimator, X_m, y_m, params, coreset)
         self.estimator_ = estimator
         return self
 
@@ -162,13 +169,15 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
 
     # -- delegation ---------------------------------------------------------------------
     @available_if(_estimator_has("predict"))
-    def predict(self, X, **params):
+    def predict(self, X, groups=None, **params):
         """Predict with the estimator fitted on the coreset (all rows of ``X``).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Rows to predict (every row, not only the coreset's).
+        groups : array-like of shape (n_samples,), default=None
+            The rows' groups, for a multilevel model.
         **params : dict
             Passed to the estimator's ``predict``.
 
@@ -178,10 +187,12 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             The estimator's predictions.
         """
         check_is_fitted(self)
+        if groups is not None:
+            params["groups"] = groups
         return self.estimator_.predict(X, **params)
 
     @available_if(_estimator_has("score"))
-    def score(self, X, y, sample_weight=None):
+    def score(self, X, y, sample_weight=None, groups=None):
         """The estimator's ``score`` on ``(X, y)`` (accuracy for classifiers, R^2 for regressors).
 
         Parameters
@@ -192,6 +203,8 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             Their targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows in the score.
+        groups : array-like of shape (n_samples,), default=None
+            The rows' groups, for a multilevel model.
 
         Returns
         -------
@@ -200,6 +213,8 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        if groups is not None:
+            kwargs["groups"] = groups
         return self.estimator_.score(X, y, **kwargs)
 
     @available_if(_estimator_has("log_predictive_density"))
@@ -361,6 +376,8 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
     ((50,), (500,))
     """
 
+    score = _BaseCoresetEstimator.score
+
     def _default_estimator(self):
         return BayesianLogisticRegression()
 
@@ -388,13 +405,15 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
             )
 
     @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X, **params):
+    def predict_proba(self, X, groups=None, **params):
         """Class probabilities of the estimator fitted on the coreset.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Rows to predict (every row, not only the coreset's).
+        groups : array-like of shape (n_samples,), default=None
+            The rows' groups, for a multilevel model.
         **params : dict
             Passed to the estimator.
 
@@ -404,6 +423,8 @@ class CoresetClassifier(ClassifierMixin, _BaseCoresetEstimator):
             Columns follow ``classes_``.
         """
         check_is_fitted(self)
+        if groups is not None:
+            params["groups"] = groups
         return self.estimator_.predict_proba(X, **params)
 
     @available_if(_estimator_has("predict_log_proba"))
@@ -507,6 +528,10 @@ class CoresetRegressor(RegressorMixin, _BaseCoresetEstimator):
     >>> reg.sample_indices_.shape, float(reg.sample_weight_.sum())
     ((50,), 500.0)
     """
+
+    # the estimator's own score (R^2 for a regressor), which takes ``groups`` for a
+    # multilevel model, where RegressorMixin's would call predict without them
+    score = _BaseCoresetEstimator.score
 
     def _default_estimator(self):
         return BayesianLinearRegression()

@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 from .._sklearn_compat import _fit_context, _routing_enabled
 from .._warnings import warn
 from ..models import get_model
+from ..models._multilevel import Multilevel
 from ._base import (
     declared_model,
     fit_on_coreset,
@@ -217,9 +218,11 @@ class Pipeline(_skpipeline.Pipeline):
         y : iterable, default=None
             Training targets.
         **params : dict of str -> object
-            ``sample_weight=w``: weights of the data (see the class Notes), and
-            ``stepname__param=value`` for one step's ``fit``. With metadata routing enabled,
-            the parameters requested by the steps up to the first coreset.
+            ``sample_weight=w``: weights of the data (see the class Notes), ``groups=g``:
+            each row's group, for a multilevel model (the coreset takes them, and the step
+            after it gets its rows' groups), and ``stepname__param=value`` for one step's
+            ``fit``. With metadata routing enabled, the parameters requested by the steps up
+            to the first coreset (``groups`` when the coreset requests it).
 
         Returns
         -------
@@ -236,9 +239,10 @@ class Pipeline(_skpipeline.Pipeline):
         self.steps = list(self.steps)
         first = positions[0]
         X, y = indexable(X), indexable(y)
+        groups = params.pop("groups", None) if not _routing_enabled() else None
         per_step, data_weight, head_params = self._split_params(params, first)
         Xt = self._fit_head(X, y, first, per_step, data_weight, head_params)
-        self._fit_tail(Xt, y, first, per_step, data_weight, num_rows(X))
+        self._fit_tail(Xt, y, first, per_step, data_weight, num_rows(X), groups)
         return self
 
     def _split_params(self, params, first):
@@ -304,8 +308,9 @@ class Pipeline(_skpipeline.Pipeline):
             _raise_for_nonfinite_output(head.steps, X, data_weight)
         return Xt
 
-    def _fit_tail(self, Xt, yt, first, per_step, weight, n_rows):
-        """Fit the coreset steps and every step after them, each on the rows kept so far."""
+    def _fit_tail(self, Xt, yt, first, per_step, weight, n_rows, groups=None):
+        """Fit the coreset steps and every step after them, each on the rows kept so far
+        (``groups``: the rows' groups, which the coresets keep with them)."""
         model = self._model_for_resamplers()
         rows = np.arange(n_rows)
         last = len(self.steps) - 1
@@ -316,13 +321,19 @@ class Pipeline(_skpipeline.Pipeline):
                 continue
             step_params = dict(per_step[name])
             if is_resampler(step):
-                weight = self._coreset_weight(name, step_params, weight, idx == first)
-                Xt, yt, weight = self._fit_resampler(name, step, Xt, yt, weight, model)
+                weight, groups = self._coreset_weight(
+                    name, step_params, weight, idx == first, groups
+                )
+                Xt, yt, weight, groups = self._fit_resampler(
+                    name, step, Xt, yt, weight, model, groups
+                )
                 indices = getattr(step, "sample_indices_", None)
                 rows = None if rows is None or indices is None else rows[indices]
                 coreset = step
             else:
                 self._check_tail_params(name, step_params, n_rows)
+                if groups is not None and has_fit_parameter(step, "groups"):
+                    step_params["groups"] = groups  # the coreset's rows' groups
                 Xt = self._fit_weighted_step(
                     name, step, Xt, yt, weight, step_params, idx < last, coreset
                 )
@@ -332,9 +343,13 @@ class Pipeline(_skpipeline.Pipeline):
         self.sample_weight_ = weight
 
     @staticmethod
-    def _coreset_weight(name, step_params, weight, is_first):
-        """The data's weights for a coreset step (``<coreset>__sample_weight`` or
-        ``sample_weight``); nothing else may be passed to it."""
+    def _coreset_weight(name, step_params, weight, is_first, groups=None):
+        """``(weights, groups)`` for a coreset step: the data's weights
+        (``<coreset>__sample_weight`` or ``sample_weight``) and groups (``groups``, or routed
+        to it); nothing else may be passed to it."""
+        routed_groups = step_params.pop("groups", None)
+        if routed_groups is not None:
+            groups = routed_groups
         user_w = step_params.pop("sample_weight", None)
         if user_w is not None:
             if not is_first:
@@ -350,10 +365,10 @@ class Pipeline(_skpipeline.Pipeline):
             weight = user_w
         if step_params:
             raise ValueError(
-                f"Coreset step {name!r} takes no fit parameters other than sample_weight; got "
-                f"{sorted(step_params)}."
+                f"Coreset step {name!r} takes no fit parameters other than sample_weight and "
+                f"groups; got {sorted(step_params)}."
             )
-        return weight
+        return weight, groups
 
     @staticmethod
     def _check_tail_params(name, step_params, n_rows):
@@ -402,16 +417,17 @@ class Pipeline(_skpipeline.Pipeline):
             _raise_for_nonfinite_output([(name, step)], Xt, weight)
         return out
 
-    def _fit_resampler(self, name, step, Xt, yt, weight, model):
+    def _fit_resampler(self, name, step, Xt, yt, weight, model, groups=None):
         """Fit one coreset step: its own model if it names one, else the final estimator's."""
         model = declared_model(step) or model
-        Xr, yr, wr = resample(step, Xt, yt, weight, model)
+        Xr, yr, wr, gr = resample(step, Xt, yt, weight, model, groups)
         if num_rows(Xr, default=1) == 0:
             raise ValueError(
                 f"The coreset step {name!r} kept no rows, so the steps after it cannot be "
                 "fitted; check its parameters and the data's sample_weight (all negligible?)."
             )
-        if model is not None and get_model(model).labels is not None and yr is not None:
+        base = model.base_model() if isinstance(model, Multilevel) else model
+        if base is not None and get_model(base).labels is not None and yr is not None:
             labels = np.unique(np.asarray(yr))
             if labels.shape[0] < 2:
                 # Else the classifier after it reports "y has one class", although y has two.
@@ -420,7 +436,7 @@ class Pipeline(_skpipeline.Pipeline):
                     "the classifier after it needs both classes: increase its n_points."
                 )
         self.X_coreset_, self.y_coreset_ = Xr, yr
-        return Xr, yr, wr
+        return Xr, yr, wr, gr
 
     @available_if(_can_transform)
     def fit_transform(self, X, y=None, **params):

@@ -323,8 +323,11 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
         self._check_params()
         self._drop_fitted_attributes()
-        if groups is not None or isinstance(self.model, Multilevel):
-            return self._fit_multilevel(X, y, sample_weight, groups)
+        spec = self.model if isinstance(self.model, Multilevel) else None
+        if spec is None and self.model == "auto" and isinstance(composed, Multilevel):
+            spec = composed  # the multilevel estimator the coreset feeds
+        if groups is not None or spec is not None:
+            return self._fit_multilevel(X, y, sample_weight, groups, spec)
         in_memory = not is_dask_collection(X)
         if in_memory:
             prepared = prepare(self, X, y, sample_weight, composed)
@@ -339,10 +342,9 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             report(self, "coreset of %d points", len(self.sample_indices_))
         return self
 
-    def _fit_multilevel(self, X, y, sample_weight, groups):
+    def _fit_multilevel(self, X, y, sample_weight, groups, spec):
         """A coreset of rows inside each group (:mod:`._multilevel`)."""
-        spec = self.model
-        if not isinstance(spec, Multilevel):
+        if spec is None:
             raise ValueError(
                 "groups= is for a multilevel model: pass model=Multilevel(base) (see "
                 "skcoreset.models.Multilevel)."
@@ -370,6 +372,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         order = np.argsort(node.indices, kind="stable")
         indices = rows[node.indices[order]]
         self.model_ = spec.name
+        self.multilevel_ = spec
         self.n_samples_seen_ = data.X.shape[0]
         self.prior_scale_ = laplace.posterior.prior_scale.copy()
         self.laplace_ = laplace
@@ -379,7 +382,9 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         self.sample_indices_ = indices
         self.sample_weight_ = node.weights[order].astype(np.float64)
         self.sample_groups_ = data.labels[data.codes[indices]]
-        self._data_scale = laplace.posterior.data_scale
+        # the full data's priors, which the estimator fitted on the coreset takes
+        self._multilevel_scale = laplace.posterior.data_scale
+        self._data_prior = None
         self._coreset_node = Node(indices, self.sample_weight_, data.X[indices],
                                   data.raw_y[indices])
         self._labels = None

@@ -102,6 +102,10 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
     (20, 1)
     """
 
+    #: The compositions hand it the rows' groups, and a coreset with ``model='auto'`` builds
+    #: a multilevel coreset for it (:func:`~skcoreset.compose._base.declared_model`).
+    __skcoreset_multilevel__ = True
+
     _parameter_constraints: dict = {
         "model": [Multilevel, None],
         "prior_scale": [
