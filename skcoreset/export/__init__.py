@@ -9,6 +9,12 @@ samples the posterior the library's MALA samples. One description drives the fou
 (``stan_likelihood``, ``pymc_loglik``, ``numpyro_likelihood``, ``bambi_family``), so a new
 model, a registered user's included, brings its exports with it.
 
+A multilevel coreset (``model=Multilevel(...)``, fitted with ``groups=``) exports its
+multilevel posterior - the group effects in each row's predictor, half-Student-t group sds,
+non-centred effects - to PyMC, NumPyro and Stan (``to_pymc(X, y, groups)`` and the others);
+``to_bambi`` refuses it (a ``ValueError``): Bambi's group-specific terms are not known to give
+that posterior.
+
 Bambi's export is for the models whose weighted response Bambi builds right (the Poisson,
 Gaussian and negative binomial ones: its built models' log densities equal the library's to
 4e-16, checked with Bambi 0.17.2).

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import _safe_indexing
 from . import _bambi, _numpyro, _pymc, _stan
-from ._spec import export_spec
+from ._spec import export_spec, multilevel_export_spec
 
 
 class PPLExportMixin:
@@ -29,6 +29,23 @@ class PPLExportMixin:
     Gaussian model, ``alpha`` the negative binomial dispersion, ``shape`` the gamma shape,
     ``scale`` and ``df`` the Student-t's), each log-normal a priori.
 
+    A multilevel coreset (``model=Multilevel(...)``, fitted with ``groups=``) exports its
+    multilevel posterior on the weighted coreset rows, the library's (its Laplace fit's and
+    :class:`~skcoreset.linear_model.BayesianMultilevelRegression`'s on the same rows):
+
+        eta_n = x_n . coef + intercept + z_n . group_effects[g(n)],  z_n = (1, x_n[slopes]),
+        sum_n w_n log p(y_n | eta_n, extra),  coef ~ N(0, prior_scale_^2) (intercept last),
+        log(extra) ~ N(m, sd^2),  group_sd_k ~ HalfStudentT(3, tau_scale),
+        group_effects[g, k] = group_sd_k * group_effects_raw[g, k],  group_effects_raw ~ N(0, 1),
+
+    with ``g(n)`` the row's group in ``groups_`` (all the data's groups, sorted; the rows'
+    labels are ``sample_groups_``) and the priors those of ``laplace_.posterior``
+    (``prior_scale``, ``extra_prior``, ``tau_scale``). The effects are written non-centred:
+    the free variables ``group_sd`` (q,) and ``group_effects_raw`` (G, q), and
+    ``group_effects`` (G, q) deterministic, the effects ``'intercept'`` then each random
+    slope's feature. ``to_pymc``, ``to_numpyro`` and ``to_stan`` write it; ``to_bambi``
+    refuses it (a ``ValueError``: Bambi's group-specific terms are not known to give it).
+
     Examples
     --------
     >>> from skcoreset.coreset import OMPCoreset
@@ -46,23 +63,31 @@ class PPLExportMixin:
     target += w[n] * normal_lpdf(y[n] | eta[n], noise_scale);
     """
 
-    def _export_spec(self, X, y, what):
+    def _export_spec(self, X, y, what, groups=None):
         """The :class:`~skcoreset.export.ExportSpec` of the fitted coreset.
 
         ``X, y``: the data the coreset was fitted on (its rows are taken by
         ``sample_indices_``), or both None for the rows the estimator kept
-        (:meth:`get_coreset`, which works after ``partial_fit`` too).
+        (:meth:`get_coreset`, which works after ``partial_fit`` too). ``groups``: the data's
+        group labels, for a multilevel coreset (checked; None: its ``sample_groups_``).
         """
         check_is_fitted(self, "sample_indices_")
-        prior = self._data_prior
-        node = self._coreset_node
-        if X is None and y is None:
-            rows, coded = node.X, node.y
-        elif X is None or y is None:
+        if (X is None) != (y is None):
             raise ValueError(
                 f"{what} takes both X and y (the data the coreset was fitted on), or neither "
                 "(the coreset's own rows)."
             )
+        if hasattr(self, "sample_groups_"):  # a multilevel fit (a refit drops it)
+            return self._multilevel_export_spec(X, y, groups, what)
+        if groups is not None:
+            raise ValueError(
+                "groups= is for a multilevel coreset (model=Multilevel(...), fitted with "
+                "groups=); this coreset has no groups."
+            )
+        prior = self._data_prior
+        node = self._coreset_node
+        if X is None:
+            rows, coded = node.X, node.y
         else:
             rows, coded = self._export_rows(X, y, prior.model)
         return export_spec(
@@ -76,9 +101,65 @@ class PPLExportMixin:
             what=what,
         )
 
-    def _export_rows(self, X, y, model):
-        """The coreset's rows of the caller's ``(X, y)``, checked to be the fitted ones, and
-        their targets in the model's coding."""
+    def _multilevel_export_spec(self, X, y, groups, what):
+        """The :class:`~skcoreset.export.ExportSpec` of a multilevel coreset: its rows with
+        their groups (indices into ``groups_``) and the priors of its multilevel posterior
+        (``laplace_.posterior``, whose own rows are the data's, not read here)."""
+        posterior = self.laplace_.posterior
+        base = posterior.base
+        node = self._coreset_node  # its targets as validated, not coded
+        if X is None:
+            if groups is not None:
+                raise ValueError(
+                    f"{what} takes groups with X and y (the data the coreset was fitted on); "
+                    "without them the coreset's own rows and sample_groups_ are used."
+                )
+            rows, targets, all_targets = node.X, node.y, node.y
+        else:
+            rows, targets = self._rows_at_indices(X, y)
+            all_targets = y
+            if not (np.array_equal(rows, node.X) and np.array_equal(targets, node.y)):
+                raise ValueError(
+                    "The rows of X and y at sample_indices_ are not the coreset's: pass the "
+                    "data the coreset was fitted on, or X=None and y=None for its own rows."
+                )
+            if groups is not None:
+                groups = np.asarray(groups.to_numpy() if hasattr(groups, "to_numpy") else groups)
+                if groups.ndim != 1 or groups.shape[0] != len(y):
+                    raise ValueError(f"groups must hold one label per row of X ({len(y)}).")
+                if not np.array_equal(groups[self.sample_indices_], self.sample_groups_):
+                    raise ValueError(
+                        "The groups at sample_indices_ are not the coreset's (sample_groups_): "
+                        "pass the groups the coreset was fitted with."
+                    )
+        if base.labels is not None:  # class labels: coded as the fit coded the data's
+            try:
+                coded = base.labels.fit(np.asarray(all_targets)).encode(targets)
+            except ValueError as exc:
+                raise ValueError(
+                    f"{exc} The coreset's rows alone do not give the classes' coding: pass X "
+                    "and y, the data it was fitted on."
+                ) from None
+        else:
+            coded = base.encode_targets(targets)
+        labels = self.groups_
+        index = np.minimum(np.searchsorted(labels, self.sample_groups_), labels.shape[0] - 1)
+        if not np.array_equal(labels[index], self.sample_groups_):  # labels sorted, all kept
+            raise ValueError("sample_groups_ holds a label not in groups_; please report this.")
+        return multilevel_export_spec(
+            posterior,
+            rows,
+            coded,
+            self.sample_weight_,
+            index,
+            labels,
+            feature_names=getattr(self, "feature_names_in_", None),
+            what=what,
+        )
+
+    def _rows_at_indices(self, X, y):
+        """The rows of the caller's ``(X, y)`` at ``sample_indices_``: dense float64 rows
+        of the fitted number of features, and their targets as given."""
         n = X.shape[0] if hasattr(X, "shape") else len(X)  # sparse X has no len()
         if len(y) != n:
             raise ValueError(f"X has {n} rows and y {len(y)} targets.")
@@ -97,7 +178,12 @@ class PPLExportMixin:
             raise ValueError(
                 f"X has {rows.shape[1]} features; the coreset was fitted on {self.n_features_in_}."
             )
-        targets = np.asarray(_safe_indexing(y, idx))
+        return rows, np.asarray(_safe_indexing(y, idx))
+
+    def _export_rows(self, X, y, model):
+        """The coreset's rows of the caller's ``(X, y)``, checked to be the fitted ones, and
+        their targets in the model's coding."""
+        rows, targets = self._rows_at_indices(X, y)
         labels = self._labels
         coded = labels.encode(targets) if labels is not None else model.encode_targets(targets)
         if not (
@@ -110,7 +196,7 @@ class PPLExportMixin:
             )
         return rows, coded
 
-    def to_pymc(self, X=None, y=None):
+    def to_pymc(self, X=None, y=None, groups=None):
         """The coreset posterior as a PyMC model.
 
         The weighted log-likelihood enters as ``pm.Potential("weighted_loglik", ...)``, the
@@ -118,6 +204,12 @@ class PPLExportMixin:
         (``prior_scale_`` and the extra parameters' log-normal priors). NUTS on it
         (``pm.sample``) samples the posterior that the library's MALA samples on the same
         coreset.
+
+        For a multilevel coreset it is the multilevel coreset posterior (see the class
+        notes): ``group_sd`` is ``pm.HalfStudentT(nu=3, sigma=tau_scale)`` (dims
+        ``effect``), ``group_effects_raw`` standard normal and ``group_effects`` a
+        ``pm.Deterministic`` (dims ``group`` x ``effect``); the coordinates ``group`` are
+        ``groups_`` and ``effect`` ``'intercept'`` then the random slopes' features.
 
         Parameters
         ----------
@@ -127,13 +219,18 @@ class PPLExportMixin:
             (:meth:`get_coreset`).
         y : array-like of shape (n_samples,), default=None
             Their targets (class labels are coded 0, ..., K - 1 as the library codes them).
+        groups : array-like of shape (n_samples,), default=None
+            A multilevel coreset's data's group labels, checked at ``sample_indices_``
+            against ``sample_groups_``; None: ``sample_groups_``. Only for a multilevel
+            coreset.
 
         Returns
         -------
         model : pymc.Model
             Free variables ``coef`` (dims ``feature``, or ``class`` x ``feature`` for the
             multinomial model, whose ``class`` coordinate lists the non-reference classes),
-            ``intercept`` and the model's extra parameters (see the class notes).
+            ``intercept`` and the model's extra parameters (see the class notes); for a
+            multilevel coreset ``group_sd`` and ``group_effects_raw`` too.
 
         Raises
         ------
@@ -141,6 +238,9 @@ class PPLExportMixin:
             If PyMC is not installed (``pip install 'skcoreset[pymc]'``).
         NotImplementedError
             If the coreset's model has no export (a user's model).
+        ValueError
+            If ``X``, ``y`` or ``groups`` are not the data the coreset was fitted on, or
+            ``groups`` is given for a coreset without groups.
 
         Examples
         --------
@@ -152,9 +252,9 @@ class PPLExportMixin:
         >>> sorted(rv.name for rv in model.free_RVs)
         ['coef', 'intercept']
         """
-        return _pymc.build(self._export_spec(X, y, "PyMC"), self._class_labels())
+        return _pymc.build(self._export_spec(X, y, "PyMC", groups), self._class_labels())
 
-    def to_numpyro(self, X=None, y=None):
+    def to_numpyro(self, X=None, y=None, groups=None):
         """The coreset posterior as a NumPyro model function.
 
         A function of no argument whose sample sites are ``coef``, ``intercept`` and the
@@ -164,6 +264,12 @@ class PPLExportMixin:
         MALA samples on the same coreset. The arrays are JAX's default precision: call
         ``numpyro.enable_x64()`` first for float64.
 
+        For a multilevel coreset it is the multilevel coreset posterior (see the class
+        notes): the sites ``group_sd`` (shape (q,), a half-Student-t(3, ``tau_scale``),
+        written as a folded Student-t) and ``group_effects_raw`` (shape (G, q), standard
+        normal) come before ``y``, and ``group_effects = group_sd * group_effects_raw`` is a
+        deterministic site (rows: ``groups_``).
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), default=None
@@ -171,6 +277,10 @@ class PPLExportMixin:
             own rows.
         y : array-like of shape (n_samples,), default=None
             Their targets.
+        groups : array-like of shape (n_samples,), default=None
+            A multilevel coreset's data's group labels, checked at ``sample_indices_``
+            against ``sample_groups_``; None: ``sample_groups_``. Only for a multilevel
+            coreset.
 
         Returns
         -------
@@ -183,6 +293,9 @@ class PPLExportMixin:
             If NumPyro is not installed (``pip install 'skcoreset[numpyro]'``).
         NotImplementedError
             If the coreset's model has no export (a user's model).
+        ValueError
+            If ``X``, ``y`` or ``groups`` are not the data the coreset was fitted on, or
+            ``groups`` is given for a coreset without groups.
 
         Examples
         --------
@@ -196,9 +309,9 @@ class PPLExportMixin:
         >>> [name for name, site in trace.items() if site["type"] == "sample"]
         ['coef', 'intercept', 'noise_scale', 'y']
         """
-        return _numpyro.build(self._export_spec(X, y, "NumPyro"))
+        return _numpyro.build(self._export_spec(X, y, "NumPyro", groups))
 
-    def to_stan(self, X=None, y=None):
+    def to_stan(self, X=None, y=None, groups=None):
         """The coreset posterior as a Stan program and its data.
 
         Each row's log-likelihood enters the target times its weight
@@ -207,6 +320,14 @@ class PPLExportMixin:
         compute. Compile and sample it with CmdStanPy or PyStan, e.g.
         ``cmdstanpy.CmdStanModel(stan_file=path).sample(data=data)``.
 
+        For a multilevel coreset it is the multilevel coreset posterior (see the class
+        notes): the parameters ``vector<lower=0>[Q] group_sd``, with
+        ``student_t_lpdf(group_sd | group_sd_df, 0, group_sd_scale) + Q * log2()`` (the
+        half-Student-t, normalised), and ``matrix[G, Q] group_effects_raw`` (``std_normal``);
+        the transformed parameters ``group_effects``
+        (``diag_post_multiply(group_effects_raw, group_sd)``); each row's predictor adds
+        ``rows_dot_product(Z, group_effects[group])``.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), default=None
@@ -214,21 +335,31 @@ class PPLExportMixin:
             own rows.
         y : array-like of shape (n_samples,), default=None
             Their targets (class codes are 1, ..., K in Stan, class 1 the reference).
+        groups : array-like of shape (n_samples,), default=None
+            A multilevel coreset's data's group labels, checked at ``sample_indices_``
+            against ``sample_groups_``; None: ``sample_groups_``. Only for a multilevel
+            coreset.
 
         Returns
         -------
         program : str
             The Stan program (parameters ``coef``, ``intercept`` and the model's extra
-            parameters).
+            parameters; ``group_sd`` and ``group_effects_raw`` for a multilevel coreset).
         data : dict
             Its data: ``N``, ``D``, ``X``, ``y``, ``w``, the prior sds ``coef_sd`` and
             ``intercept_sd``, and each extra parameter's ``<name>_log_mean`` and
-            ``<name>_log_sd``.
+            ``<name>_log_sd``; for a multilevel coreset ``G`` (the groups, ``groups_``),
+            ``Q`` (effects per group), ``group`` (each row's, 1-based into ``groups_``),
+            ``Z`` (N, Q: ones, then the random slopes' columns), ``group_sd_df`` (3) and
+            ``group_sd_scale``.
 
         Raises
         ------
         NotImplementedError
             If the coreset's model has no export (a user's model).
+        ValueError
+            If ``X``, ``y`` or ``groups`` are not the data the coreset was fitted on, or
+            ``groups`` is given for a coreset without groups.
 
         Examples
         --------
@@ -242,9 +373,9 @@ class PPLExportMixin:
         >>> data["X"].shape == (coreset.n_points_, 2), data["coef_sd"]
         (True, array([2.568, 2.5  ]))
         """
-        return _stan.build(self._export_spec(X, y, "Stan"))
+        return _stan.build(self._export_spec(X, y, "Stan", groups))
 
-    def to_bambi(self, X=None, y=None):
+    def to_bambi(self, X=None, y=None, groups=None):
         """The coreset posterior as Bambi's inputs: a data frame, a formula and priors.
 
         The formula weights the response (``weighted(y, w) ~ x0 + x1 ...``, the weights a
@@ -259,6 +390,8 @@ class PPLExportMixin:
             own rows.
         y : array-like of shape (n_samples,), default=None
             Their targets.
+        groups : array-like of shape (n_samples,), default=None
+            Unused but checked: a multilevel coreset has no Bambi export.
 
         Returns
         -------
@@ -273,6 +406,12 @@ class PPLExportMixin:
         NotImplementedError
             If the coreset's model has no Bambi export: Bambi's weighted response gives the
             library's likelihood for the poisson, gaussian and negative_binomial models only.
+        ValueError
+            For a multilevel coreset: Bambi writes group effects (``(1 + x0 | group)``) with
+            its own parameterisation and hyperpriors, and weights the response rightly for
+            three families only, so no Bambi model is known to be the multilevel coreset
+            posterior; use :meth:`to_pymc`, :meth:`to_numpyro` or :meth:`to_stan`, which
+            write it exactly.
 
         Examples
         --------
@@ -286,7 +425,7 @@ class PPLExportMixin:
         >>> list(export.data.columns)
         ['x0', 'x1', 'y', 'w']
         """
-        return _bambi.build(self._export_spec(X, y, "Bambi"))
+        return _bambi.build(self._export_spec(X, y, "Bambi", groups))
 
     def _class_labels(self):
         """The class labels of a classification coreset (None for numeric targets)."""
