@@ -220,7 +220,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             whose log-likelihoods overflow), naming the block; the coreset built so far is
             left as it was.
         """
-        if groups is not None or isinstance(self.model, Multilevel):
+        if groups is not None or isinstance(getattr(self, "model", None), Multilevel):
             raise ValueError(
                 f"{type(self).__name__}.partial_fit does not stream grouped data for a "
                 "multilevel model yet: call fit(X, y, groups=...) on the data at once."
@@ -323,8 +323,14 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
         self._check_params()
         self._drop_fitted_attributes()
-        spec = self.model if isinstance(self.model, Multilevel) else None
-        if spec is None and self.model == "auto" and isinstance(composed, Multilevel):
+        model = getattr(self, "model", "auto")  # the sensitivity coreset has none
+        spec = model if isinstance(model, Multilevel) else None
+        if (
+            spec is None
+            and isinstance(model, str)
+            and model == "auto"
+            and isinstance(composed, Multilevel)
+        ):
             spec = composed  # the multilevel estimator the coreset feeds
         if groups is not None or spec is not None:
             return self._fit_multilevel(X, y, sample_weight, groups, spec)
@@ -366,8 +372,14 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             raise ValueError("A multilevel coreset needs at least 2 rows with positive weight.")
         self._target_size = 1  # each group's budget is set where it is reduced
         node, laplace, info = multilevel_coreset(
-            self, data.X[rows], data.y[rows], data.w[rows], data.codes[rows],
-            len(data.labels), spec, check_random_state(self.random_state),
+            self,
+            data.X[rows],
+            data.y[rows],
+            data.w[rows],
+            data.codes[rows],
+            len(data.labels),
+            spec,
+            check_random_state(self.random_state),
         )
         order = np.argsort(node.indices, kind="stable")
         indices = rows[node.indices[order]]
@@ -385,8 +397,9 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         # the full data's priors, which the estimator fitted on the coreset takes
         self._multilevel_scale = laplace.posterior.data_scale
         self._data_prior = None
-        self._coreset_node = Node(indices, self.sample_weight_, data.X[indices],
-                                  data.raw_y[indices])
+        self._coreset_node = Node(
+            indices, self.sample_weight_, data.X[indices], data.raw_y[indices]
+        )
         self._labels = None
         self._raw_targets = None
         report(self, "multilevel coreset of %d points", len(indices))

@@ -11,19 +11,18 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._logging import phase, report
 from .._progress import ProgressBar
-from .._sklearn_compat import Interval, StrOptions, _check_sample_weight, _fit_context
+from .._sklearn_compat import Interval, StrOptions, _fit_context
 from .._threads import one_blas_thread
 from .._warnings import warn
-from ..models._laplace import laplace_approximation
 from ..models._grouped_data import validate_grouped
 from ..models._multilevel import Multilevel
 from ..models._multilevel_laplace import fit_laplace
-from ..models._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 from ..sampler import diagnostics
 from ..sampler._block_hmc import sample
 from ._base import ESS_THRESHOLD, RHAT_THRESHOLD, _dense
@@ -191,25 +190,39 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         keep = w > 0
         X, y, w, codes = X[keep], y[keep], w[keep], codes[keep]
         if X.shape[0] < 2:
-            raise ValueError("BayesianMultilevelRegression needs at least 2 rows with positive weight.")
+            raise ValueError(
+                "BayesianMultilevelRegression needs at least 2 rows with positive weight."
+            )
         rng = check_random_state(self.random_state)
-        posterior = spec.posterior(X, y, codes, len(labels), w, self.prior_scale,
-                                   self.fit_intercept, data_scale)
+        posterior = spec.posterior(
+            X, y, codes, len(labels), w, self.prior_scale, self.fit_intercept, data_scale
+        )
         self.prior_scale_ = posterior.prior_scale.copy()
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {len(labels)} groups)"):
             laplace = fit_laplace(posterior, self.parameterisation)
         self.laplace_ = laplace
         init = laplace.draws(self.n_chains, rng)
         steps = self.n_chains * (self.n_warmup + self.n_samples)
-        with phase(self, f"HMC: {self.n_chains} chains x ({self.n_warmup} + {self.n_samples})"), \
-                ProgressBar(steps, self.progress, "HMC steps") as bar:
+        with (
+            phase(self, f"HMC: {self.n_chains} chains x ({self.n_warmup} + {self.n_samples})"),
+            ProgressBar(steps, self.progress, "HMC steps") as bar,
+        ):
             result = sample(
-                posterior.log_posterior, laplace.factor, init, n_samples=self.n_samples,
-                n_warmup=self.n_warmup, rng=rng, step_size=self.step_size,
+                posterior.log_posterior,
+                laplace.factor,
+                init,
+                n_samples=self.n_samples,
+                n_warmup=self.n_warmup,
+                rng=rng,
+                step_size=self.step_size,
                 progress=bar.update if self.progress else None,
             )
         self._set_draws(posterior, result, labels, X.shape[1])
-        report(self, "acceptance rate per chain: %s", np.array2string(result.acceptance_rate, precision=3))
+        report(
+            self,
+            "acceptance rate per chain: %s",
+            np.array2string(result.acceptance_rate, precision=3),
+        )
         self._warn_convergence()
         return self
 
@@ -233,9 +246,7 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         self.groups_ = labels
         self.centring_ = posterior.centring.copy()
         self.acceptance_rate_, self.step_size_ = result.acceptance_rate, result.step_size
-        natural = np.concatenate(
-            [draws[..., : D + E], tau, u.reshape(*u.shape[:2], -1)], axis=-1
-        )
+        natural = np.concatenate([draws[..., : D + E], tau, u.reshape(*u.shape[:2], -1)], axis=-1)
         self.rhat_, self.ess_ = diagnostics(natural)
         self._base = base
         self._spec_fitted = posterior.spec
@@ -316,13 +327,13 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_samples_")
         if self._base.labels is None:
             raise AttributeError(f"The {self._base.name!r} base model has no class probabilities.")
-        p = self._base.mean(self._linear_predictors(X, groups, np.random.default_rng(0))).mean(axis=1)
+        p = self._base.mean(self._linear_predictors(X, groups, np.random.default_rng(0))).mean(
+            axis=1
+        )
         return np.column_stack([1 - p, p])
 
     def score(self, X, y, groups=None, sample_weight=None):
         """Accuracy for a logistic base model, else R^2 of :meth:`predict`."""
-        from sklearn.metrics import accuracy_score, r2_score
-
         pred = self.predict(X, groups)
         if self._base.labels is not None:
             return accuracy_score(y, pred, sample_weight=sample_weight)
@@ -352,10 +363,16 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
             posterior[name] = getattr(self, f"{name}_samples_")
         return az.from_dict(
             posterior=posterior,
-            coords={"feature": np.arange(self.coef_.shape[0]), "group": self.groups_,
-                    "effect": effects},
-            dims={"coef": ["feature"], "group_sd": ["effect"],
-                  "group_effects": ["group", "effect"]},
+            coords={
+                "feature": np.arange(self.coef_.shape[0]),
+                "group": self.groups_,
+                "effect": effects,
+            },
+            dims={
+                "coef": ["feature"],
+                "group_sd": ["effect"],
+                "group_effects": ["group", "effect"],
+            },
         )
 
     def __sklearn_tags__(self):

@@ -25,13 +25,14 @@ This module imports no scikit-learn.
 """
 
 from dataclasses import dataclass, replace
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 
 from . import _glm_kernels as kernels
 from ._glm import GLM, with_extra
 from ._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
+from ._registry import get_model
 
 #: The half-Student-t prior on each group sd: degrees of freedom (brms's default prior on
 #: group sds is student_t(3, 0, 2.5), on the link scale).
@@ -89,7 +90,9 @@ class Multilevel:
             raise ValueError(f"slopes must be distinct non-negative column indices: {slopes}.")
         object.__setattr__(self, "slopes", slopes)
         if not (self.tau_scale == "auto" or _positive(self.tau_scale)):
-            raise ValueError(f"tau_scale must be a positive number or 'auto', got {self.tau_scale!r}.")
+            raise ValueError(
+                f"tau_scale must be a positive number or 'auto', got {self.tau_scale!r}."
+            )
         if not isinstance(self.base, (str, GLM)):
             raise TypeError(f"base must be a model name or a GLM, got {type(self.base).__name__}.")
         base = self.base_model()
@@ -110,8 +113,6 @@ class Multilevel:
 
     def base_model(self, **params):
         """The base likelihood as a model object (``params``: its fields replaced)."""
-        from ._registry import get_model
-
         if isinstance(self.base, GLM):
             return replace(self.base, **params) if params else self.base
         return get_model(self.base, **params)
@@ -134,11 +135,13 @@ class Multilevel:
 
     def bind(self, Xd, Z, y, w, codes, n_groups, base, prior_scale, tau_scale, centring=None):
         """The posterior on these rows (see :class:`MultilevelPosterior`)."""
-        return MultilevelPosterior(self, Xd, Z, y, w, codes, n_groups, base, prior_scale,
-                                   tau_scale, centring)
+        return MultilevelPosterior(
+            self, Xd, Z, y, w, codes, n_groups, base, prior_scale, tau_scale, centring
+        )
 
-    def posterior(self, X, y, codes, n_groups, w, prior_scale="auto", fit_intercept=True,
-                  data_scale=None):
+    def posterior(
+        self, X, y, codes, n_groups, w, prior_scale="auto", fit_intercept=True, data_scale=None
+    ):
         """The :class:`MultilevelPosterior` of validated rows: ``X`` dense features, ``y``
         coded targets, ``codes`` group indices in ``range(n_groups)``, ``w`` weights.
 
@@ -162,8 +165,17 @@ class Multilevel:
             scale = checked_prior_scale(prior_scale, D)
             scale = scale if scale.ndim else np.full(D, float(scale))
         base = replace(base, prior_scale=scale)
-        post = self.bind(base.design(X), self.effects_design(X), y, w, codes, n_groups, base,
-                         scale, self.tau_prior_scale(base, y_sd))
+        post = self.bind(
+            base.design(X),
+            self.effects_design(X),
+            y,
+            w,
+            codes,
+            n_groups,
+            base,
+            scale,
+            self.tau_prior_scale(base, y_sd),
+        )
         post.data_scale = (scale, y_mean, y_sd)
         return post
 
@@ -184,7 +196,9 @@ def check_groups(groups, n_rows, name="groups"):
         groups = groups.to_numpy()
     g = np.asarray(groups)
     if g.ndim != 1 or g.shape[0] != n_rows:
-        raise ValueError(f"{name} must be 1-d with one label per row ({n_rows}); got shape {g.shape}.")
+        raise ValueError(
+            f"{name} must be 1-d with one label per row ({n_rows}); got shape {g.shape}."
+        )
     if g.dtype == object and any(v is None for v in g):
         raise ValueError(f"{name} holds a missing label (None).")
     if g.dtype.kind == "f" and not np.all(np.isfinite(g)):
@@ -294,8 +308,11 @@ class MultilevelPosterior:
         self.extra_prior = base.extra_prior if self.E else None
         self.tau_scale = float(tau_scale)
         shape = (self.G, self.q)
-        self.centring = np.zeros(shape) if centring is None else np.broadcast_to(
-            np.asarray(centring, dtype=np.float64), shape).copy()
+        self.centring = (
+            np.zeros(shape)
+            if centring is None
+            else np.broadcast_to(np.asarray(centring, dtype=np.float64), shape).copy()
+        )
 
     def subsample(self, max_rows):
         """The posterior on at most ``max_rows`` rows of each group, drawn uniformly (seeded:
@@ -312,17 +329,33 @@ class MultilevelPosterior:
         keep = np.sort(order[rank < max_rows])
         w = self.w[keep]
         scale = self.group_sums(self.w[:, None])[:, 0] / np.maximum(
-            np.bincount(self.g[keep], weights=w, minlength=self.G), 1e-300)
-        sub = MultilevelPosterior(self.spec, self.Xd[keep], self.Z[keep], self.y[keep],
-                                  w * scale[self.g[keep]], self.g[keep], self.G, self.base,
-                                  self.prior_scale, self.tau_scale, None)
+            np.bincount(self.g[keep], weights=w, minlength=self.G), 1e-300
+        )
+        sub = MultilevelPosterior(
+            self.spec,
+            self.Xd[keep],
+            self.Z[keep],
+            self.y[keep],
+            w * scale[self.g[keep]],
+            self.g[keep],
+            self.G,
+            self.base,
+            self.prior_scale,
+            self.tau_scale,
+            None,
+        )
         return sub
 
     # -- parameters ------------------------------------------------------------------------
     def split(self, theta):
         """``(beta, log_extra or None, log_tau, v)`` of one parameter vector."""
         D, E, K = self.D, self.E, self.K
-        return theta[:D], (theta[D] if E else None), theta[D + E : K], theta[K:].reshape(self.G, self.q)
+        return (
+            theta[:D],
+            (theta[D] if E else None),
+            theta[D + E : K],
+            theta[K:].reshape(self.G, self.q),
+        )
 
     def effects(self, theta):
         """``(tau, u)``: the group sds and the effects (G, q) of ``theta``, or of draws
@@ -342,7 +375,9 @@ class MultilevelPosterior:
         """``theta`` in another parameterisation (the same point: the same ``beta``, ``u``)."""
         beta, s, log_tau, _ = self.split(theta)
         _, u = self.effects(theta)
-        self.centring = np.broadcast_to(np.asarray(centring, dtype=np.float64), (self.G, self.q)).copy()
+        self.centring = np.broadcast_to(
+            np.asarray(centring, dtype=np.float64), (self.G, self.q)
+        ).copy()
         return self.to_theta(beta, s, log_tau, u)
 
     def model_at(self, s):

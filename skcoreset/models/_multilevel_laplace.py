@@ -12,7 +12,6 @@ This module imports no scikit-learn.
 from dataclasses import dataclass
 
 import numpy as np
-
 from scipy.optimize import minimize, minimize_scalar
 
 from ._laplace import laplace_approximation
@@ -75,7 +74,8 @@ def newton(posterior, theta, *, fix_tau=False, max_iter=200, tol=1e-9):
     if not np.isfinite(lp):
         raise FloatingPointError("The multilevel log posterior is not finite at the start.")
     it = 0
-    for it in range(1, max_iter + 1):
+    while it < max_iter:
+        it += 1
         factor = _factor_shifted(*hessian(theta))
         step = factor.solve(grad)
         decrement = float(grad @ step)
@@ -163,21 +163,27 @@ def fit_laplace(posterior, parameterisation="auto"):
 
     x0 = np.full(q, np.log(search.tau_scale / 2.5))
     if q == 1:
-        best = minimize_scalar(lambda t: minus_marginal(np.array([t])), bracket=(x0[0] - 1, x0[0]),
-                               tol=1e-4)
+        best = minimize_scalar(
+            lambda t: minus_marginal(np.array([t])), bracket=(x0[0] - 1, x0[0]), tol=1e-4
+        )
         best_x = np.array([best.x])
     else:
-        best_x = minimize(minus_marginal, x0, method="Nelder-Mead",
-                          options={"xatol": 1e-3, "fatol": 1e-6,
-                                   "initial_simplex": _simplex(x0)}).x
+        best_x = minimize(
+            minus_marginal,
+            x0,
+            method="Nelder-Mead",
+            options={"xatol": 1e-3, "fatol": 1e-6, "initial_simplex": _simplex(x0)},
+        ).x
     if search is posterior:
         minus_marginal(best_x)
     else:  # the others' mode on every row, at the sds the search found
         minus_marginal(best_x, posterior)
-    theta = posterior.reparameterise(state["theta"], choose_centring(posterior, state["theta"],
-                                                                    parameterisation))
-    return MultilevelLaplace(posterior, theta, _factor_shifted(*posterior.hessian(theta)),
-                             state["n"])
+    theta = posterior.reparameterise(
+        state["theta"], choose_centring(posterior, state["theta"], parameterisation)
+    )
+    return MultilevelLaplace(
+        posterior, theta, _factor_shifted(*posterior.hessian(theta)), state["n"]
+    )
 
 
 def _simplex(x0):

@@ -88,8 +88,18 @@ class Result:
     n_gradients: np.ndarray
 
 
-def sample(log_posterior, factor, inits, *, n_samples, n_warmup, rng, step_size="auto",
-           method="hmc", progress=None):
+def sample(
+    log_posterior,
+    factor,
+    inits,
+    *,
+    n_samples,
+    n_warmup,
+    rng,
+    step_size="auto",
+    method="hmc",
+    progress=None,
+):
     """Run a chain from each row of ``inits`` (chains, P).
 
     ``step_size='auto'`` adapts it during the warm-up by dual averaging toward
@@ -106,7 +116,9 @@ def sample(log_posterior, factor, inits, *, n_samples, n_warmup, rng, step_size=
         accepted = 0
         for i in range(n_warmup + n_samples):
             if method == "hmc":
-                n_leapfrog = int(min(MAX_LEAPFROG, np.ceil(rng.uniform(0.5, 1.5) * PATH_LENGTH / eps)))
+                n_leapfrog = int(
+                    min(MAX_LEAPFROG, np.ceil(rng.uniform(0.5, 1.5) * PATH_LENGTH / eps))
+                )
                 state, ok, prob = hmc_step(log_posterior, factor, state, eps, n_leapfrog, rng)
             else:
                 n_leapfrog = 1
