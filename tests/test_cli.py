@@ -21,6 +21,7 @@ import pytest
 
 import skcoreset
 from skcoreset.cli import main, make_parser
+from skcoreset.cli._algorithms import MULTILEVEL
 from skcoreset.cli._demo import _both_classes
 from skcoreset.cli._demo_settings import COLUMNS
 from skcoreset.cli._tables import open_table, write_coreset
@@ -31,8 +32,9 @@ from skcoreset.coreset import (
     QuasiNewtonCoreset,
     SensitivityCoreset,
 )
-from skcoreset.coreset._registry import COMMAND_LINE_DEFAULT
+from skcoreset.coreset._registry import ALGORITHMS, COMMAND_LINE_DEFAULT, RECOMMENDED
 from skcoreset.datasets import load_phishing
+from skcoreset.models import Multilevel
 
 N_ROWS = 1500
 FEATURES = [f"f{j}" for j in range(10)]
@@ -708,3 +710,165 @@ def test_demo_completes_a_coreset_of_one_class_with_the_data_labels():
     assert y2.tolist() == ["spam", "spam", "ham"]
     assert w2.tolist() == [2.0, 3.0, 1e-12] and not X2[2].any()
     assert _both_classes(X, y, w, np.array(["spam"]))[1] is y
+
+
+# -- build --groups: a multilevel coreset ---------------------------------------------------
+@pytest.fixture(scope="module")
+def grouped(tmp_path_factory):
+    """Grouped logistic data: 2400 rows in 12 schools of uneven sizes (one of 12 rows, kept
+    whole), the school a text column of the csv between the features."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(7)
+    sizes = np.array([12, 60, 90, 120, 150, 180, 200, 210, 250, 300, 380, 448])
+    codes = np.repeat(np.arange(12), sizes)
+    rng.shuffle(codes)
+    X = rng.standard_normal((codes.size, 3))
+    eta = X @ [0.8, -0.5, 0.3] - 0.2 + rng.normal(0, 0.7, 12)[codes]
+    y = (rng.random(codes.size) < 1 / (1 + np.exp(-eta))).astype(int)
+    schools = np.array([f"school {k:02d}" for k in range(12)])[codes]
+    df = pd.DataFrame({"a": X[:, 0], "school": schools, "b": X[:, 1], "c": X[:, 2], "y": y})
+    path = tmp_path_factory.mktemp("grouped") / "schools.csv"
+    df.to_csv(path, index=False)
+    return path, X, y, schools
+
+
+def read_grouped_output(path):
+    """(rows, weights, groups) of a written multilevel coreset."""
+    if path.suffix == ".npz":
+        with np.load(path) as f:
+            assert f.files == ["row", "weight", "group"]
+            return f["row"], f["weight"], f["group"]
+    pd = pytest.importorskip("pandas")
+    df = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+    assert list(df.columns) == ["row", "weight", "group"]
+    return df["row"].to_numpy(), df["weight"].to_numpy(), df["group"].to_numpy().astype(str)
+
+
+@pytest.mark.parametrize(
+    "output, extra, estimator",
+    [
+        # no --algorithm: OMP (the command line's default, QNC, builds no multilevel coreset)
+        ("csv", [], OMPCoreset(300, model=Multilevel("logistic"), random_state=3)),
+        (
+            "npz",
+            ["--algorithm", "giga", "--model", "logistic", "--slopes", "b", "--chunk-rows", 500],
+            GIGACoreset(300, model=Multilevel("logistic", slopes=[1]), random_state=3),
+        ),
+    ],
+)
+def test_build_groups_is_the_multilevel_fit(grouped, tmp_path, capsys, output, extra, estimator):
+    """--groups: the rows, weights and groups written are those of the estimator's
+    fit(X, y, groups=...) with model=Multilevel(...), the group column not a feature."""
+    path, X, y, schools = grouped
+    out = tmp_path / f"coreset.{output}"
+    argv = ["build", path, "--label", "y", "--groups", "school", "--n-points", 300,
+            "--random-state", 3, "-o", out, *extra]  # fmt: skip
+    assert main([str(a) for a in argv]) == 0
+    stdout = capsys.readouterr().out
+    expected = estimator.fit(X, y, groups=schools)
+    rows, weights, groups = read_grouped_output(out)
+    np.testing.assert_array_equal(rows, expected.sample_indices_)
+    np.testing.assert_allclose(weights, expected.sample_weight_, rtol=1e-12)
+    np.testing.assert_array_equal(groups, schools[rows])
+    np.testing.assert_array_equal(groups, expected.sample_groups_)
+    assert len(rows) < len(y) / 4 and np.all(weights > 0)
+    # the school of 12 rows is kept whole: every row, weight 1
+    small = schools == "school 00"
+    np.testing.assert_array_equal(rows[groups == "school 00"], np.flatnonzero(small))
+    np.testing.assert_array_equal(weights[groups == "school 00"], 1.0)
+    assert "3 features, label 'y' (classes 0 and 1), 12 groups in 'school'" in stdout
+    assert f"{len(rows)} rows, weights summing to" in stdout
+    assert f"groups: 12; {expected.n_groups_kept_whole_} kept whole" in stdout
+    assert expected.n_groups_kept_whole_ >= 1
+    assert "'weight' and 'group'" in stdout
+    if extra:
+        assert (
+            "GIGA coreset for the multilevel logistic model, a random intercept per group "
+            "and random slopes on 'b'" in stdout
+        )
+        assert "read whole in 5 chunks of up to 500 rows" in stdout
+    else:
+        assert (
+            "OMP coreset for the multilevel logistic model (the model the labels call for)"
+            in stdout
+        )
+        assert "read whole in 1 chunk" in stdout
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--groups", "district"], "schools.csv has no column 'district' (it has: 'a', 'school'"),
+        (["--groups", "y"], "--groups names the label 'y'"),
+        (["--slopes", "b"], "--slopes needs --groups"),
+        (["--groups", "school", "--slopes", "school"], "has no feature column 'school'"),
+        (
+            ["--groups", "school", "--algorithm", "qnc"],
+            "QNC (--algorithm qnc) does not build coresets of multilevel models (--groups); "
+            "choose one of: uniform, importance, frank-wolfe, giga, a-iht, a-iht-ii, omp",
+        ),
+        (["--groups", "school", "--algorithm", "sensitivity"], "does not build coresets of"),
+        (
+            ["--groups", "school", "--model", "multinomial"],
+            "--groups with the multinomial model: Multilevel needs a single-index base model",
+        ),
+    ],
+)
+def test_build_groups_errors(grouped, tmp_path, capsys, extra, message):
+    argv = ["build", grouped[0], "--label", "y", "--n-points", 300, "-o", tmp_path / "o.csv",
+            *extra]  # fmt: skip
+    code, err = fails(argv, capsys)
+    assert code == 1 and message in err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_build_groups_refuses_a_row_without_its_group(grouped, tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    df = pd.read_csv(grouped[0])
+    df.loc[17, "school"] = None
+    df.to_csv(tmp_path / "gap.csv", index=False)
+    argv = ["build", tmp_path / "gap.csv", "--label", "y", "--groups", "school",
+            "--n-points", 300, "-o", tmp_path / "o.csv"]  # fmt: skip
+    code, err = fails(argv, capsys)
+    assert code == 1 and "gap.csv: the group 'school' is missing in row 17" in err
+
+
+def test_the_multilevel_algorithms_are_the_librarys():
+    """The algorithms --groups takes are those whose estimators fit a multilevel model; the
+    others' fit raises the TypeError the command line reports before reading any row."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((240, 2))
+    groups = np.repeat(np.arange(4), 60)
+    y = (rng.random(240) < 0.5).astype(int)
+    assert RECOMMENDED in MULTILEVEL
+    for algorithm in ALGORITHMS:
+        if algorithm.model is not None:  # no model parameter: no multilevel model either
+            assert algorithm.name not in MULTILEVEL
+            continue
+        estimator = algorithm.make(60, model=Multilevel("logistic"), random_state=0)
+        if algorithm.name in MULTILEVEL:
+            assert estimator.fit(X, y, groups=groups).n_points_ > 0
+        else:
+            with pytest.raises(TypeError, match="does not build coresets of multilevel"):
+                estimator.fit(X, y, groups=groups)
+
+
+def test_build_help_says_groups_read_the_file_whole():
+    commands = next(a for a in make_parser()._actions if a.dest == "command").choices
+    text = " ".join(commands["build"].format_help().split())
+    assert "the file is read whole and must fit in memory" in text
+    assert "with --groups one of uniform, importance" in text and "(default: omp)" in text
+    assert "'group', the row's group label" in text
+
+
+@pytest.mark.parametrize("fmt", ["csv", "npz", "parquet"])
+def test_group_labels_are_written_as_read(tmp_path, fmt):
+    """Text labels with a comma or a quote survive the csv; numbers stay numbers."""
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    for labels in (np.array(['a, "b"', "plain", "é"]), np.array([3, 10, 7])):
+        out = tmp_path / f"c.{fmt}"
+        write_coreset(out, fmt, [2, 5, 9], [1.5, 0.25, 3.0], groups=labels)
+        rows, weights, groups = read_grouped_output(out)
+        assert rows.tolist() == [2, 5, 9] and weights.tolist() == [1.5, 0.25, 3.0]
+        assert groups.astype(labels.dtype).tolist() == labels.tolist()

@@ -209,3 +209,17 @@ def test_ppl_exports(run_example, name, language):
     for label in (k for k in res if k.endswith("coreset") or "coreset (" in k):
         assert np.all(np.abs(res[label]["z"]) < 0.5), (label, res[label]["z"])
         assert np.all(np.abs(res[label]["sd_ratio"] - 1) < 0.25), (label, res[label]["sd_ratio"])
+
+
+def test_multilevel(run_example):
+    """Grouped logistic data: the pipeline (an OMP coreset of rows inside each group, then
+    BayesianMultilevelRegression on it) gives the all-rows posterior of every group effect,
+    the coefficients and the group sd, within the draws' error (4 000 draws a side), on a
+    fraction of the rows."""
+    ns = run_example("plot_multilevel", 0.3)
+    res = ns["results"]
+    assert np.max(np.abs(res["z_effects"])) < 0.5, res["z_effects"]
+    assert np.all((0.8 < res["sd_ratio_effects"]) & (res["sd_ratio_effects"] < 1.2))
+    assert np.max(np.abs(res["z"])) < 0.5, res["z"]  # the shared parameters too
+    assert np.all((0.8 < res["sd_ratio"]) & (res["sd_ratio"] < 1.2)), res["sd_ratio"]
+    assert res["coreset_size"] < 0.5 * ns["N_ROWS"]

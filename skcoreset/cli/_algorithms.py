@@ -2,8 +2,28 @@
 :mod:`skcoreset.coreset` (``_registry``), and the command line's checks of what an algorithm
 can do (its model, its projection)."""
 
-from ..coreset._registry import BY_NAME
+from ..coreset._registry import ALGORITHMS, BY_NAME, COMMAND_LINE_DEFAULT, RECOMMENDED
 from ._errors import CommandError
+
+#: The algorithms that build coresets of a multilevel model (``--groups``): the Hilbert
+#: coresets, whose selection runs inside each group's block of the projection
+#: (:mod:`skcoreset.coreset._multilevel`); the others' fit raises a TypeError for one. Read
+#: from the registry's modules, so that the parser imports no estimator.
+MULTILEVEL = tuple(a.name for a in ALGORITHMS if a.module == "_hilbert")
+
+
+def choose_algorithm(name, groups):
+    """The algorithm's name: ``--algorithm`` (None: the command line's default, or the
+    recommended one for a multilevel coreset, which the default does not build), checked
+    to build multilevel coresets when there are ``groups``."""
+    if name is None:
+        return COMMAND_LINE_DEFAULT if groups is None else RECOMMENDED
+    if groups is not None and name not in MULTILEVEL:
+        raise CommandError(
+            f"{BY_NAME[name].label} (--algorithm {name}) does not build coresets of "
+            f"multilevel models (--groups); choose one of: {', '.join(MULTILEVEL)}"
+        )
+    return name
 
 
 def resolve_model(name, model):

@@ -8,6 +8,11 @@ finalized once, after the last chunk, not after every chunk as ``partial_fit`` d
 that fits in one chunk gives exactly the coreset of ``fit`` on all its rows; for more chunks,
 the first one fixes what every chunk shares (for the Hilbert methods the Laplace fit the
 projection is drawn from).
+
+With ``--groups`` the model is multilevel (:class:`~skcoreset.models.Multilevel`), whose
+coreset is not built chunk by chunk yet: the file is read whole (still in chunks of rows, but
+all kept) and the coreset is the estimator's ``fit(X, y, groups=...)``; the output has each
+kept row's group beside its weight.
 """
 
 import re
@@ -17,8 +22,8 @@ import time
 import numpy as np
 
 from ..coreset._quality import quality_target
-from ..models import get_model, model_from_targets
-from ._algorithms import BY_NAME, make_coreset, resolve_model
+from ..models import Multilevel, get_model, model_from_targets
+from ._algorithms import BY_NAME, choose_algorithm, make_coreset, resolve_model
 from ._errors import CommandError
 from ._tables import auto_chunk_rows, check_output, open_table, write_coreset
 
@@ -26,6 +31,10 @@ from ._tables import auto_chunk_rows, check_output, open_table, write_coreset
 def run_build(args):
     """Build, write and describe the coreset the parsed arguments ``args`` ask for."""
     fmt = check_output(args.output, args.data)
+    groups = getattr(args, "groups", None)
+    if getattr(args, "slopes", None) and groups is None:
+        raise CommandError("--slopes needs --groups: random slopes vary by group")
+    args.algorithm = choose_algorithm(args.algorithm, groups)
     algorithm = BY_NAME[args.algorithm]
     model_name = resolve_model(args.algorithm, args.model)  # None: the labels settle it
     # built before any row is read, so that its options are checked first; 'auto' is
@@ -40,7 +49,8 @@ def run_build(args):
         prior_scale=args.prior_scale,
         fit_intercept=False if args.no_intercept else None,
     )
-    table = open_table(args.data, args.label)
+    table = open_table(args.data, args.label, groups)
+    slopes = _slope_columns(table, args.slopes) if groups is not None else None
     chunk_rows = args.chunk_rows or auto_chunk_rows(table.n_features)
     values = None
     if model_name is None:
@@ -52,6 +62,10 @@ def run_build(args):
     if model.labels is not None:
         values = table.label_values(chunk_rows) if values is None else values
         classes = _classes(model, table, values)
+    if groups is not None:
+        return _build_grouped(
+            args, fmt, algorithm, model_name, table, estimator, classes, slopes, chunk_rows
+        )
 
     started = time.perf_counter()
     n_chunks = n_rows = 0
@@ -94,6 +108,103 @@ def run_build(args):
     read = (n_rows, n_chunks, chunk_rows, seconds)
     _describe(args, algorithm, model_name, table, estimator, classes, *read)
     return 0
+
+
+def _build_grouped(args, fmt, algorithm, model_name, table, estimator, classes, slopes, chunk_rows):
+    """The multilevel coreset of the whole file (``--groups``): read at once, built by
+    ``fit(X, y, groups=...)``, written with each row's group."""
+    try:
+        spec = Multilevel(model_name, slopes=slopes or None)
+    except ValueError as exc:
+        raise CommandError(f"--groups with the {model_name} model: {exc}") from None
+    estimator.set_params(model=spec)
+    started = time.perf_counter()
+    try:
+        X, y, g, n_chunks = table.read_all(chunk_rows)
+    except MemoryError:
+        raise CommandError(
+            f"{table.name} does not fit in memory: with --groups the file is read whole (a "
+            "multilevel coreset is not built chunk by chunk yet)"
+        ) from None
+    n_rows = len(y)
+    print(
+        f"{table.name}: read {n_rows} rows in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
+    if classes is None:
+        _check_targets(get_model(model_name), y, f"{table.name}, label {table.label!r}")
+    try:
+        estimator.fit(X, y, groups=g)
+    except TypeError as exc:
+        # the library's refusals (an algorithm that builds no multilevel coreset, group
+        # labels that cannot be sorted) are the user's; any other TypeError is a bug
+        if "multilevel" in str(exc):
+            raise CommandError(f"--algorithm {args.algorithm}: {exc}") from None
+        if "cannot be sorted" in str(exc):
+            raise _user_error(f"{table.name}, groups {table.groups!r}", exc) from None
+        raise
+    except ValueError as exc:
+        raise _user_error(table.name, exc) from None
+    except MemoryError:
+        raise CommandError(
+            f"the multilevel coreset of {table.name} does not fit in memory (it is built "
+            "on all rows at once)"
+        ) from None
+    seconds = time.perf_counter() - started
+    if args.n_points >= n_rows:
+        _warn(
+            f"--n-points {args.n_points} is not below the {n_rows} rows of {table.name}: the "
+            "coreset is every row, with its weight"
+        )
+    write_coreset(
+        args.output,
+        fmt,
+        estimator.sample_indices_,
+        estimator.sample_weight_,
+        groups=estimator.sample_groups_,
+    )
+    _describe_grouped(
+        args,
+        algorithm,
+        model_name,
+        table,
+        estimator,
+        classes,
+        slopes,
+        n_rows,
+        n_chunks,
+        chunk_rows,
+        seconds,
+    )
+    return 0
+
+
+def _slope_columns(table, names):
+    """The columns of ``X`` of the ``--slopes`` names: feature names (for .npz also column
+    numbers of 'X')."""
+    columns = []
+    for name in names or ():
+        if name in table.feature_names:
+            columns.append(table.feature_names.index(name))
+        elif name.isdigit() and table.feature_names[0].startswith("X[:,"):
+            if int(name) >= table.n_features:
+                raise CommandError(
+                    f"--slopes {name}: 'X' of {table.name} has {table.n_features} columns"
+                )
+            columns.append(int(name))
+        else:
+            raise CommandError(
+                f"--slopes {name}: {table.name} has no feature column {name!r} (the features: "
+                f"{_names(table.feature_names)})"
+            )
+    if len(set(columns)) != len(columns):
+        raise CommandError("--slopes names a column twice")
+    return columns
+
+
+def _names(names, most=20):
+    shown = ", ".join(repr(n) for n in names[:most])
+    return shown + (", ..." if len(names) > most else "")
 
 
 def _model_from_labels(table, chunk_rows):
@@ -191,4 +302,50 @@ def _describe(
     print(
         f"wrote {args.output}: columns 'row' (0-based row of {table.name}, header not "
         "counted) and 'weight'"
+    )
+
+
+def _describe_grouped(
+    args, algorithm, model, table, estimator, classes, slopes, n_rows, n_chunks, chunk_rows, seconds
+):
+    """The summary of a multilevel coreset: the groups, how many kept whole, the size."""
+    labels = "" if classes is None else f" (classes {_list(classes)})"
+    chunks = "1 chunk" if n_chunks == 1 else f"{n_chunks} chunks of up to {chunk_rows} rows"
+    n_groups = len(estimator.groups_)
+    print(
+        f"{table.name}: {n_rows} rows, {table.n_features} features, label {table.label!r}"
+        f"{labels}, {n_groups} groups in {table.groups!r}; read whole in {chunks}"
+    )
+    inferred = args.model == "auto" and algorithm.model is None
+    effects = "a random intercept per group"
+    if slopes:
+        effects += " and random slopes on " + _list([table.feature_names[j] for j in slopes])
+    print(
+        f"{algorithm.label} coreset for the multilevel {model} model"
+        f"{' (the model the labels call for)' if inferred else ''}, {effects}: "
+        f"{estimator.n_points_} rows, weights summing to {estimator.sample_weight_.sum():.6g} "
+        f"(the data: {n_rows} rows), built in {seconds:.1f} s"
+    )
+    whole = estimator.n_groups_kept_whole_
+    print(
+        f"groups: {n_groups}; {whole} kept whole (no more rows than their budget: every row, "
+        f"weight unchanged), {n_groups - whole} reduced"
+    )
+    if estimator.n_points_ > args.n_points:
+        print(
+            f"the coreset is larger than --n-points {args.n_points}: a reduced group keeps at "
+            "least 4 points per parameter its rows inform, and a group with no more rows "
+            "than that is kept whole"
+        )
+    error = getattr(estimator, "hilbert_error_", None)
+    if error is not None:
+        print(
+            f"hilbert error {error:.3g}: the projection's error inside the reduced groups, "
+            "the distances between each group's coreset and data log-likelihoods in a random "
+            "projection, summed, relative to the sum of the data's (0 = exact in it; the "
+            "groups kept whole are exact)"
+        )
+    print(
+        f"wrote {args.output}: columns 'row' (0-based row of {table.name}, header not "
+        f"counted), 'weight' and 'group' (the row's label in {table.groups!r})"
     )

@@ -12,9 +12,10 @@ import textwrap
 import warnings
 
 from .. import __version__
-from ..coreset._registry import ALGORITHMS, BY_NAME, COMMAND_LINE_DEFAULT
+from ..coreset._registry import ALGORITHMS, BY_NAME, COMMAND_LINE_DEFAULT, RECOMMENDED
 from ..models import MODEL_NAMES
 from ..models._names import MODELS
+from ._algorithms import MULTILEVEL
 from ._demo_settings import FULL, QUICK, columns_help
 from ._errors import INSTALL_HINT, CommandError
 
@@ -171,15 +172,22 @@ def _build_parser(commands):
             "chunks of rows, each merged into the coreset of the rows seen so far, so files "
             "larger than memory work. A file read in one chunk gives the same coreset as the "
             "estimator's fit on all of it; with more chunks, the first chunk fixes the Laplace "
-            "fit the random projection is drawn from (shuffle files sorted by label)."
+            "fit the random projection is drawn from (shuffle files sorted by label).",
+            "With --groups, the coreset is that of a multilevel model (a random intercept per "
+            "group, and random slopes with --slopes), built by the estimator's fit(X, y, "
+            "groups=...) on all rows at once: a multilevel coreset is not built chunk by chunk "
+            "yet, so the file is read whole and must fit in memory (with room for a few copies "
+            "of its features).",
         ),
         epilog=f"algorithms:\n{algorithms}\n\n"
         + _wrap(
             "input: .npz with the features as array 'X' and the labels as 'y' (or --label); "
             ".csv (also .csv.gz, .bz2, .xz, .zip) and .parquet with a header: the label column "
-            "named by --label, every other column a feature (numbers only).",
+            "named by --label (and the group column by --groups), every other column a feature "
+            "(numbers only).",
             "output: the columns 'row' (0-based row of DATA, header not counted) and "
-            "'weight', as .npz, .csv or .parquet by the extension of OUT.",
+            "'weight' (and with --groups 'group', the row's group label), as .npz, .csv or "
+            ".parquet by the extension of OUT.",
             f".csv and .parquet need pandas and pyarrow: {INSTALL_HINT}",
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -204,12 +212,12 @@ def _build_parser(commands):
     )
     build.add_argument(
         "--algorithm",
-        default=COMMAND_LINE_DEFAULT,
         type=str.lower,
         choices=list(BY_NAME),
         metavar="NAME",
         help=f"the coreset algorithm: {', '.join(BY_NAME)} "
-        f"(see below; default: {COMMAND_LINE_DEFAULT})",
+        f"(see below; default: {COMMAND_LINE_DEFAULT}); with --groups one of "
+        f"{', '.join(MULTILEVEL)} (default: {RECOMMENDED})",
     )
     build.add_argument(
         "--n-points",
@@ -256,6 +264,21 @@ def _build_parser(commands):
         metavar="S",
         help="standard deviation of the N(0, S^2) prior on every coefficient (default: the "
         "estimator's)",
+    )
+    build.add_argument(
+        "--groups",
+        metavar="COL",
+        help="the group column (for .npz the group array): each row's group label (numbers or "
+        "text), not a feature. The model becomes the multilevel model of --model (logistic, "
+        "poisson, negative_binomial, gaussian or gamma; auto settles it from the labels) "
+        "with a random intercept per group; the file is read whole (see above)",
+    )
+    build.add_argument(
+        "--slopes",
+        nargs="+",
+        metavar="COL",
+        help="with --groups: feature columns with a random slope per group (for .npz their "
+        "column numbers in 'X')",
     )
     build.add_argument(
         "--no-intercept",

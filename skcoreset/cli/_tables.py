@@ -8,12 +8,18 @@ Inputs, chosen by the file's extension:
   chunk at a time; the label column is named, every other column is a feature;
 * ``.parquet``: read with pyarrow, one batch at a time, columns as for csv.
 
+A group column (``groups``, for a multilevel model) is neither a feature nor the label: each
+row's group label, any values (numbers or text), none missing; for ``.npz`` an array of the
+archive.
+
 Every chunk is checked before it reaches an estimator: features must be numbers (a
 non-numeric feature column is refused by name) and every value must be present and finite,
 errors naming the column and the row. Rows are numbered from 0 in the order of the file, the
 header not counted, which is also how the coreset's rows are written.
 """
 
+import csv
+import io
 import os
 import tempfile
 import zipfile
@@ -46,7 +52,7 @@ def auto_chunk_rows(n_features):
 
 
 # -- reading ------------------------------------------------------------------------------
-def open_table(path, label=None):
+def open_table(path, label=None, groups=None):
     """Open a data file: its columns are checked, no row is read yet.
 
     Parameters
@@ -55,6 +61,8 @@ def open_table(path, label=None):
         A ``.npz``, ``.csv`` (possibly compressed) or ``.parquet`` file.
     label : str or None
         The label column (csv, parquet; required) or array (npz; default ``'y'``).
+    groups : str or None
+        The group column (csv, parquet) or array (npz), or None: no groups.
 
     Returns
     -------
@@ -67,29 +75,42 @@ def open_table(path, label=None):
     if not path.is_file():
         raise CommandError(f"not a file: {str(path)!r}")
     if fmt == "npz":
-        return NpzTable(path, "y" if label is None else label)
+        label = "y" if label is None else label
+        _check_group_name(groups, label)
+        return NpzTable(path, label, groups)
     if label is None:
         raise CommandError(f"--label is required for .{fmt} data: name the label column")
+    _check_group_name(groups, label)
     if fmt == "csv":
-        return CsvTable(path, label)
-    return ParquetTable(path, label)
+        return CsvTable(path, label, groups)
+    return ParquetTable(path, label, groups)
+
+
+def _check_group_name(groups, label):
+    if groups is not None and groups == label:
+        raise CommandError(f"--groups names the label {label!r}: the groups must be another column")
 
 
 class DataTable:
     """A data file: feature and label columns, read in chunks of rows.
 
-    Subclasses implement ``_read(rows)``, yielding ``(X, y)`` per chunk with ``X`` a float64
-    array whose columns were found numeric and ``y`` the labels with none missing, and
+    Subclasses implement ``_read(rows)``, yielding ``(X, y, g)`` per chunk with ``X`` a
+    float64 array whose columns were found numeric, ``y`` the labels with none missing and
+    ``g`` the group labels with none missing (None without a group column), and
     ``_read_labels(rows)``, yielding the labels alone.
     """
 
-    def __init__(self, path, label, feature_names):
+    def __init__(self, path, label, feature_names, groups=None):
         self.path = path
         self.name = path.name
         self.label = label
+        self.groups = groups
         self.feature_names = list(feature_names)
         if not self.feature_names:
-            raise CommandError(f"{self.name} has no feature column besides the label {label!r}")
+            besides = f"the label {label!r}"
+            if groups is not None:
+                besides += f" and the groups {groups!r}"
+            raise CommandError(f"{self.name} has no feature column besides {besides}")
 
     @property
     def n_features(self):
@@ -103,13 +124,35 @@ class DataTable:
         rows : int
             Rows per chunk.
         """
-        start = 0
-        for X, y in self._read(rows):
-            self._check_finite(X, start)
+        for start, X, y, _ in self._chunks(rows):
             yield start, X, y
+
+    def _chunks(self, rows):
+        start = 0
+        for X, y, g in self._read(rows):
+            self._check_finite(X, start)
+            yield start, X, y, g
             start += len(y)
         if start == 0:
             raise CommandError(f"{self.name} has no data rows")
+
+    def read_all(self, rows):
+        """``(X, y, groups, n_chunks)``: every row at once, read in chunks of ``rows`` rows
+        (``groups`` None without a group column).
+
+        The group labels are as read, except that a column read as numbers in some chunks and
+        as text in others (pandas settles each chunk's type alone) is made text throughout,
+        so that ``3`` and ``'3'`` are one group.
+        """
+        parts = list(self._chunks(rows))
+        X = np.concatenate([p[1] for p in parts])
+        y = np.concatenate([p[2] for p in parts])
+        groups = None
+        if self.groups is not None:
+            groups = np.concatenate([np.asarray(p[3]) for p in parts])
+            if groups.dtype == object:  # text, or text and numbers: text
+                groups = groups.astype(str)
+        return X, y, groups, len(parts)
 
     def distinct_labels(self, rows):
         """Yield the distinct labels of the rows read so far, after each chunk (labels only).
@@ -154,6 +197,14 @@ class DataTable:
             row = start + int(np.flatnonzero(missing)[0])
             raise CommandError(f"{self.name}: the label {self.label!r} is missing in row {row}")
 
+    def _refuse_missing_groups(self, missing, start):
+        if np.any(missing):
+            row = start + int(np.flatnonzero(missing)[0])
+            raise CommandError(
+                f"{self.name}: the group {self.groups!r} is missing in row {row}; every row "
+                "needs its group"
+            )
+
     def _refuse_non_numeric(self, columns, detail=""):
         if columns:
             names = ", ".join(repr(c) for c in columns)
@@ -167,16 +218,18 @@ class DataTable:
 class CsvTable(DataTable):
     """A csv file read with pandas, one chunk of rows at a time."""
 
-    def __init__(self, path, label):
+    def __init__(self, path, label, groups=None):
         self._pd = optional_import("pandas", "reading .csv files")
         try:
             header = self._pd.read_csv(path, nrows=0)
         except (ValueError, OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"cannot read {path.name} as csv: {_first_line(exc)}") from None
         columns = [str(c) for c in header.columns]
-        if label not in columns:
-            raise _no_such_column(path, label, columns)
-        super().__init__(path, label, [c for c in columns if c != label])
+        for name in (label, groups):
+            if name is not None and name not in columns:
+                raise _no_such_column(path, name, columns)
+        features = [c for c in columns if c not in (label, groups)]
+        super().__init__(path, label, features, groups)
 
     def _reader(self, rows, usecols=None):
         # pandas before 3.1 parses decimals by default to within an ulp, not exactly (3.1
@@ -206,7 +259,12 @@ class CsvTable(DataTable):
             self._refuse_non_numeric(bad, f" (in rows {start} to {stop})")
             labels = chunk[self.label]
             self._refuse_missing_labels(labels.isna().to_numpy(), start)
-            yield features.to_numpy(dtype=np.float64), labels.to_numpy()
+            groups = None
+            if self.groups is not None:
+                groups = chunk[self.groups]
+                self._refuse_missing_groups(groups.isna().to_numpy(), start)
+                groups = groups.to_numpy()
+            yield features.to_numpy(dtype=np.float64), labels.to_numpy(), groups
             start += len(chunk)
 
     def _read_labels(self, rows):
@@ -221,7 +279,7 @@ class CsvTable(DataTable):
 class ParquetTable(DataTable):
     """A parquet file read with pyarrow, one batch of rows at a time."""
 
-    def __init__(self, path, label):
+    def __init__(self, path, label, groups=None):
         pa = optional_import("pyarrow", "reading .parquet files")
         pq = optional_import("pyarrow.parquet", "reading .parquet files")
         try:
@@ -229,10 +287,11 @@ class ParquetTable(DataTable):
         except (pa.ArrowException, OSError) as exc:
             raise CommandError(f"cannot read {path.name} as parquet: {_first_line(exc)}") from None
         schema = self._file.schema_arrow
-        if label not in schema.names:
-            raise _no_such_column(path, label, schema.names)
-        features = [name for name in schema.names if name != label]
-        super().__init__(path, label, features)
+        for name in (label, groups):
+            if name is not None and name not in schema.names:
+                raise _no_such_column(path, name, schema.names)
+        features = [name for name in schema.names if name not in (label, groups)]
+        super().__init__(path, label, features, groups)
         types = pa.types
 
         def numeric(t):
@@ -249,17 +308,23 @@ class ParquetTable(DataTable):
             missing = column.is_null().to_numpy(zero_copy_only=False)
             if what == "label":
                 self._refuse_missing_labels(missing, start)
+            if what == "group":
+                self._refuse_missing_groups(missing, start)
             row = start + int(np.flatnonzero(missing)[0])
             raise CommandError(f"{self.name}: feature {name!r} is missing in row {row}")
         return column.to_numpy(zero_copy_only=False)
 
     def _read(self, rows):
         start = 0
-        for batch in self._batches(rows, [*self.feature_names, self.label]):
+        extra = [] if self.groups is None else [self.groups]
+        for batch in self._batches(rows, [*self.feature_names, self.label, *extra]):
             X = np.empty((batch.num_rows, self.n_features))
             for j, name in enumerate(self.feature_names):
                 X[:, j] = self._column(batch, name, start, "feature")
-            yield X, self._column(batch, self.label, start, "label")
+            groups = None
+            if self.groups is not None:
+                groups = self._column(batch, self.groups, start, "group")
+            yield X, self._column(batch, self.label, start, "label"), groups
             start += batch.num_rows
 
     def _read_labels(self, rows):
@@ -272,19 +337,21 @@ class ParquetTable(DataTable):
 class NpzTable(DataTable):
     """An ``.npz`` archive: the features ``X`` and a label array, streamed from the archive."""
 
-    def __init__(self, path, label):
+    def __init__(self, path, label, groups=None):
         try:
             with zipfile.ZipFile(path) as archive:
                 members = [m[:-4] for m in archive.namelist() if m.endswith(".npy")]
-                for name in ("X", label):
-                    if name not in members:
+                for name in ("X", label, groups):
+                    if name is not None and name not in members:
                         shown = ", ".join(repr(m) for m in members)
                         raise CommandError(
                             f"{path.name} has no array {name!r} (it has: {shown}); an .npz "
                             "needs the features as 'X' and the labels as 'y' (or --label NAME)"
+                            + ("" if groups is None else ", and the groups as --groups NAME")
                         )
                 self._X = _npy_member(archive, "X")
                 self._y = _npy_member(archive, label)
+                self._g = None if groups is None else _npy_member(archive, groups)
         except (zipfile.BadZipFile, ValueError, OSError) as exc:
             raise CommandError(f"cannot read {path.name} as .npz: {_first_line(exc)}") from None
         X_shape, X_dtype = self._X[0], self._X[2]
@@ -300,7 +367,18 @@ class NpzTable(DataTable):
             raise CommandError(f"{path.name}: 'X' holds {X_dtype} values; features must be numbers")
         if y_dtype.hasobject:
             raise CommandError(f"{path.name}: {label!r} holds Python objects; save plain arrays")
-        super().__init__(path, label, [f"X[:, {j}]" for j in range(X_shape[1])])
+        if self._g is not None:
+            g_shape, g_dtype = self._g[0], self._g[2]
+            if len(g_shape) != 1 or g_shape[0] != X_shape[0]:
+                raise CommandError(
+                    f"{path.name}: {groups!r} must be 1-D with one group per row of 'X' "
+                    f"({X_shape[0]}), not of shape {g_shape}"
+                )
+            if g_dtype.hasobject:
+                raise CommandError(
+                    f"{path.name}: {groups!r} holds Python objects; save plain arrays"
+                )
+        super().__init__(path, label, [f"X[:, {j}]" for j in range(X_shape[1])], groups)
 
     def _stream(self, member, rows):
         """Yield consecutive blocks of ``rows`` rows of an array of the archive."""
@@ -321,10 +399,16 @@ class NpzTable(DataTable):
 
     def _read(self, rows):
         start = 0
-        for X, y in zip(self._stream(self._X, rows), self._stream(self._y, rows)):
+        streams = [self._stream(self._X, rows), self._stream(self._y, rows)]
+        if self._g is not None:
+            streams.append(self._stream(self._g, rows))
+        for X, y, *g in zip(*streams):
             if y.dtype.kind == "f":
                 self._refuse_missing_labels(np.isnan(y), start)
-            yield np.asarray(X, dtype=np.float64), y
+            groups = g[0] if g else None
+            if groups is not None and groups.dtype.kind == "f":
+                self._refuse_missing_groups(np.isnan(groups), start)
+            yield np.asarray(X, dtype=np.float64), y, groups
             start += len(y)
 
     def _read_labels(self, rows):
@@ -400,8 +484,9 @@ def check_output(path, data):
     return fmt
 
 
-def write_coreset(path, fmt, rows, weights):
-    """Write the coreset: the columns ``row`` (0-based data row) and ``weight``.
+def write_coreset(path, fmt, rows, weights, groups=None):
+    """Write the coreset: the columns ``row`` (0-based data row) and ``weight``, and
+    ``group`` (each row's group label) when ``groups`` is given.
 
     The file is written under a temporary name in the same directory and then renamed to
     ``path``: an interrupted or failed write leaves any earlier file at ``path`` as it was,
@@ -414,11 +499,17 @@ def write_coreset(path, fmt, rows, weights):
         From :func:`check_output`.
     rows : ndarray of int
     weights : ndarray of float
+    groups : ndarray or None
+        The rows' group labels (numbers or text), or None: no ``group`` column.
     """
     path = Path(path)
     target = Path(os.path.realpath(path))  # through a symbolic link, as open() writes
     rows = np.asarray(rows, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.float64)
+    columns = {"row": rows, "weight": weights}
+    if groups is not None:
+        groups = np.asarray(groups)
+        columns["group"] = groups.astype(str) if groups.dtype == object else groups
     # the mode the file would keep if written in place, or the one open() gives a new file
     mode = target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode()
     try:
@@ -430,15 +521,17 @@ def write_coreset(path, fmt, rows, weights):
     try:
         with open(fd, "wb") as f:
             if fmt == "npz":
-                np.savez(f, row=rows, weight=weights)  # a file object: no extension added
-            elif fmt == "csv":
+                np.savez(f, **columns)  # a file object: no extension added
+            elif fmt == "csv" and groups is None:
                 f.write(b"row,weight\n")
                 # repr of a float round-trips exactly
                 f.writelines(f"{r},{float(w)!r}\n".encode() for r, w in zip(rows, weights))
+            elif fmt == "csv":
+                _write_csv_with_groups(f, rows, weights, groups)
             else:
                 pa = optional_import("pyarrow", "writing .parquet files")
                 pq = optional_import("pyarrow.parquet", "writing .parquet files")
-                pq.write_table(pa.table({"row": rows, "weight": weights}), f)
+                pq.write_table(pa.table(columns), f)
         os.chmod(temporary, mode)  # mkstemp makes the file private (0600)
         os.replace(temporary, target)
     except BaseException as exc:
@@ -446,6 +539,18 @@ def write_coreset(path, fmt, rows, weights):
         if isinstance(exc, OSError):
             raise CommandError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
         raise
+
+
+def _write_csv_with_groups(f, rows, weights, groups):
+    """The csv of a grouped coreset: group labels quoted where csv needs it (a comma, a
+    quote), the weights written as ``repr`` writes them (exactly)."""
+    text = io.TextIOWrapper(f, encoding="utf-8", newline="")
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["row", "weight", "group"])
+    labels = groups.tolist()  # NumPy scalars as Python values: 3, not np.int64(3)
+    writer.writerows([r, repr(float(w)), g] for r, w, g in zip(rows.tolist(), weights, labels))
+    text.flush()
+    text.detach()  # the file object stays the caller's to close
 
 
 def _new_file_mode():
