@@ -177,6 +177,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         X_m, y_m, params = self._selected(X, y)
         if groups is not None:
             params["groups"] = _safe_indexing(groups, self.sample_indices_)
+            if np.any(self.sample_group_weight_ != 1):  # a coreset of groups
+                params["group_weight"] = self.sample_group_weight_.copy()
         return X_m, y_m, params
 
     def partial_fit(self, X, y, sample_weight=None, classes=None, groups=None):
@@ -390,9 +392,12 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         self.laplace_ = laplace
         self.hilbert_error_ = info["error"]
         self.n_groups_kept_whole_ = info["groups_kept_whole"]
+        self.n_groups_marginal_ = info["groups_marginal"]
+        self.left_out_indices_ = rows[info["left_out"]]
         self.groups_ = data.labels
         self.sample_indices_ = indices
         self.sample_weight_ = node.weights[order].astype(np.float64)
+        self.sample_group_weight_ = info["group_weight"][order]
         self.sample_groups_ = data.labels[data.codes[indices]]
         # the full data's priors, which the estimator fitted on the coreset takes
         self._multilevel_scale = laplace.posterior.data_scale

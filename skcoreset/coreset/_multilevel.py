@@ -1,4 +1,5 @@
-"""Coresets of grouped data for a multilevel model: a coreset of rows inside each group.
+"""Coresets of grouped data for a multilevel model: rows inside large groups, a coreset of
+small groups.
 
 The log-likelihood is a sum over groups of ``L_g(beta, extra, u_g)``. Each row is projected
 onto J draws of ``(beta, extra, u_{g(i)})`` from the multilevel Laplace fit (its own group's
@@ -9,14 +10,21 @@ sampling) runs on each group's block with that group's budget.
 
 The budget follows what each group contributes: ``M_g`` proportional to the sum of its rows'
 norms (the share of the total's error it can cause), at least ``MIN_PER_PARAM`` points per
-parameter a group's rows inform (``D + E + q``), and a group with no more rows than its
-budget is kept whole, weights unchanged.
+parameter a group's rows inform (``D + E + q``); a group with no more rows than its budget
+is small.
+
+Small groups are kept whole, unless there are many more of them than a coreset of groups
+needs (``AUTO_GROUPS_PER_PARAM`` per shared parameter): then each small group is one point,
+its marginal log-likelihood ``m_g`` (its effect integrated out) projected onto the draws of
+the shared parameters, and the algorithm weights a few of them (``group_weight``; the rest are
+left out, their effects recovered afterwards from their rows, given the posterior).
 """
 
 import numpy as np
 
 from .._logging import phase, report
 from ..models._multilevel_laplace import fit_laplace
+from ..models._multilevel_marginal import GroupMarginals
 from ._merge_reduce import Node
 
 #: The least points a reduced group keeps, per parameter its rows inform (beta, the extra
@@ -24,6 +32,9 @@ from ._merge_reduce import Node
 MIN_PER_PARAM = 4
 #: ``n_points='auto'``: points per parameter a group gets (its rows permitting).
 AUTO_PER_PARAM = 10
+#: ``n_points='auto'``: small groups chosen per shared parameter (coefficients, the extra
+#: parameter, the group sds) by a coreset of groups.
+AUTO_GROUPS_PER_PARAM = 20
 #: Rows projected at a time (J log-likelihoods each): bounds the working memory.
 _BLOCK_ROWS = 1 << 16
 
@@ -67,6 +78,39 @@ def projected_rows(laplace, draws, rows):
     return post.w[rows, None] * ll
 
 
+def group_coreset(estimator, laplace, draws, small, n_chosen, rng):
+    """The weights (one per small group, 0 for those left out) of a coreset of the small
+    groups' marginal log-likelihoods: each group is projected onto the draws of the shared
+    parameters as one point, its marginal at each (adaptive Gauss-Hermite,
+    :class:`~skcoreset.models._multilevel_marginal.GroupMarginals`), and the estimator's
+    algorithm chooses ``n_chosen`` of them."""
+    post = laplace.posterior
+    chosen = np.flatnonzero(small)
+    rows = small[post.g]
+    local = np.searchsorted(chosen, post.g[rows])
+    marginals = GroupMarginals(
+        post.base,
+        post.E,
+        post.Xd[rows],
+        post.Z[rows],
+        post.y[rows],
+        post.w[rows],
+        local,
+        chosen.shape[0],
+        np.ones(chosen.shape[0]),
+    )
+    M = np.empty((chosen.shape[0], draws.shape[0]))
+    for j, theta in enumerate(draws):
+        beta, s, log_tau, _ = post.split(theta)
+        M[:, j] = marginals.log_marginals(beta, s, log_tau)
+    V = M - M.mean(axis=1, keepdims=True)
+    size = estimator._target_size
+    estimator._target_size = int(n_chosen)
+    weights, _, _ = estimator._select(V, np.linalg.norm(V, axis=1), V.sum(axis=0), rng)
+    estimator._target_size = size
+    return weights
+
+
 def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
     """``(node, laplace, info)``: the coreset of validated rows ``X``, coded ``y``, weights
     ``w`` and group indices ``codes``, with the estimator's algorithm."""
@@ -92,6 +136,28 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
         norms[rows] = np.linalg.norm(projected_rows(laplace, draws, rows), axis=1)
     mass = np.bincount(post.g, weights=norms, minlength=post.G)
     budget = group_budgets(counts, mass, total, MIN_PER_PARAM * n_per)
+    # small groups (no more rows than their budget): one weighted marginal each, when there
+    # are many more of them than a coreset of groups needs
+    small = (budget >= counts) & (counts > 0)
+    shared = post.K
+    if estimator.n_points == "auto":
+        n_chosen = AUTO_GROUPS_PER_PARAM * shared
+    else:
+        rows_small = counts[small].sum()
+        n_chosen = max(
+            2 * shared,
+            round(
+                total
+                * rows_small
+                / counts.sum()
+                / max(counts[small].mean() if small.any() else 1, 1)
+            ),
+        )
+    group_weight = np.ones(post.G)
+    marginal = small.sum() > 2 * n_chosen
+    if marginal:
+        with phase(estimator, f"coreset of {n_chosen} among {small.sum()} small groups"):
+            group_weight[small] = group_coreset(estimator, laplace, draws, small, n_chosen, rng)
     kept_idx, kept_w = [], []
     errors, targets = 0.0, 0.0
     size = estimator._target_size
@@ -99,8 +165,9 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
         for gidx in np.flatnonzero(counts):
             rows = slice(bounds[gidx], bounds[gidx + 1])
             if budget[gidx] >= counts[gidx]:
-                kept_idx.append(np.arange(rows.start, rows.stop))
-                kept_w.append(post.w[rows])
+                if group_weight[gidx] > 0:  # whole, or one of the coreset of groups
+                    kept_idx.append(np.arange(rows.start, rows.stop))
+                    kept_w.append(post.w[rows])
                 continue
             V = projected_rows(laplace, draws, rows)
             sigma = np.linalg.norm(V, axis=1)
@@ -116,11 +183,24 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
     sorted_rows = np.concatenate(kept_idx)
     weights = np.concatenate(kept_w)
     indices = post.order[sorted_rows]  # back to the caller's row numbers
-    whole = int(np.sum(budget >= counts))
-    report(estimator, "%d of %d groups kept whole; %d points", whole, post.G, len(indices))
+    whole = int(np.sum(small & (group_weight == 1))) if not marginal else 0
+    chosen = int(np.sum(small & (group_weight > 0))) if marginal else 0
+    dropped = post.order[np.flatnonzero(group_weight[post.g] == 0)]
+    report(
+        estimator,
+        "%d of %d groups kept whole, %d by weighted marginals (%d left out); %d points",
+        whole,
+        post.G,
+        chosen,
+        int(np.sum(group_weight == 0)),
+        len(indices),
+    )
     info = {
         "error": errors / targets if targets > 0 else 0.0,
         "groups_kept_whole": whole,
+        "groups_marginal": chosen,
+        "group_weight": group_weight[post.g[sorted_rows]],
+        "left_out": np.sort(dropped),
     }
     node = Node(indices, weights, X[indices], y[indices])
     return node, laplace, info

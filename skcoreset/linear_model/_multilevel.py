@@ -30,6 +30,40 @@ from ._base import ESS_THRESHOLD, RHAT_THRESHOLD, _dense
 _BLOCK_DRAWS = 200  # draws per block of predictions: (rows x 200) linear predictors at a time
 
 
+#: A group's effect is integrated out of the sampler's parameters (parameterisation 'auto')
+#: when its rows' precision on it is below this share of its prior's, 1 / tau^2.
+WEAK_GROUP = 10.0
+
+
+def _weak_groups(posterior, theta):
+    """The groups (mask, G) whose rows say less about their effects than the prior: the
+    funnel's groups, integrated out by quadrature (q <= 2, where the grid stays small)."""
+    if posterior.q > 2:
+        return np.zeros(posterior.G, dtype=bool)
+    tau, _ = posterior.effects(theta)
+    ratio = posterior.information(theta) * tau**2
+    return np.all(ratio < WEAK_GROUP, axis=1) & posterior.present
+
+
+def _check_group_weight(group_weight, codes, n_rows):
+    """Each row's group weight (ones for None), checked: finite, non-negative, one number
+    per row and the same within a group."""
+    if group_weight is None:
+        return np.ones(n_rows)
+    gw = np.asarray(group_weight, dtype=np.float64)
+    if gw.shape != (n_rows,):
+        raise ValueError(f"group_weight must hold one number per row ({n_rows}); got {gw.shape}.")
+    if not np.all(np.isfinite(gw)) or np.any(gw < 0):
+        raise ValueError("group_weight must be finite and non-negative.")
+    low = np.full(codes.max(initial=0) + 1, np.inf)
+    high = np.full_like(low, -np.inf)
+    np.minimum.at(low, codes, gw)
+    np.maximum.at(high, codes, gw)
+    if np.any(high - low > 1e-12 * np.maximum(1.0, np.abs(high))):
+        raise ValueError("group_weight must be the same on every row of a group.")
+    return gw
+
+
 class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
     """Bayesian multilevel (random-effects) regression, sampled by block-preconditioned HMC.
 
@@ -153,7 +187,7 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
     def _spec(self):
         return Multilevel() if self.model is None else self.model
 
-    def fit(self, X, y, groups=None, sample_weight=None):
+    def fit(self, X, y, groups=None, sample_weight=None, group_weight=None):
         """Sample the posterior.
 
         Parameters
@@ -166,40 +200,64 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
             Each row's group label (any sortable type).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative exponents of the rows' likelihood terms (a coreset's weights).
+        group_weight : array-like of shape (n_samples,), default=None
+            Each row's group's weight, the same on all rows of a group (a coreset of groups
+            gives it: ``fit_resample``'s ``"group_weight"``). A group of weight ``w_g`` other
+            than 1 enters by ``w_g`` times its marginal likelihood, its effect integrated out
+            by adaptive Gauss-Hermite quadrature, and its effect's draws are drawn from its
+            rows given each draw of the other parameters. None: every group's weight is 1.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        return self._fit(X, y, groups, sample_weight)
+        return self._fit(X, y, groups, sample_weight, group_weight=group_weight)
 
-    def _fit_with_prior(self, X, y, groups, sample_weight, data_scale):
+    def _fit_with_prior(self, X, y, groups, sample_weight, data_scale, group_weight=None):
         """``fit`` on a coreset's rows with the full data's prior (``data_scale``: the
         coreset's), so that both target one posterior (the compositions call it)."""
-        return self._fit(X, y, groups, sample_weight, data_scale)
+        return self._fit(X, y, groups, sample_weight, data_scale, group_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @one_blas_thread()
-    def _fit(self, X, y, groups=None, sample_weight=None, data_scale=None):
+    def _fit(self, X, y, groups=None, sample_weight=None, data_scale=None, group_weight=None):
         spec = self._spec()
         data = validate_grouped(self, spec, X, y, groups, sample_weight, self.fit_intercept)
         X, y, w, codes, labels = data.X, data.y, data.w, data.codes, data.labels
         if data.classes is not None:
             self.classes_ = data.classes
-        keep = w > 0
-        X, y, w, codes = X[keep], y[keep], w[keep], codes[keep]
+        gw = _check_group_weight(group_weight, codes, X.shape[0])
+        keep = (w > 0) & (gw > 0)
+        X, y, w, codes, gw = X[keep], y[keep], w[keep], codes[keep], gw[keep]
         if X.shape[0] < 2:
             raise ValueError(
                 "BayesianMultilevelRegression needs at least 2 rows with positive weight."
             )
         rng = check_random_state(self.random_state)
         posterior = spec.posterior(
-            X, y, codes, len(labels), w, self.prior_scale, self.fit_intercept, data_scale
+            X, y, codes, len(labels), w, self.prior_scale, self.fit_intercept, data_scale, gw
         )
         self.prior_scale_ = posterior.prior_scale.copy()
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {len(labels)} groups)"):
             laplace = fit_laplace(posterior, self.parameterisation)
+        if self.parameterisation == "auto":
+            weak = _weak_groups(posterior, laplace.mean)
+            if weak.any():  # their effects integrated out: the sampler sees no funnel
+                posterior = spec.posterior(
+                    X,
+                    y,
+                    codes,
+                    len(labels),
+                    w,
+                    self.prior_scale,
+                    self.fit_intercept,
+                    data_scale,
+                    gw,
+                    weak,
+                )
+                with phase(self, f"Laplace fit, {int(weak.sum())} groups integrated out"):
+                    laplace = fit_laplace(posterior, self.parameterisation)
         self.laplace_ = laplace
         init = laplace.draws(self.n_chains, rng)
         steps = self.n_chains * (self.n_warmup + self.n_samples)
@@ -217,7 +275,7 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
                 step_size=self.step_size,
                 progress=bar.update if self.progress else None,
             )
-        self._set_draws(posterior, result, labels, X.shape[1])
+        self._set_draws(posterior, result, labels, X.shape[1], rng)
         report(
             self,
             "acceptance rate per chain: %s",
@@ -226,10 +284,15 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         self._warn_convergence()
         return self
 
-    def _set_draws(self, posterior, result, labels, n_features):
+    def _set_draws(self, posterior, result, labels, n_features, rng):
         draws = result.draws
         D, E = posterior.D, posterior.E
         tau, u = posterior.effects(draws)
+        marginals = posterior.marginals
+        if marginals is not None:  # their effects, from their rows given each draw
+            with phase(self, f"effects of {marginals.G} groups integrated out"):
+                for c in range(draws.shape[0]):
+                    u[c][:, marginals.groups] = marginals.recover(posterior.split, draws[c], rng)
         self.coef_samples_ = np.ascontiguousarray(draws[..., :n_features])
         self.intercept_samples_ = (
             draws[..., n_features].copy() if self.fit_intercept else np.zeros(draws.shape[:2])

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _glm_kernels as kernels
 from ._glm import GLM, with_extra
+from ._multilevel_marginal import GroupMarginals
 from ._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 from ._registry import get_model
 
@@ -140,7 +141,17 @@ class Multilevel:
         )
 
     def posterior(
-        self, X, y, codes, n_groups, w, prior_scale="auto", fit_intercept=True, data_scale=None
+        self,
+        X,
+        y,
+        codes,
+        n_groups,
+        w,
+        prior_scale="auto",
+        fit_intercept=True,
+        data_scale=None,
+        group_weight=None,
+        integrate=None,
     ):
         """The :class:`MultilevelPosterior` of validated rows: ``X`` dense features, ``y``
         coded targets, ``codes`` group indices in ``range(n_groups)``, ``w`` weights.
@@ -149,10 +160,16 @@ class Multilevel:
         (:func:`~skcoreset.models.default_prior_scale`), and so do the extra parameter's
         prior and ``tau_scale='auto'``; ``data_scale``: ``(moments' prior scale, y_mean,
         y_sd)`` of other rows to use instead (the full data's, for a coreset's rows).
+        ``group_weight``: each row's group's weight (constant within a group); a group of
+        weight other than 1 enters by its weighted marginal, its effect integrated out
+        (:class:`~._multilevel_marginal.GroupMarginals`); so does a group of ``integrate``
+        (a mask of the groups, for groups whose rows say little about their effect: their
+        effects then leave the sampler's parameters).
         """
         base = self.base_model(fit_intercept=fit_intercept)
+        gw = np.ones(y.shape[0]) if group_weight is None else np.asarray(group_weight, float)
         if data_scale is None:
-            moments = Moments.of(X, y, w)
+            moments = Moments.of(X, y, w * gw)
             _, _, y_mean, y_sd = moments.mean_and_sd()
             auto_scale = prior_from_moments(base.with_data_scale(y_mean, y_sd), moments)
         else:
@@ -165,18 +182,39 @@ class Multilevel:
             scale = checked_prior_scale(prior_scale, D)
             scale = scale if scale.ndim else np.full(D, float(scale))
         base = replace(base, prior_scale=scale)
+        Xd, Z = base.design(X), self.effects_design(X)
+        marginal = gw != 1.0
+        if integrate is not None:
+            marginal |= np.asarray(integrate, dtype=bool)[codes]
+        explicit = ~marginal
         post = self.bind(
-            base.design(X),
-            self.effects_design(X),
-            y,
-            w,
-            codes,
+            Xd[explicit],
+            Z[explicit],
+            y[explicit],
+            w[explicit],
+            codes[explicit],
             n_groups,
             base,
             scale,
             self.tau_prior_scale(base, y_sd),
         )
         post.data_scale = (scale, y_mean, y_sd)
+        if marginal.any():
+            groups, local = np.unique(codes[marginal], return_inverse=True)
+            weights = np.zeros(groups.shape[0])
+            weights[local] = gw[marginal]
+            post.marginals = GroupMarginals(
+                base,
+                post.E,
+                Xd[marginal],
+                Z[marginal],
+                y[marginal],
+                w[marginal],
+                local,
+                groups.shape[0],
+                weights,
+            )
+            post.marginals.groups = groups  # their indices among all the groups
         return post
 
 
@@ -304,6 +342,7 @@ class MultilevelPosterior:
         self.E = int(base.has_extra and base.extra is None)
         self.K = self.D + self.E + self.q
         self.n_params = self.K + self.G * self.q
+        self.marginals = None  # groups entering by their weighted marginals
         self.prior_scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (self.D,))
         self.extra_prior = base.extra_prior if self.E else None
         self.tau_scale = float(tau_scale)
@@ -344,6 +383,7 @@ class MultilevelPosterior:
             self.tau_scale,
             None,
         )
+        sub.marginals = self.marginals
         return sub
 
     # -- parameters ------------------------------------------------------------------------
@@ -428,8 +468,13 @@ class MultilevelPosterior:
         eta = self.eta(theta)
         ll = self.w @ kernels.loglik_vector(model.family, eta, self.y, extra)
         lp, grad = self.log_prior(theta)
+        if self.marginals is not None:
+            value, g_shared = self.marginals.value_and_grad(beta, s, log_tau, gradient)
+            lp += value
         if not gradient:
             return ll + lp
+        if self.marginals is not None:
+            grad[: self.K] += g_shared
         wd = self.w * kernels.dloglik_vector(model.family, eta, self.y, extra)
         G = self.group_sums(wd[:, None] * self.Z)  # (G, q): d loglik / d u_g
         D, E, K = self.D, self.E, self.K
@@ -481,6 +526,8 @@ class MultilevelPosterior:
         )
         C[:, taus, np.arange(q)] -= 2 * cen * v * prec
         Dg[:, np.arange(q), np.arange(q)] += prec
+        if self.marginals is not None:
+            A += self.marginals.hessian(beta, s, log_tau)
         return A, C, Dg
 
     def information(self, theta):

@@ -146,7 +146,16 @@ def fit_laplace(posterior, parameterisation="auto"):
     precision.
     """
     search = posterior.subsample(SEARCH_ROWS_PER_GROUP)
-    pooled = laplace_approximation(search.base, search.Xd, search.y, search.w, design=True).mean
+    rows = (search.Xd, search.y, search.w)
+    marginals = search.marginals
+    if marginals is not None:  # the start reads every row, a marginal's at its weight
+        rows = [
+            np.concatenate(pair)
+            for pair in zip(
+                rows, (marginals.Xd, marginals.y, marginals.w * marginals.weights[marginals.g])
+            )
+        ]
+    pooled = laplace_approximation(search.base, *rows, design=True).mean
     D, q = search.D, search.q
     beta, s = pooled[:D], (pooled[D] if search.E else None)
     for post in (search, posterior):
