@@ -108,9 +108,10 @@ def infer_model(estimator):
 
 
 def resample(step, X, y, sample_weight, model, groups=None):
-    """Fit the resampler ``step``; return ``(X_m, y_m, w_m, groups_m)`` with y_m in the
-    caller's coding and ``groups_m`` the kept rows' groups (None without ``groups``: only a
-    skcoreset coreset takes them, for a multilevel model).
+    """Fit the resampler ``step``; return ``(X_m, y_m, w_m, grouped)`` with y_m in the
+    caller's coding and ``grouped`` the kept rows' ``{"groups": ..., "group_weight": ...}``
+    (the latter for a coreset of groups), empty without ``groups``: only a skcoreset
+    coreset takes them, for a multilevel model.
 
     ``model`` is the model the composition resolved (None: the step decides): a skcoreset
     coreset whose ``model`` is 'auto' uses it, without its parameters being changed; another
@@ -125,8 +126,12 @@ def resample(step, X, y, sample_weight, model, groups=None):
     if isinstance(step, BaseCoreset):
         step._fit(X, y, sample_weight, composed=model, groups=groups)
         X_m, y_m, params = step._selected(X, y)
-        kept = None if groups is None else _safe_indexing(groups, step.sample_indices_)
-        return X_m, y_m, params["sample_weight"], kept
+        grouped = {}
+        if groups is not None:
+            grouped["groups"] = _safe_indexing(groups, step.sample_indices_)
+            if np.any(step.sample_group_weight_ != 1):
+                grouped["group_weight"] = step.sample_group_weight_
+        return X_m, y_m, params["sample_weight"], grouped
     name = type(step).__name__
     if groups is not None:
         raise TypeError(f"{name} is not a skcoreset coreset: it cannot take groups.")
@@ -135,13 +140,13 @@ def resample(step, X, y, sample_weight, model, groups=None):
     out = step.fit_resample(X, y, **({"sample_weight": sample_weight} if passed else {}))
     if len(out) == 3:
         X_m, y_m, params = out
-        return X_m, y_m, params.get("sample_weight"), None
+        return X_m, y_m, params.get("sample_weight"), {}
     X_m, y_m = out
     if sample_weight is None:
-        return X_m, y_m, None, None
+        return X_m, y_m, None, {}
     indices = getattr(step, "sample_indices_", None)
     if not passed and indices is not None:
-        return X_m, y_m, _safe_indexing(sample_weight, np.asarray(indices)), None
+        return X_m, y_m, _safe_indexing(sample_weight, np.asarray(indices)), {}
     if passed:
         why = "returned no weights, so the weights given to it cannot be passed on"
     else:
@@ -154,6 +159,18 @@ def resample(step, X, y, sample_weight, model, groups=None):
         "(X, y, {'sample_weight': w}). Fit without sample_weight, or place the sampler "
         "where no weights reach it."
     )
+
+
+def recover_left_out(estimator, coreset, X, y, groups, sample_weight=None):
+    """After a multilevel estimator is fitted on a coreset of groups, the effects of the
+    groups the coreset left out, from their rows (``X``, ``y``, ``groups``: the coreset's
+    input): every group of the data then has its effect's draws."""
+    left = getattr(coreset, "left_out_indices_", None)
+    recover = getattr(estimator, "recover_groups", None)
+    if left is None or len(left) == 0 or recover is None or groups is None:
+        return
+    weights = None if sample_weight is None else _safe_indexing(sample_weight, left)
+    recover(_safe_indexing(X, left), _safe_indexing(y, left), _safe_indexing(groups, left), weights)
 
 
 def fit_on_coreset(estimator, X, y, params, coreset):
@@ -172,10 +189,17 @@ def fit_on_coreset(estimator, X, y, params, coreset):
     fit_with_prior = getattr(estimator, "_fit_with_prior", None)
     scale = getattr(coreset, "_multilevel_scale", None)
     if scale is not None and fit_with_prior is not None and "groups" in params:
-        if set(params) <= {"sample_weight", "groups"} and getattr(
+        if set(params) <= {"sample_weight", "groups", "group_weight"} and getattr(
             estimator, "__skcoreset_multilevel__", False
         ):  # the full data's priors (coefficients, extra parameter, group sds)
-            return fit_with_prior(X, y, params["groups"], params.get("sample_weight"), scale)
+            return fit_with_prior(
+                X,
+                y,
+                params["groups"],
+                params.get("sample_weight"),
+                scale,
+                params.get("group_weight"),
+            )
         return estimator.fit(X, y, **params)
     if prior is None or fit_with_prior is None or not set(params) <= {"sample_weight"}:
         return estimator.fit(X, y, **params)

@@ -31,6 +31,7 @@ from ._base import (
     indexable,
     infer_model,
     random_state_params,
+    recover_left_out,
     resample,
     weight_key,
 )
@@ -136,7 +137,7 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
         model = declared_model(coreset) or infer_model(estimator)
         size = getattr(coreset, "n_points", None)
         with phase(self, f"coreset: {type(coreset).__name__} (n_points={size}, model={model})"):
-            X_m, y_m, w_m, g_m = resample(coreset, X, y, sample_weight, model, groups)
+            X_m, y_m, w_m, grouped = resample(coreset, X, y, sample_weight, model, groups)
 
         self.coreset_ = coreset
         self.sample_indices_ = np.asarray(coreset.sample_indices_, dtype=np.intp)
@@ -157,10 +158,9 @@ class _BaseCoresetEstimator(MetaEstimatorMixin, BaseEstimator):
             )
         self._check_coreset_targets(y_m)
         with phase(self, f"fit of {type(estimator).__name__} on {n_rows} weighted rows"):
-            params = {key: self.sample_weight_}
-            if g_m is not None:
-                params["groups"] = g_m
+            params = {key: self.sample_weight_, **grouped}
             fit_on_coreset(estimator, X_m, y_m, params, coreset)
+            recover_left_out(estimator, coreset, X, y, groups, sample_weight)
         self.estimator_ = estimator
         return self
 

@@ -35,6 +35,7 @@ from ._base import (
     is_passthrough,
     is_resampler,
     num_rows,
+    recover_left_out,
     resample,
 )
 
@@ -315,6 +316,7 @@ class Pipeline(_skpipeline.Pipeline):
         rows = np.arange(n_rows)
         last = len(self.steps) - 1
         coreset = None  # the coreset whose rows the next step gets as they are
+        grouped = {}
         for idx in range(first, len(self.steps)):
             name, step = self.steps[idx]
             if is_passthrough(step):
@@ -324,19 +326,23 @@ class Pipeline(_skpipeline.Pipeline):
                 weight, groups = self._coreset_weight(
                     name, step_params, weight, idx == first, groups
                 )
-                Xt, yt, weight, groups = self._fit_resampler(
+                before = (Xt, yt, groups, weight)  # the coreset's input
+                Xt, yt, weight, grouped = self._fit_resampler(
                     name, step, Xt, yt, weight, model, groups
                 )
+                groups = grouped.get("groups")
                 indices = getattr(step, "sample_indices_", None)
                 rows = None if rows is None or indices is None else rows[indices]
                 coreset = step
             else:
                 self._check_tail_params(name, step_params, n_rows)
-                if groups is not None and has_fit_parameter(step, "groups"):
-                    step_params["groups"] = groups  # the coreset's rows' groups
+                if grouped and has_fit_parameter(step, "groups"):
+                    step_params.update(grouped)  # the coreset's rows' groups (and weights)
                 Xt = self._fit_weighted_step(
                     name, step, Xt, yt, weight, step_params, idx < last, coreset
                 )
+                if coreset is not None and idx == last:  # left-out groups' effects
+                    recover_left_out(step, coreset, *before)
                 coreset = None  # a transformer's output is not the coreset's space
         if rows is not None:
             self.sample_indices_ = rows
@@ -420,7 +426,7 @@ class Pipeline(_skpipeline.Pipeline):
     def _fit_resampler(self, name, step, Xt, yt, weight, model, groups=None):
         """Fit one coreset step: its own model if it names one, else the final estimator's."""
         model = declared_model(step) or model
-        Xr, yr, wr, gr = resample(step, Xt, yt, weight, model, groups)
+        Xr, yr, wr, grouped = resample(step, Xt, yt, weight, model, groups)
         if num_rows(Xr, default=1) == 0:
             raise ValueError(
                 f"The coreset step {name!r} kept no rows, so the steps after it cannot be "
@@ -436,7 +442,7 @@ class Pipeline(_skpipeline.Pipeline):
                     "the classifier after it needs both classes: increase its n_points."
                 )
         self.X_coreset_, self.y_coreset_ = Xr, yr
-        return Xr, yr, wr, gr
+        return Xr, yr, wr, grouped
 
     @available_if(_can_transform)
     def fit_transform(self, X, y=None, **params):

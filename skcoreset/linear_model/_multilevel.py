@@ -23,6 +23,7 @@ from .._warnings import warn
 from ..models._grouped_data import validate_grouped
 from ..models._multilevel import Multilevel
 from ..models._multilevel_laplace import fit_laplace
+from ..models._multilevel_marginal import GroupMarginals
 from ..sampler import diagnostics
 from ..sampler._block_hmc import sample
 from ._base import ESS_THRESHOLD, RHAT_THRESHOLD, _dense
@@ -313,6 +314,9 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         self.rhat_, self.ess_ = diagnostics(natural)
         self._base = base
         self._spec_fitted = posterior.spec
+        self._posterior = posterior
+        # the shared parameters' draws: a left-out group's effects are drawn given them
+        self._shared_draws = np.ascontiguousarray(draws[..., : posterior.K])
 
     def _warn_convergence(self):
         max_rhat, min_ess = np.nanmax(self.rhat_), np.nanmin(self.ess_)
@@ -324,6 +328,82 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
                 "and/or n_warmup.",
                 ConvergenceWarning,
             )
+
+    def recover_groups(self, X, y, groups, sample_weight=None, random_state=None):
+        """Add the effects of groups the fit did not see, from their own rows.
+
+        For each draw of the shared parameters (coefficients, extra parameter, group sds),
+        each new group's effect is drawn from ``p(u_g | draw, y_g)`` (an independence
+        Metropolis-Hastings step per draw, as for the groups the fit integrated out). This
+        is how a coreset of groups gives every group's effect: the compositions call it with
+        the rows of the groups the coreset left out. Rows of groups already fitted are
+        ignored.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The new groups' rows.
+        y : array-like of shape (n_samples,)
+            Their targets.
+        groups : array-like of shape (n_samples,)
+            Their groups.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draws (None: the estimator's ``random_state``).
+
+        Returns
+        -------
+        self : object
+            The estimator, with ``groups_``, ``group_effects_`` and
+            ``group_effects_samples_`` extended (sorted by label).
+        """
+        check_is_fitted(self, "coef_samples_")
+        spec, post = self._spec_fitted, self._posterior
+        data = validate_grouped(
+            self,
+            spec,
+            X,
+            y,
+            groups,
+            sample_weight,
+            self.fit_intercept,
+            reset=False,
+            classes=getattr(self, "classes_", None),
+        )
+        new = ~np.isin(data.labels, self.groups_)
+        rows = new[data.codes] & (data.w > 0)
+        if not rows.any():
+            return self
+        labels, local = np.unique(data.labels[data.codes[rows]], return_inverse=True)
+        base = post.base
+        marginals = GroupMarginals(
+            base,
+            post.E,
+            base.design(data.X[rows]),
+            spec.effects_design(data.X[rows]),
+            data.y[rows],
+            data.w[rows],
+            local,
+            labels.shape[0],
+            np.ones(labels.shape[0]),
+        )
+        D, E = post.D, post.E
+
+        def split(theta):
+            return theta[:D], (theta[D] if E else None), theta[D + E :]
+
+        rng = check_random_state(self.random_state if random_state is None else random_state)
+        draws = self._shared_draws
+        effects = np.stack([marginals.recover(split, draws[c], rng) for c in range(draws.shape[0])])
+        all_labels = np.concatenate([self.groups_, labels])
+        order = np.argsort(all_labels, kind="stable")
+        self.groups_ = all_labels[order]
+        self.group_effects_samples_ = np.concatenate(
+            [self.group_effects_samples_, effects], axis=2
+        )[:, :, order]
+        self.group_effects_ = self.group_effects_samples_.mean(axis=(0, 1))
+        return self
 
     # -- prediction ------------------------------------------------------------------------
     def _linear_predictors(self, X, groups, rng):

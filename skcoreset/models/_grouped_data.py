@@ -26,21 +26,32 @@ class GroupedData:
     raw_y: np.ndarray
 
 
-def validate_grouped(estimator, spec, X, y, groups, sample_weight, fit_intercept=True):
+def validate_grouped(
+    estimator, spec, X, y, groups, sample_weight, fit_intercept=True, reset=True, classes=None
+):
     """:class:`GroupedData` of a fit's arguments (``validate_data`` sets the estimator's
     ``n_features_in_``); a ``ValueError`` names bad targets, weights or groups."""
     base = spec.base_model(fit_intercept=fit_intercept)
     if y is not None:
         check_no_none(np.asarray(y, dtype=object))
     X, y = validate_data(
-        estimator, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=base.labels is None
+        estimator,
+        X,
+        y,
+        accept_sparse="csr",
+        dtype=np.float64,
+        y_numeric=base.labels is None,
+        reset=reset,
     )
     if issparse(X):
         X = X.toarray()
     codes, labels = check_groups(groups, X.shape[0])
     w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     classes = None
-    if base.labels is not None:
+    if base.labels is not None and classes is not None:  # a fitted estimator's classes
+        coding = base.labels(classes)
+        classes, coded = coding.classes, coding.encode(y)
+    elif base.labels is not None:
         coding = base.labels.fit(y)
         classes, coded = coding.classes, coding.encode(y)
     else:
