@@ -425,3 +425,156 @@ def test_bad_input_is_named():
         Multilevel("poisson", tau_scale=-1.0)
     with pytest.raises(ValueError, match="needs groups="):
         BayesianMultilevelRegression(spec).fit(X, y)
+
+
+# -- groups integrated out, a coreset of groups ------------------------------------------
+@pytest.mark.parametrize("base", ["poisson", "logistic", "negative_binomial", "gaussian"])
+def test_group_marginals_are_the_integrals(base):
+    """Adaptive Gauss-Hermite against scipy's quad, group by group; the gradient (Fisher's
+    identity on the nodes) against finite differences of the value."""
+    from scipy import integrate
+
+    from skcoreset.models._multilevel_marginal import GroupMarginals
+    from tests.oracles.multilevel_oracle import row_loglik
+
+    rng = np.random.default_rng(10)
+    G, n = 12, 5
+    g = np.repeat(np.arange(G), n)
+    X, y, _ = grouped(base, n=G * n, n_groups=G, slope=False, seed=3)
+    model = get_model(base)
+    Xd = np.column_stack([X, np.ones(g.size)])
+    y = model.encode_targets(y) if base != "logistic" else y
+    w = rng.uniform(0.5, 2.0, g.size)
+    E = int(model.has_extra)
+    marg = GroupMarginals(model, E, Xd, np.ones((g.size, 1)), y, w, g, G, rng.uniform(0.5, 3, G))
+    beta, s, log_tau = np.array([0.3, -0.2, 0.1]), (np.log(0.6) if E else None), np.log([0.7])
+    m = marg.log_marginals(beta, s, log_tau)
+    extra = None if s is None else np.exp(s)
+    for k in range(G):
+        rows = g == k
+        eta0 = Xd[rows] @ beta
+
+        def integrand(u, shift, rows=rows, eta0=eta0):
+            ll = np.sum(w[rows] * row_loglik(base, y[rows], eta0 + u, extra))
+            return np.exp(ll - 0.5 * (u / 0.7) ** 2 - shift) / (0.7 * np.sqrt(2 * np.pi))
+
+        centre = marg.u_hat[k, 0]
+        shift = np.log(integrand(centre, 0.0))
+        value = integrate.quad(integrand, centre - 8, centre + 8, args=(shift,), limit=200)[0]
+        assert m[k] == pytest.approx(np.log(value) + shift, abs=1e-6)
+    theta = np.concatenate([beta, [s] if E else [], log_tau])
+    _, grad = marg.value_and_grad(beta, s, log_tau)
+    for j in range(theta.size):
+        e = np.zeros_like(theta)
+        e[j] = 1e-5
+        up, down = theta + e, theta - e
+        fd = (
+            marg.value_and_grad(up[:3], up[3] if E else None, up[-1:], False)[0]
+            - marg.value_and_grad(down[:3], down[3] if E else None, down[-1:], False)[0]
+        ) / 2e-5
+        assert fd == pytest.approx(grad[j], rel=1e-4, abs=1e-4)
+
+
+def test_integer_group_weight_is_that_many_copies_of_the_group():
+    """A group of weight 2 entering by its marginal is two independent copies of it, each
+    with its own effect (not its rows weighted by 2): both posteriors agree within their
+    Monte Carlo errors."""
+    rng = np.random.default_rng(11)
+    G, n = 80, 4
+    g = np.repeat(np.arange(G), n)
+    X = rng.standard_normal((g.size, 2))
+    y = rng.poisson(np.exp(X @ [0.3, -0.2] + 0.2 + rng.normal(0, 0.7, G)[g]))
+    spec = Multilevel("poisson")
+    kw = {"n_samples": 500, "n_warmup": 250, "prior_scale": 3.0}
+    weighted = BayesianMultilevelRegression(spec, random_state=0, **kw)
+    weighted.fit(X, y, groups=g, group_weight=np.full(g.size, 2.0))
+    copies = BayesianMultilevelRegression(spec, random_state=1, **kw)
+    copies.fit(np.vstack([X, X]), np.r_[y, y], groups=np.r_[g, g + G])
+
+    def shared(est):
+        d = np.concatenate(
+            [est.coef_samples_, est.intercept_samples_[..., None], np.log(est.group_sd_samples_)],
+            axis=-1,
+        )
+        return d.mean(axis=(0, 1)), d.reshape(-1, d.shape[-1]).std(axis=0), diagnostics(d)[1]
+
+    (m1, s1, ess1), (m2, s2, ess2) = shared(weighted), shared(copies)
+    z = np.abs(m1 - m2) / np.sqrt(s1**2 / ess1 + s2**2 / ess2)
+    assert z.max() < 4.5
+    np.testing.assert_allclose(s1 / s2, 1, atol=0.12)
+    # the rows weighted by 2 are another posterior: its group sd differs
+    assert weighted.group_effects_.shape == (G, 1)
+
+
+def test_recovered_effects_are_the_conditional_posteriors():
+    """Effects of groups the fit did not see, drawn per draw: for a Gaussian model of known
+    noise their mean is the draws' average of the closed-form conditional means."""
+    X, y, g = gaussian_case(n=600, n_groups=12, seed=2)
+    spec = Multilevel(get_model("gaussian", extra=1.0))
+    seen = g < 8
+    est = BayesianMultilevelRegression(spec, n_samples=600, n_warmup=300, random_state=0)
+    est.fit(X[seen], y[seen], groups=g[seen])
+    est.recover_groups(X[~seen], y[~seen], g[~seen])
+    np.testing.assert_array_equal(est.groups_, np.arange(12))
+    draws = est.group_effects_samples_[:, :, 8:, 0]  # (C, S, 4)
+    beta = est.coef_samples_.reshape(-1, 2)
+    b0 = est.intercept_samples_.reshape(-1)
+    tau = est.group_sd_samples_.reshape(-1)
+    for k in range(8, 12):
+        rows = g == k
+        resid = y[rows][None, :] - (X[rows] @ beta.T).T - b0[:, None]
+        var = 1.0 / (rows.sum() + 1.0 / tau**2)
+        exact = np.mean(var * resid.sum(axis=1))
+        sd = np.sqrt(np.mean(var + (var * resid.sum(axis=1)) ** 2) - exact**2)
+        ess = diagnostics(draws[:, :, k - 8])[1][0]
+        assert abs(draws[:, :, k - 8].mean() - exact) < 4.5 * sd / np.sqrt(ess)
+
+
+def test_coreset_of_small_groups_weights_their_marginals(monkeypatch):
+    """Many groups of 4 rows: the coreset keeps a few whole groups with weights on their
+    marginals; its Laplace fit of (beta, tau) is the full data's within 0.25 sd."""
+    rng = np.random.default_rng(12)
+    G = 3000
+    g = np.repeat(np.arange(G), 4)
+    X = rng.standard_normal((g.size, 2))
+    y = rng.random(g.size) < 1 / (1 + np.exp(-(X @ [0.5, -0.5] + rng.normal(0, 0.8, G)[g])))
+    spec = Multilevel("logistic")
+    cs = OMPCoreset(model=spec, random_state=0)
+    Xm, ym, params = cs.fit_resample(X, y.astype(int), groups=g)
+    assert set(params) == {"sample_weight", "groups", "group_weight"}
+    assert 0 < cs.n_groups_marginal_ <= 80 and cs.n_groups_kept_whole_ == 0
+    kept = np.unique(params["groups"])
+    assert kept.size == cs.n_groups_marginal_
+    for k in kept[:5]:  # whole groups, one weight per group
+        rows = params["groups"] == k
+        assert rows.sum() == 4 and np.unique(params["group_weight"][rows]).size == 1
+    left = np.setdiff1d(np.arange(g.size), cs.sample_indices_)
+    np.testing.assert_array_equal(cs.left_out_indices_, left)
+    # both with every group integrated out by the same quadrature (the full data's Laplace
+    # fit of tau would otherwise integrate by Laplace's method, biased for groups of 4 rows)
+    scale = cs.laplace_.posterior.data_scale
+    monkeypatch.setattr(multilevel_laplace, "SEARCH_ROWS_PER_GROUP", 10**9)
+    full = fit_laplace(
+        spec.posterior(
+            X,
+            y.astype(float),
+            g,
+            G,
+            np.ones(g.size),
+            data_scale=scale,
+            integrate=np.ones(G, dtype=bool),
+        )
+    )
+    post = spec.posterior(
+        Xm,
+        ym.astype(float),
+        params["groups"],
+        G,
+        params["sample_weight"],
+        data_scale=scale,
+        group_weight=params["group_weight"],
+    )
+    small = fit_laplace(post)
+    K = post.K
+    sd = np.sqrt([full.factor.solve(np.eye(full.mean.size)[k])[k] for k in range(K)])
+    assert np.max(np.abs(small.mean[:K] - full.mean[:K]) / sd) < 0.25

@@ -4,9 +4,10 @@ For a group g, ``m_g(beta, extra, tau) = log int exp(f_g(u)) du`` with
 ``f_g(u) = sum_{i in g} w_i l(y_i | x_i . beta + z_i . u, extra) + log N(u | 0, diag tau^2)``.
 Adaptive Gauss-Hermite quadrature (Liu & Pierce 1994): Newton finds each group's mode
 ``u_hat`` and curvature ``F`` (all groups at once), the nodes are ``u_hat + sqrt(2) L x_k`` with
-``L L^T = F^{-1}`` on a tensor grid (15 nodes for one effect, 7 per effect for two, 4 for
+``L L^T = F^{-1}`` on a tensor grid (11 nodes for one effect, 5 per effect for two, 3 for
 more): exact for a Gaussian base model; for Poisson, logistic and negative binomial groups of
-5 rows within 1e-8 of the integral (scipy's ``quad``, tests/test_multilevel.py).
+5 rows within about 1e-7 of the integral (scipy's ``quad``, tests/test_multilevel.py). The
+kernel's evaluations at the nodes are the cost of a group integrated out.
 
 A coreset of groups weights whole marginals: ``sum_g w_g m_g``, which is not the model with the
 group's rows weighted by ``w_g`` (MULTILEVEL.md). Its gradient comes from Fisher's identity,
@@ -22,11 +23,12 @@ import itertools
 import numpy as np
 
 from . import _glm_kernels as kernels
+from ._multilevel_kernels import node_terms
 
 #: Gauss-Hermite nodes per effect, by the number of effects per group (the grid has
 #: ``nodes^q`` points).
-NODES = {1: 15, 2: 7}
-_NODES_MORE = 4
+NODES = {1: 11, 2: 5}
+_NODES_MORE = 3
 
 
 def hermite_grid(q):
@@ -57,15 +59,6 @@ class GroupMarginals:
         self.weights = np.asarray(weights, dtype=np.float64)
         self.nodes, self.log_w = hermite_grid(self.q)
         self.u_hat = np.zeros((self.G, self.q))  # the last modes: the next Newton's start
-
-    def _y_rep(self, K):
-        """Each row's target repeated for the K nodes (kept: every evaluation reads it)."""
-        if (
-            getattr(self, "_y_repeated", None) is None
-            or self._y_repeated.shape[0] != K * self.y.shape[0]
-        ):
-            self._y_repeated = np.repeat(self.y, K)
-        return self._y_repeated
 
     def _sums(self, a):
         return np.add.reduceat(a, self.starts, axis=0)
@@ -136,44 +129,37 @@ class GroupMarginals:
         eta0 = self.Xd @ beta
         u_hat, F = self.modes(eta0, model, tau)
         points, log_jac = self.nodes_of(u_hat, F)
-        eta = eta0[:, None] + np.einsum("nq,nkq->nk", self.Z, points[self.g])  # (N, K)
-        K = points.shape[1]
-        ll = kernels.loglik_vector(model.family, eta.ravel(), self._y_rep(K), model.extra_value)
-        f = self._sums(self.w[:, None] * ll.reshape(-1, K))  # (G, K)
+        f, d, score = node_terms(
+            model.family, eta0, self.Z, np.ascontiguousarray(points), self.g, self.y, self.w,
+            model.extra_value, self.G, bool(self.E),
+        )
         f -= 0.5 * np.sum(points**2 / tau**2, axis=2) + np.sum(
             np.log(tau) + 0.5 * np.log(2 * np.pi)
         )
         terms = f + self.log_w + np.sum(self.nodes**2, axis=1)  # over the Gaussian weight
         top = terms.max(axis=1, keepdims=True)
         m = top[:, 0] + np.log(np.exp(terms - top).sum(axis=1)) + log_jac
-        return m, terms, log_jac, points, eta, model, tau
+        return m, terms, log_jac, points, (d, score), model, tau
 
     def value_and_grad(self, beta, s, log_tau, gradient=True):
         """``(sum_g w_g m_g, gradient in (beta, log extra, log tau))``; ``-inf`` where the
         quadrature breaks down (a group sd that under- or overflows, far in the tails)."""
         try:
             with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-                m, terms, log_jac, points, eta, model, tau = self._quadrature(beta, s, log_tau)
+                m, terms, log_jac, points, rows, model, tau = self._quadrature(beta, s, log_tau)
         except np.linalg.LinAlgError:
             m = np.array([np.nan])
         if not np.all(np.isfinite(m)):
             size = beta.shape[0] + self.E + self.q
             return -np.inf, np.zeros(size) if gradient else None
-        K = points.shape[1]
+        d, score = rows
         value = float(self.weights @ m)
         if not gradient:
             return value, None
         pi = np.exp(terms - m[:, None] + log_jac[:, None])  # (G, K), each row sums to 1
         rows_pi = (self.weights[:, None] * pi)[self.g]  # (N, K)
-        d = kernels.dloglik_vector(model.family, eta.ravel(), self._y_rep(K), model.extra_value)
-        wd = self.w * (rows_pi * d.reshape(-1, K)).sum(axis=1)
-        grad_beta = self.Xd.T @ wd
-        grad_s = []
-        if self.E:
-            score = kernels.dlog_extra_vector(
-                model.family, eta.ravel(), self._y_rep(K), model.extra_value
-            ).reshape(-1, K)
-            grad_s = [np.sum(self.w * (rows_pi * score).sum(axis=1))]
+        grad_beta = self.Xd.T @ (rows_pi * d).sum(axis=1)
+        grad_s = [np.sum(rows_pi * score)] if self.E else []
         # d f / d log tau_k at a node: u_k^2 / tau_k^2 - 1
         grad_tau = np.einsum("g,gk,gkq->q", self.weights, pi, points**2 / tau**2 - 1.0)
         return value, np.concatenate([grad_beta, grad_s, grad_tau])
