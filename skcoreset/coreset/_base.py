@@ -352,16 +352,16 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
 
     def _fit_multilevel(self, X, y, sample_weight, groups, spec):
         """A coreset of rows inside each group (:mod:`._multilevel`)."""
-        if spec is None:
-            raise ValueError(
-                "groups= is for a multilevel model: pass model=Multilevel(base) (see "
-                "skcoreset.models.Multilevel)."
-            )
         if not hasattr(self, "_pool_vectors"):  # the KL coresets and the sensitivity one
             raise TypeError(
                 f"{type(self).__name__} does not build coresets of multilevel models; "
                 "OMPCoreset, GIGACoreset, FrankWolfeCoreset, IHTCoreset, ImportanceCoreset "
                 "and UniformCoreset do."
+            )
+        if spec is None:
+            raise ValueError(
+                "groups= is for a multilevel model: pass model=Multilevel(base) (see "
+                "skcoreset.models.Multilevel)."
             )
         if is_dask_collection(X):
             raise ValueError(

@@ -441,6 +441,7 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
         groups : array-like of shape (n_samples,), default=None
             Each row's group; a group not seen in fit, or None, predicts at the population
             level (a new group's effect drawn from ``N(0, group_sd^2)`` per draw).
@@ -448,6 +449,7 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            The posterior predictive means, or class labels.
         """
         if self._base.labels is not None:
             return self.classes_[(self.predict_proba(X, groups)[:, 1] > 0.5).astype(int)]
@@ -460,12 +462,14 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
         groups : array-like of shape (n_samples,), default=None
             As in :meth:`predict`.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            The probabilities of ``classes_``.
         """
         check_is_fitted(self, "coef_samples_")
         if self._base.labels is None:
@@ -476,19 +480,41 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         return np.column_stack([1 - p, p])
 
     def score(self, X, y, groups=None, sample_weight=None):
-        """Accuracy for a logistic base model, else R^2 of :meth:`predict`."""
+        """Return the accuracy (logistic base model) or R^2 of :meth:`predict`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+        y : array-like of shape (n_samples,)
+            Their targets.
+        groups : array-like of shape (n_samples,), default=None
+            Their groups, as in :meth:`predict`.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in the score.
+
+        Returns
+        -------
+        score : float
+            Accuracy or R^2.
+        """
         pred = self.predict(X, groups)
         if self._base.labels is not None:
             return accuracy_score(y, pred, sample_weight=sample_weight)
         return r2_score(y, pred, sample_weight=sample_weight)
 
     def to_inference_data(self):
-        """The draws as an ArviZ ``InferenceData``, with group coordinates.
+        """Return the draws as an ArviZ ``InferenceData``, with group coordinates.
 
         ``posterior`` holds ``coef`` (chain, draw, feature), ``intercept``, the extra
         parameter under its name, ``group_sd`` (chain, draw, effect) and ``group_effects``
         (chain, draw, group, effect), ``group`` labelled by :attr:`groups_` and ``effect``
         by ``'intercept'`` then ``'x<j>'`` for each slope's column.
+
+        Returns
+        -------
+        idata : arviz.InferenceData
+            The posterior group.
         """
         import arviz as az
 

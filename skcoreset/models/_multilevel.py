@@ -3,7 +3,7 @@
 ``eta_i = x_i . beta + z_i . u_{g(i)}``: every row gets the shared coefficients ``beta`` and its
 group's effects ``u_g`` on the columns ``z_i`` (a 1 for the random intercept, then the columns
 with random slopes), with ``u_g ~ N(0, diag(tau^2))``. The base model (logistic, Poisson,
-negative binomial, Gaussian, gamma, Student-t) gives ``l(y | eta, extra)``.
+negative binomial, Gaussian, gamma, or a registered family) gives ``l(y | eta, extra)``.
 
 :class:`Multilevel` is the specification a user passes as ``model=``; :meth:`Multilevel.bind`
 ties it to data and returns a :class:`MultilevelPosterior`: the log posterior, its gradient and
@@ -61,7 +61,9 @@ class Multilevel:
     ----------
     base : str or GLM, default='logistic'
         The likelihood: ``'logistic'``, ``'poisson'``, ``'negative_binomial'``,
-        ``'gaussian'``, ``'gamma'``, ``'student_t'``, or such a model object.
+        ``'gaussian'``, ``'gamma'``, a registered single-index family, or such a model
+        object (not yet ``'student_t'``, whose two extra parameters the multilevel
+        posterior does not carry).
     slopes : sequence of int or None, default=None
         Columns of ``X`` with a random slope per group (their fixed coefficients stay in
         ``beta``). None: random intercepts only.
@@ -99,27 +101,52 @@ class Multilevel:
         base = self.base_model()
         if base.family is None or base.n_params(2) != 2:
             raise ValueError(
-                f"Multilevel needs a single-index base model (logistic, poisson, "
-                f"negative_binomial, gaussian, gamma, student_t); got {base.name!r}."
+                f"Multilevel needs a single-index base model with at most one extra "
+                f"parameter (logistic, poisson, negative_binomial, gaussian, gamma, or a "
+                f"registered family); got {base.name!r}. The Student-t model, whose scale and "
+                f"degrees of freedom are both sampled, is not supported yet."
             )
 
     @property
     def name(self):
+        """The name: ``'multilevel_'`` and the base model's."""
         return f"multilevel_{self.base_model().name}"
 
     @property
     def n_effects(self):
-        """q: the effects per group (the intercept, then one per slope)."""
+        """The number q of effects per group (the intercept, then one per slope)."""
         return 1 + len(self.slopes)
 
     def base_model(self, **params):
-        """The base likelihood as a model object (``params``: its fields replaced)."""
+        """Return the base likelihood as a model object.
+
+        Parameters
+        ----------
+        **params : dict
+            Fields of the model to set (``prior_scale``, ``fit_intercept``, ...).
+
+        Returns
+        -------
+        model : GLM
+            The base model.
+        """
         if isinstance(self.base, GLM):
             return replace(self.base, **params) if params else self.base
         return get_model(self.base, **params)
 
     def effects_design(self, X):
-        """``Z``, of shape (N, q): a column of ones, then the slopes' columns of ``X``."""
+        """Return the columns the group effects multiply.
+
+        Parameters
+        ----------
+        X : ndarray of shape (N, D)
+            Features.
+
+        Returns
+        -------
+        Z : ndarray of shape (N, q)
+            A column of ones, then the slopes' columns of ``X``.
+        """
         X = np.asarray(X)
         if self.slopes and max(self.slopes) >= X.shape[1]:
             raise ValueError(
@@ -128,14 +155,56 @@ class Multilevel:
         return np.column_stack([np.ones(X.shape[0]), X[:, list(self.slopes)]]).astype(np.float64)
 
     def tau_prior_scale(self, base, y_sd):
-        """The half-Student-t scale of each group sd (:attr:`tau_scale`, resolved)."""
+        """Return the half-Student-t scale of each group sd (``tau_scale`` resolved).
+
+        Parameters
+        ----------
+        base : GLM
+            The base model.
+        y_sd : float or None
+            The targets' sd (the identity-link models' scale).
+
+        Returns
+        -------
+        scale : float
+            2.5 on the link scale, times ``y_sd`` for the Gaussian model, or ``tau_scale``.
+        """
         if self.tau_scale != "auto":
             return float(self.tau_scale)
         identity = base.name in ("gaussian", "student_t")
         return TAU_SCALE * (float(y_sd) if identity and y_sd and y_sd > 0 else 1.0)
 
     def bind(self, Xd, Z, y, w, codes, n_groups, base, prior_scale, tau_scale, centring=None):
-        """The posterior on these rows (see :class:`MultilevelPosterior`)."""
+        """Return the posterior on design rows, with priors given.
+
+        Parameters
+        ----------
+        Xd : ndarray of shape (N, D)
+            Design matrix of the fixed coefficients (``base.design(X)``).
+        Z : ndarray of shape (N, q)
+            The columns the effects multiply (:meth:`effects_design`).
+        y : ndarray of shape (N,)
+            Coded targets.
+        w : ndarray of shape (N,)
+            Weights of the rows.
+        codes : ndarray of shape (N,)
+            Each row's group, in ``range(n_groups)``.
+        n_groups : int
+            The number of groups.
+        base : GLM
+            The base model, its priors set.
+        prior_scale : ndarray of shape (D,)
+            Prior sds of the coefficients.
+        tau_scale : float
+            Scale of the half-Student-t prior of the group sds.
+        centring : ndarray of shape (n_groups, q), default=None
+            The parameterisation (0: non-centred).
+
+        Returns
+        -------
+        posterior : MultilevelPosterior
+            The log posterior and its derivatives.
+        """
         return MultilevelPosterior(
             self, Xd, Z, y, w, codes, n_groups, base, prior_scale, tau_scale, centring
         )
@@ -153,18 +222,43 @@ class Multilevel:
         group_weight=None,
         integrate=None,
     ):
-        """The :class:`MultilevelPosterior` of validated rows: ``X`` dense features, ``y``
-        coded targets, ``codes`` group indices in ``range(n_groups)``, ``w`` weights.
+        """Return the posterior of validated rows, with the priors the data call for.
 
         ``prior_scale='auto'`` follows the data's scale as every estimator's does
         (:func:`~skcoreset.models.default_prior_scale`), and so do the extra parameter's
-        prior and ``tau_scale='auto'``; ``data_scale``: ``(moments' prior scale, y_mean,
-        y_sd)`` of other rows to use instead (the full data's, for a coreset's rows).
-        ``group_weight``: each row's group's weight (constant within a group); a group of
-        weight other than 1 enters by its weighted marginal, its effect integrated out
-        (:class:`~._multilevel_marginal.GroupMarginals`); so does a group of ``integrate``
-        (a mask of the groups, for groups whose rows say little about their effect: their
-        effects then leave the sampler's parameters).
+        prior and ``tau_scale='auto'``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (N, D)
+            Dense features.
+        y : ndarray of shape (N,)
+            Coded targets.
+        codes : ndarray of shape (N,)
+            Each row's group, in ``range(n_groups)``.
+        n_groups : int
+            The number of groups.
+        w : ndarray of shape (N,)
+            Weights of the rows.
+        prior_scale : float, array-like or 'auto', default='auto'
+            Prior sds of the coefficients.
+        fit_intercept : bool, default=True
+            Whether the design has an intercept column.
+        data_scale : tuple, default=None
+            ``(prior scale, y_mean, y_sd)`` of other rows to use instead of these rows'
+            (the full data's, for a coreset's rows).
+        group_weight : ndarray of shape (N,), default=None
+            Each row's group's weight (the same within a group); a group of weight other
+            than 1 enters by its weighted marginal, its effect integrated out
+            (:class:`~._multilevel_marginal.GroupMarginals`).
+        integrate : ndarray of shape (n_groups,) of bool, default=None
+            Groups integrated out at weight 1 (those whose rows say little about their
+            effects: they leave the sampler's parameters).
+
+        Returns
+        -------
+        posterior : MultilevelPosterior
+            The log posterior and its derivatives.
         """
         base = self.base_model(fit_intercept=fit_intercept)
         gw = np.ones(y.shape[0]) if group_weight is None else np.asarray(group_weight, float)
