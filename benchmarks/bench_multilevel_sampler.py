@@ -18,7 +18,8 @@ Settings (``BayesianMultilevelRegression``, 4 chains x (500 warm-up + 1000 draws
 Printed and written (``--out``): per case and setting, seconds, the smallest bulk ESS and the
 largest R-hat of the group sd and of the group effects, and the groups integrated out.
 
-    python -m benchmarks.bench_multilevel_sampler --out benchmarks/results/bench_multilevel_sampler.json
+    python -m benchmarks.bench_multilevel_sampler \
+        --out benchmarks/results/bench_multilevel_sampler.json
 """
 
 import argparse

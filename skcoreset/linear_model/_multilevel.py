@@ -31,19 +31,26 @@ from ._base import ESS_THRESHOLD, RHAT_THRESHOLD, _dense
 _BLOCK_DRAWS = 200  # draws per block of predictions: (rows x 200) linear predictors at a time
 
 
-#: A group's effect is integrated out of the sampler's parameters (parameterisation 'auto')
-#: when its rows' precision on it is below this share of its prior's, 1 / tau^2.
+#: A group's effect is weakly informed (parameterisation 'auto') when its rows' precision on
+#: it is below this multiple of its prior's, 1 / tau^2 (measured:
+#: benchmarks/bench_multilevel_sampler.py).
 WEAK_GROUP = 10.0
+#: The weakly informed groups are integrated out when they are at least this share of the
+#: groups: then the funnel would rule the sampler; a few of them among well-informed groups
+#: cost the quadrature's time and gain nothing (measured: the same benchmark).
+WEAK_SHARE = 0.5
 
 
 def _weak_groups(posterior, theta):
-    """The groups (mask, G) whose rows say less about their effects than the prior: the
-    funnel's groups, integrated out by quadrature (q <= 2, where the grid stays small)."""
-    if posterior.q > 2:
-        return np.zeros(posterior.G, dtype=bool)
+    """The groups (mask, G) to integrate out by quadrature: the weakly informed ones, when
+    they are most of the groups (and q <= 2, where the grid stays small)."""
+    none = np.zeros(posterior.G, dtype=bool)
+    if posterior.q > 2 or not posterior.present.any():
+        return none
     tau, _ = posterior.effects(theta)
     ratio = posterior.information(theta) * tau**2
-    return np.all(ratio < WEAK_GROUP, axis=1) & posterior.present
+    weak = np.all(ratio < WEAK_GROUP, axis=1) & posterior.present
+    return weak if weak.sum() >= WEAK_SHARE * posterior.present.sum() else none
 
 
 def _check_group_weight(group_weight, codes, n_rows):
@@ -119,7 +126,8 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         parameter, group sds, then the effects group by group.
     centring_ : ndarray of shape (n_groups, q)
         The sampler's parameterisation of each effect: ``u_g = group_sd^(1 - c) v_g``, 1 for
-        a centred effect, 0 for a non-centred one.
+        a centred effect, 0 for a non-centred one; NaN for a group integrated out (its
+        effect no parameter of the sampler, drawn afterwards from its rows).
 
     Examples
     --------
@@ -243,7 +251,8 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         with phase(self, f"Laplace fit ({X.shape[0]} rows, {len(labels)} groups)"):
             laplace = fit_laplace(posterior, self.parameterisation)
         if self.parameterisation == "auto":
-            weak = _weak_groups(posterior, laplace.mean)
+            weak = np.zeros(len(labels), dtype=bool)
+            weak[posterior.groups_in] = _weak_groups(posterior, laplace.mean)
             if weak.any():  # their effects integrated out: the sampler sees no funnel
                 posterior = spec.posterior(
                     X,
@@ -288,7 +297,11 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
     def _set_draws(self, posterior, result, labels, n_features, rng):
         draws = result.draws
         D, E = posterior.D, posterior.E
-        tau, u = posterior.effects(draws)
+        tau, u_in = posterior.effects(draws)
+        # every group's effects: the sampler's groups, those integrated out (recovered
+        # below), and those with no row of positive weight (the prior's)
+        u = tau[:, :, None, :] * rng.standard_normal((*draws.shape[:2], len(labels), tau.shape[-1]))
+        u[:, :, posterior.groups_in] = u_in
         marginals = posterior.marginals
         if marginals is not None:  # their effects, from their rows given each draw
             with phase(self, f"effects of {marginals.G} groups integrated out"):
@@ -308,7 +321,8 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         self.group_sd_ = tau.mean(axis=(0, 1))
         self.group_effects_ = u.mean(axis=(0, 1))
         self.groups_ = labels
-        self.centring_ = posterior.centring.copy()
+        self.centring_ = np.full((len(labels), posterior.q), np.nan)
+        self.centring_[posterior.groups_in] = posterior.centring
         self.acceptance_rate_, self.step_size_ = result.acceptance_rate, result.step_size
         natural = np.concatenate([draws[..., : D + E], tau, u.reshape(*u.shape[:2], -1)], axis=-1)
         self.rhat_, self.ess_ = diagnostics(natural)

@@ -427,10 +427,16 @@ class MultilevelPosterior:
         self.Z = np.ascontiguousarray(Z[order], dtype=np.float64)
         self.y = np.ascontiguousarray(y[order], dtype=np.float64)
         self.w = np.ascontiguousarray(w[order], dtype=np.float64)
-        self.g = np.ascontiguousarray(codes[order])
-        self.G, self.q = int(n_groups), Z.shape[1]
+        # the groups with rows here are the sampler's (``groups_in``, indices among all
+        # ``n_groups_all``); another group's effect is the prior's, or its marginal's: it is
+        # no parameter (each would widen the sampler's dimension for nothing)
+        codes = np.asarray(codes)[order]
+        self.n_groups_all = int(n_groups)
+        self.groups_in = np.flatnonzero(np.bincount(codes, minlength=self.n_groups_all))
+        self.g = np.ascontiguousarray(np.searchsorted(self.groups_in, codes))
+        self.G, self.q = int(self.groups_in.shape[0]), Z.shape[1]
         counts = np.bincount(self.g, minlength=self.G)
-        self.present = counts > 0  # a group without rows here: its effect is the prior's
+        self.present = counts > 0  # every group here (the subsample's keep all too)
         self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[self.present]
         self.D = Xd.shape[1]
         self.E = int(base.has_extra and base.extra is None)

@@ -99,7 +99,7 @@ def _factor_shifted(A, C, D):
     """The factor of ``H + shift I`` with the least shift (0 first) that makes it positive
     definite: Newton's direction far from the mode, where the curvature may be negative."""
     shift = 0.0
-    scale = max(np.abs(np.diagonal(A)).max(), np.abs(np.diagonal(D, 0, 1, 2)).max(), 1.0)
+    scale = max(np.abs(np.diagonal(A)).max(), np.abs(np.diagonal(D, 0, 1, 2)).max(initial=0), 1.0)
     eye_k, eye_q = np.eye(A.shape[0]), np.eye(D.shape[1])
     while True:
         try:

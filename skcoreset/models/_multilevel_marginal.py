@@ -78,15 +78,26 @@ class GroupMarginals:
         prec = 1.0 / tau**2
         search = not model.log_concave
         value = self._f_value(u, eta0, model, prec) if search else None
+        one = self.q == 1  # a random intercept: scalars per group, no q x q algebra
         for _ in range(max_iter):
-            eta = eta0 + np.einsum("nq,nq->n", self.Z, u[self.g])
-            d, c = model.loglik_derivatives(eta, self.y)
-            grad = self._sums((self.w * d)[:, None] * self.Z) - u * prec
-            F = self._sums((self.w * c)[:, None, None] * self.Z[:, :, None] * self.Z[:, None, :])
-            F[:, np.arange(self.q), np.arange(self.q)] += prec
-            step = np.linalg.solve(F, grad[..., None])[..., 0]
+            if one:
+                z = self.Z[:, 0]
+                d, c = model.loglik_derivatives(eta0 + z * u[self.g, 0], self.y)
+                grad = self._sums(self.w * d * z)[:, None] - u * prec
+                F = (self._sums(self.w * c * z * z) + prec[0])[:, None, None]
+                step = grad / F[:, :, 0]
+                size = np.abs(step[:, 0]) * np.sqrt(F[:, 0, 0])
+            else:
+                eta = eta0 + np.einsum("nq,nq->n", self.Z, u[self.g])
+                d, c = model.loglik_derivatives(eta, self.y)
+                grad = self._sums((self.w * d)[:, None] * self.Z) - u * prec
+                F = self._sums(
+                    (self.w * c)[:, None, None] * self.Z[:, :, None] * self.Z[:, None, :]
+                )
+                F[:, np.arange(self.q), np.arange(self.q)] += prec
+                step = np.linalg.solve(F, grad[..., None])[..., 0]
+                size = np.sqrt(np.einsum("gp,gpq,gq->g", step, F, step))
             # at most two conditional sds per step
-            size = np.sqrt(np.einsum("gp,gpq,gq->g", step, F, step))
             step *= np.minimum(1.0, 2.0 / np.maximum(size, 1e-300))[:, None]
             if search:
                 alpha = np.ones(self.G)
@@ -130,8 +141,16 @@ class GroupMarginals:
         u_hat, F = self.modes(eta0, model, tau)
         points, log_jac = self.nodes_of(u_hat, F)
         f, d, score = node_terms(
-            model.family, eta0, self.Z, np.ascontiguousarray(points), self.g, self.y, self.w,
-            model.extra_value, self.G, bool(self.E),
+            model.family,
+            eta0,
+            self.Z,
+            np.ascontiguousarray(points),
+            self.g,
+            self.y,
+            self.w,
+            model.extra_value,
+            self.G,
+            bool(self.E),
         )
         f -= 0.5 * np.sum(points**2 / tau**2, axis=2) + np.sum(
             np.log(tau) + 0.5 * np.log(2 * np.pi)
