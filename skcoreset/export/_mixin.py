@@ -38,13 +38,31 @@ class PPLExportMixin:
         log(extra) ~ N(m, sd^2),  group_sd_k ~ HalfStudentT(3, tau_scale),
         group_effects[g, k] = group_sd_k * group_effects_raw[g, k],  group_effects_raw ~ N(0, 1),
 
-    with ``g(n)`` the row's group in ``groups_`` (all the data's groups, sorted; the rows'
-    labels are ``sample_groups_``) and the priors those of ``laplace_.posterior``
-    (``prior_scale``, ``extra_prior``, ``tau_scale``). The effects are written non-centred:
-    the free variables ``group_sd`` (q,) and ``group_effects_raw`` (G, q), and
-    ``group_effects`` (G, q) deterministic, the effects ``'intercept'`` then each random
-    slope's feature. ``to_pymc``, ``to_numpyro`` and ``to_stan`` write it; ``to_bambi``
-    refuses it (a ``ValueError``: Bambi's group-specific terms are not known to give it).
+    with ``g(n)`` the row's group among the groups with rows in the coreset (all of
+    ``groups_``, sorted, but for a coreset of groups; the rows' labels are
+    ``sample_groups_``) and the priors those of ``laplace_.posterior`` (``prior_scale``,
+    ``extra_prior``, ``tau_scale``). The effects are written non-centred: the free variables
+    ``group_sd`` (q,) and ``group_effects_raw`` (G, q), and ``group_effects`` (G, q)
+    deterministic, the effects ``'intercept'`` then each random slope's feature.
+    ``to_pymc``, ``to_numpyro`` and ``to_stan`` write it; ``to_bambi`` refuses it (a
+    ``ValueError``: Bambi's group-specific terms are not known to give it).
+
+    A coreset of groups (data of many small groups: ``n_groups_marginal_ > 0``) weights whole
+    groups: a group of weight ``W_g != 1`` (``sample_group_weight_``) enters, as in the
+    library's posterior, not by its rows but by ``W_g`` times its marginal log-likelihood
+    ``m_g`` (its effect integrated out; the rows' own weights inside it), a potential term of
+    the exported model (``numpyro.factor`` and ``pm.Potential`` ``group_marginals``, Stan's
+    ``target +=``). The library integrates with nodes that follow each group's conditional
+    mode; the exports write Gauss-Hermite quadrature of 20 FIXED nodes a group, at its
+    conditional mode and scale at the Laplace mean (``laplace_.mean``): within 1e-9 of the
+    integral a group where the posterior is, less accurate far from the Laplace mean (the
+    group sd twice its mean's: some 1e-3 a group; see :mod:`skcoreset.export._spec`). Only a
+    random intercept is exported so (random slopes: a ``ValueError``). These groups' effects
+    are not variables of the exported model, and the groups the coreset left out
+    (``left_out_indices_``) have no term at all: both groups' effects follow from their rows
+    given each draw of the shared parameters, as the library draws them
+    (:class:`~skcoreset.linear_model.BayesianMultilevelRegression` fitted with
+    ``group_weight``, and its ``recover_groups`` for the left-out groups).
 
     Examples
     --------
@@ -153,6 +171,8 @@ class PPLExportMixin:
             self.sample_weight_,
             index,
             labels,
+            group_weight=getattr(self, "sample_group_weight_", None),
+            centre=self.laplace_.mean,  # the marginals' nodes: at the Laplace fit's mean
             feature_names=getattr(self, "feature_names_in_", None),
             what=what,
         )
@@ -209,7 +229,10 @@ class PPLExportMixin:
         notes): ``group_sd`` is ``pm.HalfStudentT(nu=3, sigma=tau_scale)`` (dims
         ``effect``), ``group_effects_raw`` standard normal and ``group_effects`` a
         ``pm.Deterministic`` (dims ``group`` x ``effect``); the coordinates ``group`` are
-        ``groups_`` and ``effect`` ``'intercept'`` then the random slopes' features.
+        the groups with rows entered row by row (``groups_`` but for a coreset of groups;
+        none, and no ``group_effects_raw``, when no group is) and ``effect``
+        ``'intercept'`` then the random slopes' features. A coreset of groups' weighted
+        marginals are ``pm.Potential("group_marginals", ...)``.
 
         Parameters
         ----------
@@ -268,7 +291,9 @@ class PPLExportMixin:
         notes): the sites ``group_sd`` (shape (q,), a half-Student-t(3, ``tau_scale``),
         written as a folded Student-t) and ``group_effects_raw`` (shape (G, q), standard
         normal) come before ``y``, and ``group_effects = group_sd * group_effects_raw`` is a
-        deterministic site (rows: ``groups_``).
+        deterministic site (rows: the groups with rows entered row by row, ``groups_`` but
+        for a coreset of groups; no such sites, and no ``y``, when no group is). A coreset
+        of groups' weighted marginals are ``numpyro.factor("group_marginals", ...)``, last.
 
         Parameters
         ----------
@@ -326,7 +351,12 @@ class PPLExportMixin:
         half-Student-t, normalised), and ``matrix[G, Q] group_effects_raw`` (``std_normal``);
         the transformed parameters ``group_effects``
         (``diag_post_multiply(group_effects_raw, group_sd)``); each row's predictor adds
-        ``rows_dot_product(Z, group_effects[group])``.
+        ``rows_dot_product(Z, group_effects[group])``. A coreset of groups' weighted
+        marginals add data (``X_marginal``, ``y_marginal``, ``w_marginal``,
+        ``group_marginal``, ``group_weight``, and the fixed nodes' ``node_offset``,
+        ``node_sq``, ``log_node_weight``) and a block of the model that adds
+        ``group_weight[g] * log_sum_exp(f[g])`` per group (``N`` and ``G``, the rows and
+        groups entered row by row, may then be 0).
 
         Parameters
         ----------
@@ -348,10 +378,12 @@ class PPLExportMixin:
         data : dict
             Its data: ``N``, ``D``, ``X``, ``y``, ``w``, the prior sds ``coef_sd`` and
             ``intercept_sd``, and each extra parameter's ``<name>_log_mean`` and
-            ``<name>_log_sd``; for a multilevel coreset ``G`` (the groups, ``groups_``),
-            ``Q`` (effects per group), ``group`` (each row's, 1-based into ``groups_``),
-            ``Z`` (N, Q: ones, then the random slopes' columns), ``group_sd_df`` (3) and
-            ``group_sd_scale``.
+            ``<name>_log_sd``; for a multilevel coreset ``G`` (the groups entered row by
+            row: ``groups_`` but for a coreset of groups), ``Q`` (effects per group),
+            ``group`` (each row's, 1-based into those groups), ``Z`` (N, Q: ones, then the
+            random slopes' columns), ``group_sd_df`` (3) and ``group_sd_scale``; for a
+            coreset of groups ``N_marginal``, ``G_marginal``, ``K_nodes`` and the arrays
+            of its weighted marginals (above).
 
         Raises
         ------

@@ -9,8 +9,22 @@ A multilevel coreset's group effects (``spec.effects``) add the data ``G``, ``Q`
 (``<lower=0>``, half-Student-t: ``student_t_lpdf`` plus ``Q * log2()``, the truncation's
 normalisation) and ``group_effects_raw`` (standard normal); the transformed parameters
 ``group_effects = group_effects_raw * diag(group_sd)``; and ``z_n . u_{g(n)}`` in each row's
-predictor.
+predictor (``G`` the groups entered row by row: possibly none, ``N`` possibly 0, for a coreset
+of groups).
+
+The weighted marginals of a coreset of groups (``spec.effects.marginal``) add the data
+``N_marginal``, ``G_marginal``, ``K_nodes``, ``X_marginal``, ``y_marginal``, ``w_marginal``,
+``group_marginal`` (1-based), ``group_weight`` and the fixed nodes' ``node_offset``
+(``N_marginal x K_nodes``: what each node adds to each row's predictor), ``node_sq``
+(``Q`` matrices ``G_marginal x K_nodes``: the squared effects at the nodes) and
+``log_node_weight`` (the rule's log weights with the nodes' Jacobian); the model block adds
+``group_weight[g] * log_sum_exp(...)`` per group: the fixed-node Gauss-Hermite rule of
+:class:`~skcoreset.export._spec.GroupMarginalTerms`. Their effects are not parameters.
 """
+
+import re
+
+import numpy as np
 
 
 def build(spec):
@@ -82,7 +96,7 @@ def build(spec):
             group_sd_scale=effects.tau_scale,
         )
         decl += [
-            "  int<lower=1> G;",
+            "  int<lower=0> G;",
             "  int<lower=1> Q;",
             "  array[N] int<lower=1, upper=G> group;",
             "  matrix[N, Q] Z;",
@@ -106,6 +120,12 @@ def build(spec):
         f"    target += w[n] * {row.format(*spec.extra_names())};",
         "  }",
     ]
+    marginal = None if effects is None else effects.marginal
+    if marginal is not None:
+        m_decl, m_data, m_model = _marginals(spec, marginal)
+        decl += m_decl
+        data.update(m_data)
+        model += m_model
     program = "\n".join(
         [
             f"// The {spec.model} coreset posterior: weighted likelihood, the coreset's prior.",
@@ -123,3 +143,59 @@ def build(spec):
         ]
     )
     return program, data
+
+
+def _marginals(spec, marginal):
+    """The data declarations, data and model statements of the weighted marginals."""
+    y_type, y, row = spec.recipes.stan_likelihood(marginal.y)
+    # the row's statement for marginal row n at node k
+    row = row.format(*spec.extra_names())
+    row = re.sub(r"(?<!\w)y\[n\]", "y_marginal[n]", row)
+    row = re.sub(r"(?<!\w)eta\[n\]", "eta_nodes[n, k]", row)
+    data = {
+        "N_marginal": marginal.X.shape[0],
+        "G_marginal": marginal.n_groups,
+        "K_nodes": marginal.n_nodes,
+        "X_marginal": marginal.X,
+        "y_marginal": y,
+        "w_marginal": marginal.weight,
+        "group_marginal": marginal.index + 1,
+        "group_weight": marginal.group_weight,
+        "node_offset": marginal.node_offset,
+        "node_sq": np.ascontiguousarray(np.moveaxis(marginal.node_sq, 2, 0)),
+        "log_node_weight": marginal.log_node_weight,
+    }
+    decl = [
+        "  int<lower=0> N_marginal;",
+        "  int<lower=1> G_marginal;",
+        "  int<lower=1> K_nodes;",
+        "  matrix[N_marginal, D] X_marginal;",
+        f"  {y_type.replace('[N]', '[N_marginal]')} y_marginal;",
+        "  vector<lower=0>[N_marginal] w_marginal;",
+        "  array[N_marginal] int<lower=1, upper=G_marginal> group_marginal;",
+        "  vector<lower=0>[G_marginal] group_weight;",
+        "  matrix[N_marginal, K_nodes] node_offset;",
+        "  array[Q] matrix[G_marginal, K_nodes] node_sq;",
+        "  matrix[G_marginal, K_nodes] log_node_weight;",
+    ]
+    eta0 = "X_marginal * coef" + (" + intercept" if spec.intercept_sd is not None else "")
+    model = [
+        "  {",
+        "    // the groups' weighted marginals: Gauss-Hermite on fixed nodes",
+        f"    matrix[N_marginal, K_nodes] eta_nodes = rep_matrix({eta0}, K_nodes) + node_offset;",
+        "    matrix[G_marginal, K_nodes] f",
+        "      = log_node_weight - sum(log(group_sd)) - 0.5 * Q * log(2 * pi());",
+        "    for (j in 1:Q) {",
+        "      f -= 0.5 * node_sq[j] / square(group_sd[j]);",
+        "    }",
+        "    for (n in 1:N_marginal) {",
+        "      for (k in 1:K_nodes) {",
+        f"        f[group_marginal[n], k] += w_marginal[n] * {row};",
+        "      }",
+        "    }",
+        "    for (g in 1:G_marginal) {",
+        "      target += group_weight[g] * log_sum_exp(f[g]);",
+        "    }",
+        "  }",
+    ]
+    return decl, data, model
