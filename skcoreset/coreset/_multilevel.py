@@ -154,7 +154,9 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
             ),
         )
     group_weight = np.ones(post.G)
-    marginal = small.sum() > 2 * n_chosen
+    # (a random intercept only: with slopes the marginals' grid and the sds' search grow
+    # slow, and the small groups are kept whole)
+    marginal = post.q == 1 and small.sum() > 2 * n_chosen
     if marginal:
         with phase(estimator, f"coreset of {n_chosen} among {small.sum()} small groups"):
             group_weight[small] = group_coreset(estimator, laplace, draws, small, n_chosen, rng)
