@@ -25,6 +25,7 @@ import itertools
 import numpy as np
 
 from . import _glm_kernels as kernels
+from ._glm import with_extra
 from ._multilevel_kernels import node_terms
 
 #: Gauss-Hermite nodes per effect, by the number of effects per group (the grid has
@@ -66,8 +67,6 @@ class GroupMarginals:
         return np.add.reduceat(a, self.starts, axis=0)
 
     def _model(self, s):
-        from ._glm import with_extra
-
         return self.base if s is None else with_extra(self.base, float(np.exp(s)))
 
     def modes(self, eta0, model, tau, max_iter=50):
