@@ -11,11 +11,13 @@ its block-arrow Hessian in the sampler's parameterisation
 
     theta = [beta (D), log extra (E = 0 or 1), log tau (q), v (G x q, group-major)]
 
-where ``u_gk = tau_k v_gk`` for a non-centred effect and ``u_gk = v_gk`` for a centred one
-(``centred``: a (G, q) mask). Non-centred effects suit groups whose rows say little about
-their effect (the funnel between ``tau`` and ``u_g`` disappears); centred ones suit groups whose
-rows pin their effect down (the non-centred posterior would be a curved ridge). The Laplace fit
-chooses per effect (:mod:`._multilevel_laplace`).
+where ``u_gk = tau_k^(1 - c_gk) v_gk``, ``c`` the centring (``centring``, (G, q)): 0 is
+non-centred, which suits groups whose rows say little about their effect (the funnel between
+``tau`` and ``u_g`` disappears), 1 centred, which suits groups whose rows pin their effect down
+(the non-centred posterior would be a curved ridge); the Laplace fit chooses in between, per
+effect (:mod:`._multilevel_laplace`). ``G`` counts the groups with rows here: a group without
+(a coreset's left-out group, or one integrated out, :attr:`MultilevelPosterior.marginals`) is
+no parameter.
 
 The data term is a sum over groups of functions of ``(beta, extra, u_g)`` only: the Hessian in
 ``theta`` is block-arrow (a dense shared block, a q x q block per group, and shared-by-group
