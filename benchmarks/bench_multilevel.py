@@ -379,9 +379,7 @@ def run_pipeline(base, X, y, g, labels, seed):
     left = getattr(cs, "left_out_indices_", np.empty(0, dtype=int))
     t_recover = 0.0
     if len(left):
-        _, t_recover, _ = recorded(
-            lambda: est.recover_groups(X[left], y[left], g[left]), messages
-        )
+        _, t_recover, _ = recorded(lambda: est.recover_groups(X[left], y[left], g[left]), messages)
         t_fit += t_recover
     group_weight = p.get("group_weight")
     rec = {
