@@ -32,9 +32,11 @@ _BLOCK_DRAWS = 200  # draws per block of predictions: (rows x 200) linear predic
 
 
 #: A group's effect is weakly informed (parameterisation 'auto') when its rows' precision on
-#: it is below this multiple of its prior's, 1 / tau^2 (measured:
-#: benchmarks/bench_multilevel_sampler.py).
-WEAK_GROUP = 10.0
+#: it is below this multiple of its prior's, 1 / tau^2: where the partial centring still
+#: leaves a funnel (measured: benchmarks/bench_multilevel_sampler.py). Above it the
+#: quadrature costs time for nothing (verbagg, 316 persons of 24 rows at about 8 times the
+#: prior's precision: 36 s integrated against 5 s sampled, the same ESS).
+WEAK_GROUP = 2.0
 #: The weakly informed groups are integrated out when they are at least this share of the
 #: groups: then the funnel would rule the sampler; a few of them among well-informed groups
 #: cost the quadrature's time and gain nothing (measured: the same benchmark).
