@@ -94,10 +94,12 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
     parameterisation : {'auto', 'centred', 'non-centred'}, default='auto'
         How the sampler sees each group effect ``u_g = group_sd^(1 - c) v_g``: 'auto' is
         the partially non-centred parameterisation (Papaspiliopoulos, Roberts & Skold
-        2003), ``c`` the share of the effect's precision its rows give at the Laplace fit;
-        'centred' is ``c = 1``, 'non-centred' ``c = 0``. 'auto' mixes well in both regimes,
-        many small groups and few large ones, where each fixed choice fails in one (the
-        user guide's measurement).
+        2003), ``c`` the share of the effect's precision its rows give at the Laplace fit,
+        and, with a random intercept, the weakly informed groups integrated out by
+        quadrature when they are most of the groups (their effects drawn afterwards);
+        'centred' is ``c = 1``, 'non-centred' ``c = 0``, every effect sampled. 'auto' mixes
+        well in every regime measured, where each fixed choice fails in one (the user
+        guide's "Multilevel models").
     n_samples, n_warmup, n_chains : int, default=1000, 500, 4
         Kept steps and warm-up steps per chain, and chains.
     step_size : float or 'auto', default='auto'
