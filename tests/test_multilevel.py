@@ -415,8 +415,13 @@ def test_bad_input_is_named():
             cls().fit(X, (y > 0).astype(int), groups=g)
     with pytest.raises(TypeError, match="does not build coresets of multilevel"):
         QuasiNewtonCoreset(model=spec).fit(X, y, groups=g)
-    with pytest.raises(ValueError, match="partial_fit does not stream grouped data"):
-        UniformCoreset(model=spec).partial_fit(X, y, groups=g)
+    with pytest.raises(TypeError, match="does not build coresets of multilevel"):
+        QuasiNewtonCoreset(model=spec).partial_fit(X, y, groups=g)
+    with pytest.raises(ValueError, match="model=Multilevel"):
+        UniformCoreset(model="poisson").partial_fit(X, y, groups=g)
+    fitted = UniformCoreset(model=spec).fit(X, y, groups=g)
+    with pytest.raises(ValueError, match="begins with partial_fit"):
+        fitted.partial_fit(X, y, groups=g)
     with pytest.raises(ValueError, match="beyond X's 2 columns"):
         OMPCoreset(model=Multilevel("poisson", slopes=[5])).fit(X, y, groups=g)
     with pytest.raises(ValueError, match="single-index"):

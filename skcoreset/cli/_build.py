@@ -10,9 +10,9 @@ the first one fixes what every chunk shares (for the Hilbert methods the Laplace
 projection is drawn from).
 
 With ``--groups`` the model is multilevel (:class:`~skcoreset.models.Multilevel`), whose
-coreset is not built chunk by chunk yet: the file is read whole (still in chunks of rows, but
-all kept) and the coreset is the estimator's ``fit(X, y, groups=...)``; the output has each
-kept row's group beside its weight.
+coreset is built by the estimator's ``fit(X, y, groups=...)`` on the whole file (read in
+chunks of rows, all kept), so that its small groups can become a coreset of groups; the
+output has each kept row's group beside its weight.
 """
 
 import re
@@ -123,8 +123,8 @@ def _build_grouped(args, fmt, algorithm, model_name, table, estimator, classes, 
         X, y, g, n_chunks = table.read_all(chunk_rows)
     except MemoryError:
         raise CommandError(
-            f"{table.name} does not fit in memory: with --groups the file is read whole (a "
-            "multilevel coreset is not built chunk by chunk yet)"
+            f"{table.name} does not fit in memory: with --groups the file is read whole; "
+            "stream it from Python with the estimator's partial_fit(X, y, groups=...)"
         ) from None
     n_rows = len(y)
     print(

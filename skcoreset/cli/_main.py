@@ -175,9 +175,9 @@ def _build_parser(commands):
             "fit the random projection is drawn from (shuffle files sorted by label).",
             "With --groups, the coreset is that of a multilevel model (a random intercept per "
             "group, and random slopes with --slopes), built by the estimator's fit(X, y, "
-            "groups=...) on all rows at once: a multilevel coreset is not built chunk by chunk "
-            "yet, so the file is read whole and must fit in memory (with room for a few copies "
-            "of its features).",
+            "groups=...) on all rows at once (so that small groups can become a coreset of "
+            "groups): the file is read whole and must fit in memory (with room for a few copies "
+            "of its features); partial_fit(groups=) streams larger data from Python.",
         ),
         epilog=f"algorithms:\n{algorithms}\n\n"
         + _wrap(

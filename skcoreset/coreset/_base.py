@@ -29,7 +29,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._logging import report
@@ -37,7 +36,6 @@ from .._sklearn_compat import Interval, StrOptions, _fit_context, _safe_indexing
 from .._threads import one_blas_thread
 from ..export._mixin import PPLExportMixin
 from ..models import GLM
-from ..models._grouped_data import validate_grouped
 from ..models._multilevel import Multilevel
 from ..models._names import ModelNames
 from ._blocks import InMemoryData, n_rows, row_indexable
@@ -46,7 +44,7 @@ from ._construction import Construction, Context, construct
 from ._dask import chunked_coreset, is_dask_collection
 from ._exceptions import CoresetCoverageWarning, CoresetQualityWarning, CoresetSizeWarning
 from ._merge_reduce import Node
-from ._multilevel import multilevel_coreset
+from ._multilevel_fit import fit_multilevel, partial_fit_multilevel
 from ._preparation import (
     check_classes,
     classes_seen,
@@ -207,8 +205,10 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             all; with ``model='auto'`` it makes the model a classification model (logistic
             for two labels, multinomial for more). Ignored afterwards.
         groups : array-like of shape (n_samples,), default=None
-            Each row's group, for a multilevel model: not streamed yet (a ``ValueError``
-            says so); fit the grouped data at once.
+            Each row's group, for a multilevel model (``model=Multilevel(...)``): each
+            group keeps a coreset of its rows, reduced per group (a group may come in any
+            call; see the "Multilevel models" guide). A multilevel stream begins with
+            ``partial_fit``, not ``fit``.
 
         Returns
         -------
@@ -223,10 +223,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             left as it was.
         """
         if groups is not None or isinstance(getattr(self, "model", None), Multilevel):
-            raise ValueError(
-                f"{type(self).__name__}.partial_fit does not stream grouped data for a "
-                "multilevel model yet: call fit(X, y, groups=...) on the data at once."
-            )
+            return partial_fit_multilevel(self, X, y, sample_weight, groups, classes)
         return self._partial_fit(X, y, sample_weight, classes)
 
     @one_blas_thread()
@@ -302,7 +299,9 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         y_coreset : ndarray of shape (``n_points_``,)
             Their targets, in the caller's coding.
         params : dict
-            ``{"sample_weight": sample_weight_}``.
+            ``{"sample_weight": sample_weight_}``; for a multilevel model also
+            ``"groups"`` (``sample_groups_``), and for a coreset of groups
+            ``"group_weight"``.
         """
         check_is_fitted(self, "sample_indices_")
         node = self._coreset_node
@@ -310,7 +309,12 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             y = self._labels.decode(node.y)
         else:  # the model's own coding (a CustomModel's encode_targets): the rows' targets
             y = _uncoded(node, getattr(self, "_raw_targets", None))
-        return node.X.copy(), y.copy(), {"sample_weight": self.sample_weight_.copy()}
+        params = {"sample_weight": self.sample_weight_.copy()}
+        if hasattr(self, "multilevel_"):
+            params["groups"] = self.sample_groups_.copy()
+            if np.any(self.sample_group_weight_ != 1):  # a coreset of groups
+                params["group_weight"] = self.sample_group_weight_.copy()
+        return node.X.copy(), y.copy(), params
 
     @property
     def n_points_(self):
@@ -351,64 +355,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         return self
 
     def _fit_multilevel(self, X, y, sample_weight, groups, spec):
-        """A coreset of rows inside each group (:mod:`._multilevel`)."""
-        if not hasattr(self, "_pool_vectors"):  # the KL coresets and the sensitivity one
-            raise TypeError(
-                f"{type(self).__name__} does not build coresets of multilevel models; "
-                "OMPCoreset, GIGACoreset, FrankWolfeCoreset, IHTCoreset, ImportanceCoreset "
-                "and UniformCoreset do."
-            )
-        if spec is None:
-            raise ValueError(
-                "groups= is for a multilevel model: pass model=Multilevel(base) (see "
-                "skcoreset.models.Multilevel)."
-            )
-        if is_dask_collection(X):
-            raise ValueError(
-                "A multilevel coreset of a dask collection is not built yet: compute the "
-                "grouped data into memory (or a numpy memmap) first."
-            )
-        data = validate_grouped(self, spec, X, y, groups, sample_weight, self.fit_intercept)
-        rows = np.flatnonzero(data.w > 0)
-        if rows.shape[0] < 2:
-            raise ValueError("A multilevel coreset needs at least 2 rows with positive weight.")
-        self._target_size = 1  # each group's budget is set where it is reduced
-        node, laplace, info = multilevel_coreset(
-            self,
-            data.X[rows],
-            data.y[rows],
-            data.w[rows],
-            data.codes[rows],
-            len(data.labels),
-            spec,
-            check_random_state(self.random_state),
-        )
-        order = np.argsort(node.indices, kind="stable")
-        indices = rows[node.indices[order]]
-        self.model_ = spec.name
-        self.multilevel_ = spec
-        self.n_samples_seen_ = data.X.shape[0]
-        self.prior_scale_ = laplace.posterior.prior_scale.copy()
-        self.laplace_ = laplace
-        self.hilbert_error_ = info["error"]
-        self.n_groups_kept_whole_ = info["groups_kept_whole"]
-        self.n_groups_marginal_ = info["groups_marginal"]
-        self.left_out_indices_ = rows[info["left_out"]]
-        self.groups_ = data.labels
-        self.sample_indices_ = indices
-        self.sample_weight_ = node.weights[order].astype(np.float64)
-        self.sample_group_weight_ = info["group_weight"][order]
-        self.sample_groups_ = data.labels[data.codes[indices]]
-        # the full data's priors, which the estimator fitted on the coreset takes
-        self._multilevel_scale = laplace.posterior.data_scale
-        self._data_prior = None
-        self._coreset_node = Node(
-            indices, self.sample_weight_, data.X[indices], data.raw_y[indices]
-        )
-        self._labels = None
-        self._raw_targets = None
-        report(self, "multilevel coreset of %d points", len(indices))
-        return self
+        """A coreset of rows inside each group (:mod:`._multilevel_fit`)."""
+        return fit_multilevel(self, X, y, sample_weight, groups, spec)
 
     def _set_result(self, node, construction):
         """Every fitted attribute, from the final node and the construction: the one place

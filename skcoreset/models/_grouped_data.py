@@ -47,7 +47,6 @@ def validate_grouped(
         X = X.toarray()
     codes, labels = check_groups(groups, X.shape[0])
     w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    classes = None
     if base.labels is not None and classes is not None:  # a fitted estimator's classes
         coding = base.labels(classes)
         classes, coded = coding.classes, coding.encode(y)

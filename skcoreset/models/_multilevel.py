@@ -211,6 +211,25 @@ class Multilevel:
             self, Xd, Z, y, w, codes, n_groups, base, prior_scale, tau_scale, centring
         )
 
+    def data_scale(self, moments, fit_intercept=True):
+        """Return what the priors read of the data: ``(prior scale, y_mean, y_sd)``.
+
+        Parameters
+        ----------
+        moments : Moments
+            The weighted moments of the rows (added block by block in a stream).
+        fit_intercept : bool, default=True
+            Whether the design has an intercept column.
+
+        Returns
+        -------
+        data_scale : tuple
+            The coefficients' 'auto' prior sds, the targets' mean and sd.
+        """
+        base = self.base_model(fit_intercept=fit_intercept)
+        _, _, y_mean, y_sd = moments.mean_and_sd()
+        return prior_from_moments(base.with_data_scale(y_mean, y_sd), moments), y_mean, y_sd
+
     def posterior(
         self,
         X,
@@ -265,11 +284,8 @@ class Multilevel:
         base = self.base_model(fit_intercept=fit_intercept)
         gw = np.ones(y.shape[0]) if group_weight is None else np.asarray(group_weight, float)
         if data_scale is None:
-            moments = Moments.of(X, y, w * gw)
-            _, _, y_mean, y_sd = moments.mean_and_sd()
-            auto_scale = prior_from_moments(base.with_data_scale(y_mean, y_sd), moments)
-        else:
-            auto_scale, y_mean, y_sd = data_scale
+            data_scale = self.data_scale(Moments.of(X, y, w * gw), fit_intercept)
+        auto_scale, y_mean, y_sd = data_scale
         base = base.with_data_scale(y_mean, y_sd)
         D = X.shape[1] + int(fit_intercept)
         if is_auto(prior_scale):
