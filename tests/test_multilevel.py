@@ -414,9 +414,9 @@ def test_bad_input_is_named():
         with pytest.raises((TypeError, ValueError)):
             cls().fit(X, (y > 0).astype(int), groups=g)
     with pytest.raises(TypeError, match="does not build coresets of multilevel"):
-        QuasiNewtonCoreset(model=spec).fit(X, y, groups=g)
-    with pytest.raises(TypeError, match="does not build coresets of multilevel"):
-        QuasiNewtonCoreset(model=spec).partial_fit(X, y, groups=g)
+        SensitivityCoreset().fit(X, (y > 0).astype(int), groups=g)
+    with pytest.raises(ValueError, match="model=Multilevel"):
+        QuasiNewtonCoreset(model="poisson").partial_fit(X, y, groups=g)
     with pytest.raises(ValueError, match="model=Multilevel"):
         UniformCoreset(model="poisson").partial_fit(X, y, groups=g)
     fitted = UniformCoreset(model=spec).fit(X, y, groups=g)

@@ -7,15 +7,17 @@ from ._errors import CommandError
 
 #: The algorithms that build coresets of a multilevel model (``--groups``): the Hilbert
 #: coresets, whose selection runs inside each group's block of the projection
-#: (:mod:`skcoreset.coreset._multilevel`); the others' fit raises a TypeError for one. Read
-#: from the registry's modules, so that the parser imports no estimator.
-MULTILEVEL = tuple(a.name for a in ALGORITHMS if a.module == "_hilbert")
+#: (:mod:`skcoreset.coreset._multilevel`), and the KL ones, each group's weights against its
+#: KL (:mod:`skcoreset.coreset._multilevel_kl`); the sensitivity coreset's fit raises a
+#: TypeError for one. Read from the registry's modules, so that the parser imports no
+#: estimator.
+MULTILEVEL = tuple(a.name for a in ALGORITHMS if a.module in ("_hilbert", "_kl_coreset"))
 
 
 def choose_algorithm(name, groups):
-    """The algorithm's name: ``--algorithm`` (None: the command line's default, or the
-    recommended one for a multilevel coreset, which the default does not build), checked
-    to build multilevel coresets when there are ``groups``."""
+    """The algorithm's name: ``--algorithm`` (None: the command line's default, or for a
+    multilevel coreset the recommended one, OMP: QNC's steps add time there, not accuracy,
+    from OMP's start), checked to build multilevel coresets when there are ``groups``."""
     if name is None:
         return COMMAND_LINE_DEFAULT if groups is None else RECOMMENDED
     if groups is not None and name not in MULTILEVEL:

@@ -94,6 +94,9 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     ((20, 10), 200.0)
     """
 
+    #: How the estimator builds multilevel coresets: 'hilbert', 'kl', or None (it does not).
+    _multilevel = None
+
     #: Whether the fit is one block (its phases are logged at INFO, its core shows progress).
     _single_block = True
 

@@ -35,6 +35,9 @@ _POOL_PER_POINT = 50
 class _HilbertCoreset(BaseCoreset):
     """Shared statistics of the Hilbert coreset estimators (do not use directly)."""
 
+    #: How it builds multilevel coresets (:mod:`._multilevel`): rows chosen on projections.
+    _multilevel = "hilbert"
+
     #: Rows of the candidate pools (a parameter of the greedy methods); the sampling methods
     #: (uniform, importance) pool nothing.
     n_candidates = None

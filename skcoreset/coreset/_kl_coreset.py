@@ -96,6 +96,9 @@ _EARLY_STOPS = {
 class _KLCoreset(BaseCoreset):
     """Shared construction of the KL coreset estimators (do not use directly)."""
 
+    #: How it builds multilevel coresets (:mod:`._multilevel_kl`): weights against KL.
+    _multilevel = "kl"
+
     #: The start of the weights (a parameter of QNC and Coreset MCMC); SparseVI grows its
     #: coreset from none, and is compared with OMP's start.
     init = "omp"

@@ -26,6 +26,7 @@ from .._logging import phase, report
 from ..models._multilevel_laplace import fit_laplace
 from ..models._multilevel_marginal import GroupMarginals
 from ._merge_reduce import Node
+from ._multilevel_kl import GroupProblem, group_bank, kl_multipliers
 
 #: The least points a reduced group keeps, per parameter its rows inform (beta, the extra
 #: parameter, its effects): fewer cannot pin down a quadratic in them.
@@ -126,7 +127,7 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
     # a group's block needs more dimensions than its points, or any M points match it
     # exactly and the error measures nothing: twice the largest budget a group can get
     largest = min(counts.max(), max(AUTO_PER_PARAM * n_per, total * counts.max() // counts.sum()))
-    J = int(min(estimator.n_projections, max(40, 2 * largest)))
+    J = int(min(getattr(estimator, "n_projections", 500), max(40, 2 * largest)))
     draws = laplace.draws(J, rng)
     bounds = np.concatenate([[0], np.cumsum(counts)])
     # the groups' masses (sums of their rows' norms), one block of rows at a time
@@ -155,14 +156,18 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
         )
     group_weight = np.ones(post.G)
     # (a random intercept only: with slopes the marginals' grid and the sds' search grow
-    # slow, and the small groups are kept whole)
-    marginal = post.q == 1 and small.sum() > 2 * n_chosen
+    # slow, and the small groups are kept whole; the KL coresets optimise rows only)
+    kl = estimator._multilevel == "kl"
+    marginal = post.q == 1 and small.sum() > 2 * n_chosen and not kl
     if marginal:
         with phase(estimator, f"coreset of {n_chosen} among {small.sum()} small groups"):
             group_weight[small] = group_coreset(estimator, laplace, draws, small, n_chosen, rng)
     kept_idx, kept_w = [], []
     errors, targets = 0.0, 0.0
     size = estimator._target_size
+    if kl:  # each reduced group's KL problem resamples the Laplace fit's draws
+        reduced = np.flatnonzero((budget < counts) & (counts > 0))
+        bank = group_bank(laplace, rng, post.groups_in[reduced])
     with phase(estimator, f"selection: {type(estimator).__name__} in {post.G} groups"):
         for gidx in np.flatnonzero(counts):
             rows = slice(bounds[gidx], bounds[gidx + 1])
@@ -175,7 +180,14 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
             sigma = np.linalg.norm(V, axis=1)
             target = V.sum(axis=0)
             estimator._target_size = int(budget[gidx])
-            sel, _, _ = estimator._select(V, sigma, target, rng)
+            if kl:
+                problem = GroupProblem(
+                    post.base, post.E, post.Xd[rows], post.Z[rows], post.y[rows],
+                    post.w[rows], bank[post.groups_in[gidx]], estimator.n_chains, rng,
+                )  # fmt: skip
+                sel = kl_multipliers(estimator, problem, V, sigma, target, rng)
+            else:
+                sel, _, _ = estimator._select(V, sigma, target, rng)
             nz = np.flatnonzero(sel)
             kept_idx.append(rows.start + nz)
             kept_w.append(sel[nz] * post.w[rows][nz])

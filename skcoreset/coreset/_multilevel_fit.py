@@ -12,17 +12,21 @@ from ..models._multilevel_laplace import fit_laplace
 from ._dask import aligned, as_dask_array, is_dask_collection
 from ._merge_reduce import Node
 from ._multilevel import AUTO_PER_PARAM, multilevel_coreset
+from ._multilevel_kl import GroupProblem, group_bank, kl_multipliers, omp_start
 from ._multilevel_stream import GroupedStream
+
+#: A KL coreset's stream keeps this many times a group's 'auto' points as its candidates.
+KL_POOL = 5
 
 
 def multilevel_spec(estimator, spec):
     """The model of a multilevel fit, or a clear error: an estimator that does not build
     them, ``groups`` without a multilevel model."""
-    if not hasattr(estimator, "_pool_vectors"):  # the KL coresets and the sensitivity one
+    if getattr(estimator, "_multilevel", None) is None:  # the sensitivity coreset
         raise TypeError(
             f"{type(estimator).__name__} does not build coresets of multilevel models; "
-            "OMPCoreset, GIGACoreset, FrankWolfeCoreset, IHTCoreset, ImportanceCoreset "
-            "and UniformCoreset do."
+            "the Hilbert coresets (OMPCoreset, ...) and the KL ones (QuasiNewtonCoreset, "
+            "...) do."
         )
     if spec is None:
         raise ValueError(
@@ -126,9 +130,11 @@ def _add_block(estimator, spec, X, y, sample_weight, groups, classes, first, lab
         with phase(estimator, f"multilevel Laplace fit of the first block ({rows.shape[0]} rows)"):
             pilot = fit_laplace(post)
         n_per = post.D + post.E + post.q
-        J = int(min(estimator.n_projections, max(40, 2 * AUTO_PER_PARAM * n_per)))
+        pool = KL_POOL if estimator._multilevel == "kl" else 1
+        cap = pool * AUTO_PER_PARAM * n_per
+        J = int(min(getattr(estimator, "n_projections", 500), max(40, 2 * cap)))
         rng = check_random_state(estimator.random_state)
-        stream = GroupedStream(spec, pilot, data.labels, J, rng, data.X.shape[1])
+        stream = GroupedStream(spec, pilot, data.labels, J, rng, data.X.shape[1], pool)
         estimator._stream_classes = data.classes
     with phase(estimator, f"{label}: {data.X.shape[0]} rows in {len(data.labels)} groups"):
         stream.add(data.X, data.y, data.w, data.raw_y, data.codes, data.labels, _reducer(estimator))
@@ -136,9 +142,15 @@ def _add_block(estimator, spec, X, y, sample_weight, groups, classes, first, lab
 
 
 def _reducer(estimator):
-    """``reduce(V, sigma, target, size, rng) -> weights``: the estimator's algorithm."""
+    """``reduce(V, sigma, target, size, rng, g, rows) -> multipliers``: the estimator's
+    algorithm on a group's projection; for the KL coresets, OMP (their start)."""
 
-    def reduce(V, sigma, target, size, rng):
+    def reduce(V, sigma, target, size, rng, g=None, rows=None):
+        if estimator._multilevel == "kl":
+            idx, w = omp_start(V, sigma, target, size, np.ones(V.shape[0]))
+            multipliers = np.zeros(V.shape[0])
+            multipliers[idx] = w
+            return multipliers
         saved = getattr(estimator, "_target_size", None)
         estimator._target_size = int(size)
         try:
@@ -150,10 +162,43 @@ def _reducer(estimator):
     return reduce
 
 
+def _kl_reducer(estimator, stream, spec):
+    """The final reduction of a KL coreset's stream: each group's weights optimised against
+    its KL, its kept rows standing for its data, with draws of the Laplace fit of every
+    group's kept rows (:mod:`._multilevel_kl`)."""
+    rows, codes, labels = stream.kept()
+    union = stream.fit_coreset(rows, codes, len(labels), estimator.prior_scale, estimator)
+    post = union.posterior
+    _, rank = stream.ranks()
+    budget = stream.budgets(estimator.n_points)
+    kept = np.array([len(r) if r is not None else 0 for r in stream.rows])
+    reduced = np.flatnonzero(kept > budget)
+    rng = np.random.RandomState(np.random.SeedSequence([stream.seed, 2]).generate_state(4))
+    bank = group_bank(union, rng, rank[reduced])
+
+    def reduce(V, sigma, target, size, rng, g, rows):
+        problem = GroupProblem(
+            post.base, post.E, post.base.design(rows.X), spec.effects_design(rows.X),
+            rows.y, rows.weights, bank[rank[g]], estimator.n_chains, rng,
+        )  # fmt: skip
+        saved = getattr(estimator, "_target_size", None)
+        estimator._target_size = int(size)
+        try:
+            return kl_multipliers(estimator, problem, V, sigma, target, rng)
+        finally:
+            estimator._target_size = saved
+
+    return reduce
+
+
 def _set_stream_result(estimator, spec):
     """The fitted attributes of the stream's coreset of everything seen."""
     stream = estimator._stream
-    rows, codes, labels, budget, error = stream.result(estimator.n_points, _reducer(estimator))
+    if estimator._multilevel == "kl":
+        reduce = _kl_reducer(estimator, stream, spec)
+    else:
+        reduce = _reducer(estimator)
+    rows, codes, labels, budget, error = stream.result(estimator.n_points, reduce)
     laplace = stream.fit_coreset(rows, codes, len(labels), estimator.prior_scale, estimator)
     order = np.argsort(rows.indices, kind="stable")
     whole = int(np.sum((stream.count > 0) & (budget >= stream.count)))

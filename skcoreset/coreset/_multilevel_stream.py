@@ -73,15 +73,23 @@ class GroupedStream:
         J, the draws the rows are projected on.
     random_state : RandomState
         Draws the pilot's J draws and the seed of every later draw.
+    n_features : int
+        Columns of X.
+    pool : int, default=1
+        A group's rows are reduced to ``pool`` times its 'auto' points (the KL coresets
+        keep candidates for their final optimisation).
     """
 
-    def __init__(self, spec, pilot, labels, n_draws, random_state, n_features):
+    def __init__(self, spec, pilot, labels, n_draws, random_state, n_features, pool=1):
         post = pilot.posterior
         self.spec, self.base, self.E = spec, post.base, post.E
         self.fit_intercept = post.Xd.shape[1] > n_features
         self.prior_scale = post.prior_scale
         self.n_per = post.D + post.E + post.q
-        self.cap = AUTO_PER_PARAM * self.n_per
+        # a group's points with n_points='auto'; its rows are reduced to ``pool`` times as
+        # many (the KL coresets' candidates: their weights are optimised in the result)
+        self.auto = AUTO_PER_PARAM * self.n_per
+        self.cap = pool * self.auto
         draws = pilot.draws(n_draws, random_state)
         self.seed = int(random_state.randint(np.iinfo(np.int32).max))
         self.beta = np.ascontiguousarray(draws[:, : post.D])
@@ -166,8 +174,9 @@ class GroupedStream:
     # -- the stream ------------------------------------------------------------------------
     def add(self, X, y, w, raw, codes, labels, reduce):
         """Add a validated block (rows of positive and zero weight; ``codes`` into the
-        block's sorted ``labels``). ``reduce(V, sigma, target, size, rng) -> weights`` is the
-        estimator's algorithm. Computes everything that can fail before changing state."""
+        block's sorted ``labels``). ``reduce(V, sigma, target, size, rng, g, rows) ->
+        multipliers`` is the estimator's algorithm on group ``g``'s kept ``rows``. Computes
+        everything that can fail before changing state."""
         keep = np.flatnonzero(w > 0)
         offset = self.n_seen
         block_moments = Moments.of(X, y, w)
@@ -216,21 +225,31 @@ class GroupedStream:
         rng = np.random.RandomState(
             np.random.SeedSequence([self.seed, g, *map(int, key)]).generate_state(4)
         )
-        sel = reduce(V, np.linalg.norm(V, axis=1), self.summary[g], size, rng)
+        sel = reduce(V, np.linalg.norm(V, axis=1), self.summary[g], size, rng, g, rows)
         nz = np.flatnonzero(sel)
         error = np.linalg.norm(self.summary[g] - sel @ V)
         return rows.take(nz, sel[nz] * rows.weights[nz]), error
+
+    def budgets(self, n_points):
+        """Each group's points in the result: ``n_points`` shared as in a fit."""
+        counts = self.count
+        if n_points == "auto":
+            total = int(np.minimum(counts, self.auto).sum())
+        else:
+            total = int(n_points)
+        return group_budgets(counts, self.mass, total, MIN_PER_PARAM * self.n_per)
+
+    def kept(self):
+        """``(rows, codes, labels)``: every group's kept rows, each row's index into the
+        sorted ``labels``."""
+        return self._joined([(g, r) for g, r in enumerate(self.rows) if r is not None])
 
     def result(self, n_points, reduce):
         """``(rows, codes, labels, budget, error)``: the coreset of everything seen (the
         groups' kept rows, each reduced to its budget), each row's index into the sorted
         ``labels``, and the relative error of the sum of the projections."""
         counts = self.count
-        if n_points == "auto":
-            total = int(np.minimum(counts, self.cap).sum())
-        else:
-            total = int(n_points)
-        budget = group_budgets(counts, self.mass, total, MIN_PER_PARAM * self.n_per)
+        budget = self.budgets(n_points)
         parts, errors = [], 0.0
         for g, rows in enumerate(self.rows):
             if rows is None:
@@ -242,19 +261,29 @@ class GroupedStream:
                 V = self.project(rows.X, rows.y, rows.weights, np.full(len(rows), g))
                 errors += np.linalg.norm(self.summary[g] - V.sum(axis=0))
             parts.append((g, rows))
+        joined, codes, sorted_labels = self._joined(parts)
+        targets = np.linalg.norm(self.summary, axis=1).sum()
+        return joined, codes, sorted_labels, budget, errors / max(targets, 1e-300)
+
+    def ranks(self):
+        """``(sorted labels, each group's index among them)``."""
         labels = np.asarray(self.labels)
-        sorted_labels = np.unique(labels) if labels.dtype != object else _sorted(labels)
-        rank = np.searchsorted(sorted_labels, labels) if labels.dtype != object else None
-        if rank is None:
-            where = {label: k for k, label in enumerate(sorted_labels)}
-            rank = np.array([where[label] for label in self.labels], dtype=np.intp)
+        if labels.dtype != object:
+            sorted_labels = np.unique(labels)
+            return sorted_labels, np.searchsorted(sorted_labels, labels)
+        sorted_labels = _sorted(labels)
+        where = {label: k for k, label in enumerate(sorted_labels)}
+        return sorted_labels, np.array([where[label] for label in self.labels], dtype=np.intp)
+
+    def _joined(self, parts):
+        """The union of groups' rows ``[(g, rows)]``, their codes into the sorted labels."""
+        sorted_labels, rank = self.ranks()
         joined = None
         codes = []
         for g, rows in parts:
             joined = _Rows.join(joined, rows)
             codes.append(np.full(len(rows), rank[g], dtype=np.intp))
-        targets = np.linalg.norm(self.summary, axis=1).sum()
-        return joined, np.concatenate(codes), sorted_labels, budget, errors / max(targets, 1e-300)
+        return joined, np.concatenate(codes), sorted_labels
 
     def fit_coreset(self, rows, codes, n_groups, prior_scale, estimator):
         """The multilevel Laplace fit of the coreset's rows, with the priors of all the rows
