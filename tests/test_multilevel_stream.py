@@ -100,6 +100,10 @@ def test_stream_is_reproducible_and_a_bad_block_changes_nothing():
             with pytest.raises(ValueError, match="In call 1 of partial_fit"):
                 b.partial_fit(X[part], np.where(y[part] == "yes", "maybe", "no"), groups=g[part])
         b.partial_fit(X[part], y[part], groups=g[part])
+    # a block of zero weights adds rows to count, nothing to the coreset
+    zero = parts[0]
+    b.partial_fit(X[zero], y[zero], groups=g[zero], sample_weight=np.zeros(3000))
+    assert b.n_samples_seen_ == a.n_samples_seen_ + 3000
     np.testing.assert_array_equal(a.sample_indices_, b.sample_indices_)
     np.testing.assert_array_equal(a.sample_weight_, b.sample_weight_)
     np.testing.assert_array_equal(a.sample_groups_, b.sample_groups_)

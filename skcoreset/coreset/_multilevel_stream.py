@@ -200,7 +200,7 @@ class GroupedStream:
         self._new_groups(labels[new], u_new)
         self.moments += block_moments
         order = np.argsort(gidx, kind="stable")
-        starts = np.flatnonzero(np.r_[True, np.diff(gidx[order]) != 0])
+        starts = np.flatnonzero(np.r_[True, np.diff(gidx[order]) != 0])[: order.shape[0]]
         for start, stop in zip(starts, np.r_[starts[1:], order.shape[0]]):
             pos = order[start:stop]
             g = int(gidx[pos[0]])
