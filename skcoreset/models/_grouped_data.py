@@ -46,7 +46,11 @@ def validate_grouped(
     if issparse(X):
         X = X.toarray()
     codes, labels = check_groups(groups, X.shape[0])
-    w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    # a later block of a stream may weigh nothing (its rows are counted, not kept)
+    w = _check_sample_weight(
+        sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+        allow_all_zero_weights=not reset,
+    )  # fmt: skip
     if base.labels is not None and classes is not None:  # a fitted estimator's classes
         coding = base.labels(classes)
         classes, coded = coding.classes, coding.encode(y)
