@@ -683,3 +683,45 @@ def test_a_coreset_of_small_groups_only_has_no_explicit_effects():
     assert data["N"] == 0 and data["G"] == 0 and data["X"].shape == (0, 2)
     assert data["G_marginal"] == coreset.n_groups_marginal_
     assert data["N_marginal"] == coreset.sample_indices_.shape[0]
+
+
+def test_recover_group_effects_of_an_exported_coreset_of_groups():
+    """Given draws of the shared parameters (here the coreset's Laplace fit's, in the
+    exported model's names and shapes), the groups without effect variables (weighted by
+    their marginals, or left out) get effects from their rows: for a Gaussian model of known
+    noise their means are the draws' average of the closed-form conditional means."""
+    from skcoreset.models import get_model
+    from skcoreset.sampler import diagnostics
+
+    rng = np.random.default_rng(21)
+    G = 2000
+    g = np.repeat(np.arange(G), 3)
+    X = rng.standard_normal((g.size, 2))
+    y = X @ [0.5, -0.3] + 0.2 + rng.normal(0, 0.7, G)[g] + rng.normal(0, 1.0, g.size)
+    spec = Multilevel(get_model("gaussian", extra=1.0))
+    cs = OMPCoreset(model=spec, random_state=0).fit(X, y, groups=g)
+    assert cs.n_groups_marginal_ > 0 and cs.left_out_indices_.size > 0
+    theta = cs.laplace_.draws(2000, np.random.RandomState(1))
+    draws = {  # as a sampler of the exported model gives them: (chains, draws, ...)
+        "coef": theta[:, :2].reshape(2, 1000, 2),
+        "intercept": theta[:, 2].reshape(2, 1000),
+        "group_sd": np.exp(theta[:, 3:4]).reshape(2, 1000, 1),
+    }
+    labels, effects = cs.recover_group_effects(draws, X, y, g, random_state=0)
+    marginal = np.unique(cs.sample_groups_[cs.sample_group_weight_ != 1])
+    left = np.unique(g[cs.left_out_indices_])
+    np.testing.assert_array_equal(labels, np.union1d(marginal, left))
+    assert effects.shape == (2000, labels.size, 1)
+    beta, b0, tau = theta[:, :2], theta[:, 2], np.exp(theta[:, 3])
+    for k in [*marginal[:2], *left[:2]]:
+        rows = g == k
+        resid = y[rows][None, :] - (X[rows] @ beta.T).T - b0[:, None]
+        var = 1.0 / (rows.sum() + 1.0 / tau**2)
+        mean = var * resid.sum(axis=1)
+        exact = mean.mean()
+        sd = np.sqrt(np.mean(var + mean**2) - exact**2)
+        got = effects[:, labels == k, 0][:, 0]
+        ess = diagnostics(got.reshape(2, 1000))[1][0]
+        assert abs(got.mean() - exact) < 4.5 * sd / np.sqrt(ess)
+    with pytest.raises(ValueError, match="draws has no 'group_sd'"):
+        cs.recover_group_effects({"coef": draws["coef"], "intercept": draws["intercept"]}, X, y, g)

@@ -69,6 +69,7 @@ def fit_multilevel(estimator, X, y, sample_weight, groups, spec):
         data.labels,
         data.codes[indices],
         data.X.shape[0],
+        data.classes,
     )
     report(estimator, "multilevel coreset of %d points", len(indices))
     return estimator
@@ -210,9 +211,10 @@ def _set_stream_result(estimator, spec):
         "group_weight": np.ones(len(rows)),
     }
     node = Node(rows.indices[order], rows.weights[order], rows.X[order], rows.raw[order])
-    _set_result(estimator, spec, laplace, info, node, labels, codes[order], stream.n_seen)
-    if estimator._stream_classes is not None:
-        estimator.classes_ = estimator._stream_classes
+    classes = estimator._stream_classes
+    _set_result(estimator, spec, laplace, info, node, labels, codes[order], stream.n_seen, classes)
+    if classes is not None:
+        estimator.classes_ = classes
 
 
 def _fit_dask(estimator, X, y, sample_weight, groups, spec):
@@ -248,9 +250,10 @@ def _fit_dask(estimator, X, y, sample_weight, groups, spec):
     return estimator
 
 
-def _set_result(estimator, spec, laplace, info, node, labels, codes, n_seen):
+def _set_result(estimator, spec, laplace, info, node, labels, codes, n_seen, classes):
     """Every fitted attribute of a multilevel coreset (``node``: its rows in the caller's
-    order, targets as given; ``codes``: their groups' indices into ``labels``)."""
+    order, targets as given; ``codes``: their groups' indices into ``labels``; ``classes``:
+    the class labels of a logistic base, or None)."""
     estimator.model_ = spec.name
     estimator.multilevel_ = spec
     estimator.n_samples_seen_ = n_seen
@@ -270,4 +273,5 @@ def _set_result(estimator, spec, laplace, info, node, labels, codes, n_seen):
     estimator._data_prior = None
     estimator._coreset_node = node
     estimator._labels = None
+    estimator._multilevel_classes = classes
     estimator._raw_targets = None

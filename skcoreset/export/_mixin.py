@@ -5,10 +5,12 @@ Imports nothing heavy: each language is imported by its export's ``build`` when 
 
 import numpy as np
 from scipy.sparse import issparse
-from sklearn.utils import check_array
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import _safe_indexing
+from ..models._grouped_data import validate_grouped
+from ..models._multilevel_marginal import recover_effects
 from . import _bambi, _numpyro, _pymc, _stan
 from ._spec import export_spec, multilevel_export_spec
 
@@ -277,6 +279,63 @@ class PPLExportMixin:
         """
         return _pymc.build(self._export_spec(X, y, "PyMC", groups), self._class_labels())
 
+    def recover_group_effects(self, draws, X, y, groups, sample_weight=None, random_state=None):
+        """Draw the effects of the groups a multilevel export has no variables for.
+
+        A coreset of groups exports the groups it weights by their marginals (effects
+        integrated out) and leaves other groups out; given an external sampler's draws of
+        the shared parameters, each such group's effect is drawn from its own rows,
+        ``p(u_g | draw, y_g)``, one per draw (an independence Metropolis-Hastings step per
+        draw, as :meth:`BayesianMultilevelRegression.recover_groups
+        <skcoreset.linear_model.BayesianMultilevelRegression.recover_groups>` does).
+
+        Parameters
+        ----------
+        draws : mapping
+            The exported model's draws (``mcmc.get_samples()``, or arrays of an InferenceData
+            posterior): ``coef`` (..., n_features), ``intercept`` (...) with an intercept,
+            the extra parameter by its name (``noise_scale``, ``alpha``, ``shape``) where
+            the model has one, and ``group_sd`` (..., n_effects); the leading axes (chains,
+            draws) are flattened in order.
+        X : array-like of shape (n_samples, n_features)
+            The data the coreset was fitted on (every call's rows, in order, after
+            ``partial_fit``).
+        y : array-like of shape (n_samples,)
+            Its targets.
+        groups : array-like of shape (n_samples,)
+            Its groups.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Its weights, as fitted.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draws.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_recovered,)
+            The groups recovered (sorted): those weighted by their marginals and those left
+            out.
+        effects : ndarray of shape (n_draws, n_recovered, n_effects)
+            Their effects at each draw (the intercept's, then each random slope's).
+        """
+        check_is_fitted(self, "multilevel_")
+        spec, post = self.multilevel_, self.laplace_.posterior
+        data = validate_grouped(
+            self, spec, X, y, groups, sample_weight, self.fit_intercept, reset=False,
+            classes=self._multilevel_classes,
+        )  # fmt: skip
+        if self.sample_indices_.shape[0] and self.sample_indices_.max() >= data.X.shape[0]:
+            raise ValueError("X has fewer rows than the coreset was fitted on.")
+        marginal = self.sample_group_weight_ != 1
+        rows = np.concatenate([self.left_out_indices_, self.sample_indices_[marginal]])
+        w = np.concatenate([data.w[self.left_out_indices_], self.sample_weight_[marginal]])
+        labels, local = np.unique(data.labels[data.codes[rows]], return_inverse=True)
+        thetas = _shared_draws(draws, post, self.n_features_in_)
+        effects = recover_effects(
+            post.base, post.E, post.base.design(data.X[rows]), spec.effects_design(data.X[rows]),
+            data.y[rows], w, local, labels.shape[0], thetas, check_random_state(random_state),
+        )  # fmt: skip
+        return labels, effects
+
     def to_numpyro(self, X=None, y=None, groups=None):
         """The coreset posterior as a NumPyro model function.
 
@@ -463,3 +522,25 @@ class PPLExportMixin:
         """The class labels of a classification coreset (None for numeric targets)."""
         labels = self._labels
         return None if labels is None else list(labels.classes)
+
+
+def _shared_draws(draws, post, n_features):
+    """``[beta, log extra, log tau]`` (S, K) of an exported multilevel model's draws."""
+
+    def column(name, width):
+        if name not in draws:
+            raise ValueError(f"draws has no {name!r}: the exported model's draws are needed.")
+        a = np.asarray(draws[name], dtype=np.float64)
+        return a.reshape(-1, width) if width else a.reshape(-1, 1)
+
+    parts = [column("coef", n_features)]
+    if post.D > n_features:
+        parts.append(column("intercept", 0))
+    if post.E:
+        parts.append(np.log(column(post.base.extra_name, 0)))
+    parts.append(np.log(column("group_sd", post.q)))
+    if len({p.shape[0] for p in parts}) != 1:
+        raise ValueError(
+            f"The draws' parameters have different numbers of draws: {[p.shape[0] for p in parts]}."
+        )
+    return np.concatenate(parts, axis=1)

@@ -23,7 +23,7 @@ from .._warnings import warn
 from ..models._grouped_data import validate_grouped
 from ..models._multilevel import Multilevel
 from ..models._multilevel_laplace import fit_laplace
-from ..models._multilevel_marginal import GroupMarginals
+from ..models._multilevel_marginal import recover_effects
 from ..sampler import diagnostics
 from ..sampler._block_hmc import sample
 from ._base import ESS_THRESHOLD, RHAT_THRESHOLD, _dense
@@ -396,25 +396,25 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
             return self
         labels, local = np.unique(data.labels[data.codes[rows]], return_inverse=True)
         base = post.base
-        marginals = GroupMarginals(
-            base,
-            post.E,
-            base.design(data.X[rows]),
-            spec.effects_design(data.X[rows]),
-            data.y[rows],
-            data.w[rows],
-            local,
-            labels.shape[0],
-            np.ones(labels.shape[0]),
-        )
-        D, E = post.D, post.E
-
-        def split(theta):
-            return theta[:D], (theta[D] if E else None), theta[D + E :]
-
         rng = check_random_state(self.random_state if random_state is None else random_state)
         draws = self._shared_draws
-        effects = np.stack([marginals.recover(split, draws[c], rng) for c in range(draws.shape[0])])
+        effects = np.stack(
+            [
+                recover_effects(
+                    base,
+                    post.E,
+                    base.design(data.X[rows]),
+                    spec.effects_design(data.X[rows]),
+                    data.y[rows],
+                    data.w[rows],
+                    local,
+                    labels.shape[0],
+                    draws[c],
+                    rng,
+                )  # fmt: skip
+                for c in range(draws.shape[0])
+            ]
+        )
         all_labels = np.concatenate([self.groups_, labels])
         order = np.argsort(all_labels, kind="stable")
         self.groups_ = all_labels[order]

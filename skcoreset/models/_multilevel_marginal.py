@@ -242,3 +242,18 @@ class GroupMarginals:
             current = np.where(accept[:, None], proposal, current)
             out[i] = current
         return out
+
+
+def recover_effects(base, n_extra, Xd, Z, y, w, local, n_groups, thetas, random_state):
+    """Draws (S, n_groups, q) of groups' effects from their rows (design ``Xd``, effect
+    columns ``Z``, coded ``y``, weights ``w``, group ``local`` in ``range(n_groups)``), one
+    per row of ``thetas`` = ``[beta, log extra (n_extra), log tau]``
+    (:meth:`GroupMarginals.recover`): the one home of the effects of groups a posterior
+    integrated out or left out."""
+    marginals = GroupMarginals(base, n_extra, Xd, Z, y, w, local, n_groups, np.ones(n_groups))
+    D = Xd.shape[1]
+
+    def split(theta):
+        return theta[:D], (theta[D] if n_extra else None), theta[D + n_extra :]
+
+    return marginals.recover(split, thetas, random_state)
