@@ -9,6 +9,7 @@ import scipy.special
 from sklearn.exceptions import ConvergenceWarning
 
 from skcoreset.linear_model import (
+    BayesianGammaRegression,
     BayesianLinearRegression,
     BayesianLogisticRegression,
     BayesianNegativeBinomialRegression,
@@ -83,23 +84,31 @@ def test_integer_weights_equal_duplicated_rows():
     assert np.all(np.abs(fa.std(0) / fb.std(0) - 1) < 4 * np.sqrt(1 / a.ess_ + 1 / b.ess_))
 
 
-def test_integer_weights_equal_duplicated_rows_negative_binomial():
-    """The sampled dispersion too: integer weights give the duplicated rows' posterior."""
+@pytest.mark.parametrize(
+    "cls, extra",
+    [(BayesianNegativeBinomialRegression, "alpha"), (BayesianGammaRegression, "shape")],
+)
+def test_integer_weights_equal_duplicated_rows_with_a_sampled_extra(cls, extra):
+    """The sampled dispersion (shape) too: integer weights give the duplicated rows'
+    posterior (the rows' constants summed in another order: equal in law, not bit for bit)."""
     rng = np.random.default_rng(6)
     X = rng.standard_normal((120, 2))
     mu = np.exp(X @ [0.4, -0.3] + 1.0)
-    y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu))
+    if extra == "alpha":
+        y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu))
+    else:
+        y = rng.gamma(3.0, mu / 3.0)
     w = rng.integers(1, 4, 120)
     kw = dict(n_samples=800, n_warmup=300)
-    a = BayesianNegativeBinomialRegression(random_state=3, **kw).fit(X, y, sample_weight=w)
-    b = BayesianNegativeBinomialRegression(random_state=4, **kw)
+    a = cls(random_state=3, **kw).fit(X, y, sample_weight=w)
+    b = cls(random_state=4, **kw)
     b.fit(np.repeat(X, w, 0), np.repeat(y, w))
     fa, fb = (
         np.column_stack(
             [
                 e.coef_samples_.reshape(-1, 2),
                 e.intercept_samples_.reshape(-1),
-                np.log(e.alpha_samples_.reshape(-1)),
+                np.log(getattr(e, f"{extra}_samples_").reshape(-1)),
             ]
         )
         for e in (a, b)

