@@ -54,9 +54,9 @@ def integrates_groups(base):
     """Whether groups of this base model can be integrated out (weighted marginals: a coreset
     of groups, the sampler's weakly informed groups). Not the Student-t's: with heavy tails a
     small group whose rows form two clusters has a bimodal effect posterior, where the
-    adaptive Gauss-Hermite rule, centred at one mode, errs (measured: up to 0.12 nats a group
-    of 4 rows with 11 nodes, 6e-3 with 40, against scipy's quad; the other bases are within
-    1e-6)."""
+    adaptive Gauss-Hermite rule, centred at one mode, errs (measured against scipy's quad on
+    120 groups of 4 rows at 2.6 degrees of freedom: up to 0.12 nats a group with 11 nodes,
+    6e-3 with 40; the other bases are within 1e-6)."""
     return not is_student_t(base)
 
 
