@@ -88,6 +88,7 @@ import numpy as np
 import skcoreset
 from skcoreset import BayesianMultilevelRegression, OMPCoreset
 from skcoreset.models import Multilevel
+from skcoreset.models._multilevel_likelihood import extra_names
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -196,7 +197,8 @@ def param_names(feature_names, extra, labels):
 def estimator_moments(est, labels):
     """``{"mean", "sd"}`` (P,) of a fitted ``BayesianMultilevelRegression``'s draws, the groups in
     the order of ``labels`` (NaN for a group the fit did not see): coefficients, intercept,
-    log extra parameter, log group sd, then each group's effect. Random intercepts only."""
+    log extra parameters (the Student-t's log scale, then log df), log group sd, then each
+    group's effect. Random intercepts only."""
     post = est.laplace_.posterior
     if post.q != 1:
         raise ValueError("bench_multilevel compares random-intercept models only (q = 1).")
@@ -204,8 +206,8 @@ def estimator_moments(est, labels):
         _moments(est.coef_samples_, (0, 1)),
         _moments(est.intercept_samples_[..., None], (0, 1)),
     ]
-    if post.E:
-        extra = getattr(est, f"{post.base.extra_name}_samples_")
+    for name in extra_names(post.base):
+        extra = getattr(est, f"{name}_samples_")
         parts.append(_moments(np.log(extra)[..., None], (0, 1)))
     parts.append(_moments(np.log(est.group_sd_samples_), (0, 1)))
     m_u, s_u = _moments(est.group_effects_samples_[..., 0], (0, 1))
@@ -306,8 +308,8 @@ def priors_of(est):
     return {
         "prior_scale": np.asarray(est.prior_scale_, dtype=np.float64).tolist(),
         "tau_scale": float(post.tau_scale),
-        "extra_name": post.base.extra_name if post.E else None,
-        "extra_prior": [float(v) for v in post.extra_prior] if post.E else None,
+        "extra_name": ", ".join(extra_names(post.base)) or None,
+        "extra_prior": [float(v) for pair in post.extra_priors for v in pair] or None,
     }
 
 

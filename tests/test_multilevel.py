@@ -25,7 +25,7 @@ from skcoreset.sampler import diagnostics
 from skcoreset.sampler._block_hmc import sample
 from tests.oracles.multilevel_oracle import gaussian_exact, log_joint
 
-BASES = ["logistic", "poisson", "negative_binomial", "gaussian", "gamma"]
+BASES = ["logistic", "poisson", "negative_binomial", "gaussian", "gamma", "student_t"]
 
 
 def grouped(base, n=600, n_groups=12, tau=0.6, seed=0, slope=True):
@@ -44,6 +44,8 @@ def grouped(base, n=600, n_groups=12, tau=0.6, seed=0, slope=True):
         y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu)).astype(float)
     elif base == "gaussian":
         y = eta + rng.normal(0, 0.5, n)
+    elif base == "student_t":  # heavy tails: t with 4 df, scale 0.5
+        y = eta + 0.5 * rng.standard_t(4.0, n)
     else:
         y = rng.gamma(3.0, np.exp(eta) / 3.0)
     return X, y, g
@@ -116,7 +118,8 @@ def test_gradient_and_hessian_match_finite_differences(base):
     _, grad = post.log_posterior(theta)
     H = _dense(*post.hessian(theta))
     h = 1e-5
-    for i in [0, 1, 2, post.D, post.K - 1, post.K, post.K + 5, post.n_params - 1]:
+    extras = list(range(post.D, post.D + post.E))  # each extra parameter's row
+    for i in [0, 1, 2, *extras, post.D + post.E, post.K - 1, post.K, post.K + 5, -1]:
         e = np.zeros_like(theta)
         e[i] = h
         up, down = post.log_posterior(theta + e), post.log_posterior(theta - e)
@@ -339,6 +342,57 @@ def test_coreset_posterior_matches_the_full_data_posterior(monkeypatch):
     np.testing.assert_allclose(s1 / s0, 1, atol=0.15)
 
 
+def test_student_t_base_has_the_student_t_models_priors():
+    """E = 2: log scale ~ N(log sd(y), 3^2) and log df ~ N(E[log nu], sd(log nu)^2) under
+    brms's nu ~ gamma(2, rate 0.1) (the non-multilevel StudentTModel's), in that order."""
+    from scipy.special import digamma, polygamma
+
+    post = posterior("student_t")
+    assert post.E == 2 and post.K == post.D + 2 + post.q
+    (m_scale, sd_scale), (m_df, sd_df) = post.extra_prior
+    y_sd = post.data_scale[2]
+    w = np.random.default_rng(1).uniform(0.5, 2.0, post.y.size)  # as posterior() weights
+    y = grouped("student_t")[1]
+    # the weighted sd of the targets, up to the n / (n - 1) of its estimate
+    assert y_sd == pytest.approx(np.sqrt(np.cov(y, aweights=w)), rel=1.0 / y.size)
+    assert (m_scale, sd_scale) == (pytest.approx(np.log(y_sd), abs=1e-12), 3.0)
+    assert m_df == pytest.approx(digamma(2.0) - np.log(0.1), abs=1e-12)
+    assert sd_df == pytest.approx(np.sqrt(polygamma(1, 2.0)), abs=1e-12)
+    # split: the two log extras as an array, to_theta its inverse
+    theta = random_theta(post, np.random.default_rng(0))
+    beta, s, log_tau, v = post.split(theta)
+    assert s.shape == (2,)
+    u = post.effects(theta)[1]
+    np.testing.assert_allclose(post.to_theta(beta, s, log_tau, u), theta, rtol=1e-15, atol=1e-16)
+
+
+def test_student_t_estimator_samples_scale_and_df():
+    """Heavy-tailed rows (t with 4 df, scale 0.5): the scale's and df's draws as the
+    non-multilevel BayesianStudentTRegression names them, the truth within 4 posterior sds
+    of their means, and predict the posterior mean of the location."""
+    X, y, g = grouped("student_t", n=1500, n_groups=10, slope=False, seed=1)
+    est = BayesianMultilevelRegression(
+        Multilevel("student_t"), n_samples=400, n_warmup=300, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a short run: checked below
+        est.fit(X, y, groups=g)
+    assert est.rhat_.max() < 1.05
+    assert est.scale_samples_.shape == est.df_samples_.shape == (4, 400)
+    assert est.scale_ == pytest.approx(est.scale_samples_.mean())
+    for draws, truth in ((est.scale_samples_, 0.5), (est.df_samples_, 4.0)):
+        log_draws = np.log(draws)
+        assert abs(log_draws.mean() - np.log(truth)) < 4 * log_draws.std()
+    assert est.rhat_.shape[0] == 2 + 1 + 2 + 1 + 10  # coef, intercept, extras, sd, effects
+    location = X @ est.coef_ + est.intercept_ + est.group_effects_[g, 0]
+    np.testing.assert_allclose(est.predict(X, groups=g), location, rtol=1e-10, atol=1e-12)
+    az = pytest.importorskip("arviz")
+    idata = est.to_inference_data()
+    assert isinstance(idata, az.InferenceData)
+    np.testing.assert_array_equal(idata.posterior["df"].values, est.df_samples_)
+    np.testing.assert_array_equal(idata.posterior["scale"].values, est.scale_samples_)
+
+
 def test_estimator_predicts_seen_and_unseen_groups():
     X, y, g = grouped("logistic", n=800, n_groups=10, slope=False)
     y = np.where(y > 0, "yes", "no")
@@ -430,15 +484,25 @@ def test_bad_input_is_named():
         Multilevel("poisson", tau_scale=-1.0)
     with pytest.raises(ValueError, match="needs groups="):
         BayesianMultilevelRegression(spec).fit(X, y)
+    # a Student-t base integrates no group out: a group weight other than 1 is refused
+    X, y, g = grouped("student_t", n=200, n_groups=5)
+    with pytest.raises(ValueError, match="'student_t' base model integrates no group out"):
+        BayesianMultilevelRegression(Multilevel("student_t")).fit(
+            X, y, groups=g, group_weight=np.where(g == 0, 2.0, 1.0)
+        )
 
 
 # -- groups integrated out, a coreset of groups ------------------------------------------
-@pytest.mark.parametrize("base", ["poisson", "logistic", "negative_binomial", "gaussian"])
+@pytest.mark.parametrize(
+    "base", ["poisson", "logistic", "negative_binomial", "gaussian", "student_t"]
+)
 def test_group_marginals_are_the_integrals(base):
     """Adaptive Gauss-Hermite against scipy's quad, group by group; the gradient (Fisher's
-    identity on the nodes) against finite differences of the value."""
+    identity on the nodes, both of the Student-t's extra parameters included) against finite
+    differences of the value."""
     from scipy import integrate
 
+    from skcoreset.models._multilevel_likelihood import log_extras, n_extras
     from skcoreset.models._multilevel_marginal import GroupMarginals
     from tests.oracles.multilevel_oracle import row_loglik
 
@@ -450,9 +514,10 @@ def test_group_marginals_are_the_integrals(base):
     Xd = np.column_stack([X, np.ones(g.size)])
     y = model.encode_targets(y) if base != "logistic" else y
     w = rng.uniform(0.5, 2.0, g.size)
-    E = int(model.has_extra)
+    E = n_extras(model)
     marg = GroupMarginals(model, E, Xd, np.ones((g.size, 1)), y, w, g, G, rng.uniform(0.5, 3, G))
-    beta, s, log_tau = np.array([0.3, -0.2, 0.1]), (np.log(0.6) if E else None), np.log([0.7])
+    s = {0: None, 1: np.log(0.6), 2: np.log([0.6, 4.0])}[E]
+    beta, log_tau = np.array([0.3, -0.2, 0.1]), np.log([0.7])
     m = marg.log_marginals(beta, s, log_tau)
     extra = None if s is None else np.exp(s)
     for k in range(G):
@@ -467,15 +532,15 @@ def test_group_marginals_are_the_integrals(base):
         shift = np.log(integrand(centre, 0.0))
         value = integrate.quad(integrand, centre - 8, centre + 8, args=(shift,), limit=200)[0]
         assert m[k] == pytest.approx(np.log(value) + shift, abs=1e-6)
-    theta = np.concatenate([beta, [s] if E else [], log_tau])
+    theta = np.concatenate([beta, np.atleast_1d(s) if E else [], log_tau])
     _, grad = marg.value_and_grad(beta, s, log_tau)
     for j in range(theta.size):
         e = np.zeros_like(theta)
         e[j] = 1e-5
         up, down = theta + e, theta - e
         fd = (
-            marg.value_and_grad(up[:3], up[3] if E else None, up[-1:], False)[0]
-            - marg.value_and_grad(down[:3], down[3] if E else None, down[-1:], False)[0]
+            marg.value_and_grad(up[:3], log_extras(up, 3, E), up[-1:], False)[0]
+            - marg.value_and_grad(down[:3], log_extras(down, 3, E), down[-1:], False)[0]
         ) / 2e-5
         assert fd == pytest.approx(grad[j], rel=1e-4, abs=1e-4)
 

@@ -47,7 +47,8 @@ ATOL = 1e-8
 
 def _data(base, seed=0):
     """Grouped data of a random intercept and a random slope on column 0 (string group
-    labels; the logistic model's targets string class labels, coded as the library codes)."""
+    labels; the logistic model's targets string class labels, coded as the library codes;
+    the Student-t's heavy-tailed noise, t with 4 df and scale 0.5)."""
     rng = np.random.RandomState(seed)
     X = rng.standard_normal((N_ROWS, 2))
     codes = rng.randint(N_GROUPS, size=N_ROWS)
@@ -55,6 +56,8 @@ def _data(base, seed=0):
     eta = X @ [0.5, -0.3] + 0.2 + u[codes, 0] + u[codes, 1] * X[:, 0]
     if base == "logistic":
         y = np.array(["no", "yes"])[(rng.random_sample(N_ROWS) < expit(eta)).astype(int)]
+    elif base == "student_t":
+        y = eta + 0.5 * rng.standard_t(4.0, N_ROWS)
     else:
         y = rng.negative_binomial(2.0, 2.0 / (2.0 + np.exp(eta))).astype(float)
     groups = np.array([f"g{k:02d}" for k in range(N_GROUPS)])[codes]
@@ -84,8 +87,8 @@ def _oracle_inputs(coreset):
 
 
 def _points(coreset, n_points=3, seed=1):
-    """Random constrained parameter values by name (the extra parameter where the model has
-    one: the negative binomial's ``alpha``)."""
+    """Random constrained parameter values by name (the extra parameters where the model has
+    them: the negative binomial's ``alpha``, the Student-t's ``scale`` and ``df``)."""
     rng = np.random.RandomState(seed)
     post = coreset.laplace_.posterior
     D = coreset.n_features_in_
@@ -97,10 +100,20 @@ def _points(coreset, n_points=3, seed=1):
             "group_sd": np.exp(0.4 * rng.standard_normal(post.q)),
             "group_effects_raw": rng.standard_normal((post.G, post.q)),
         }
-        if post.E:
-            point[post.base.extra_name] = np.asarray(np.exp(0.3 * rng.standard_normal()))
+        for name, centre in _extras(post):
+            point[name] = np.asarray(centre * np.exp(0.3 * rng.standard_normal()))
         out.append(point)
     return out
+
+
+def _extras(post):
+    """``(name, typical value)`` of the model's free extra parameters."""
+    return {
+        "logistic": [],
+        "poisson": [],
+        "negative_binomial": [("alpha", 1.0)],
+        "student_t": [("scale", 0.5), ("df", 4.0)],
+    }[post.base.name]
 
 
 def oracle_terms(coreset, point):
@@ -119,6 +132,12 @@ def oracle_terms(coreset, point):
     name = post.base.name
     if name == "logistic":
         ll = stats.bernoulli.logpmf(y, expit(eta))
+    elif name == "student_t":  # location eta, log-normal scale and degrees of freedom
+        (m_scale, sd_scale), (m_df, sd_df) = post.extra_prior
+        scale, df = float(point["scale"]), float(point["df"])
+        lp += stats.lognorm.logpdf(scale, sd_scale, scale=np.exp(m_scale))
+        lp += stats.lognorm.logpdf(df, sd_df, scale=np.exp(m_df))
+        ll = stats.t.logpdf(y, df, eta, scale)
     else:  # the negative binomial: mean exp(eta), dispersion alpha (variance mu + alpha mu^2)
         alpha = float(point["alpha"])
         m, sd = post.extra_prior
@@ -152,7 +171,10 @@ def library_log_posterior(coreset, point):
         post.prior_scale,
         post.tau_scale,
     )
-    extra = np.log(point[base.extra_name]) if post.E else None
+    extra = None
+    if post.E:  # the logs of the extra parameters, in the library's order
+        extra = np.log([float(point[name]) for name, _ in _extras(post)])
+        extra = extra[0] if post.E == 1 else extra
     theta = bound.to_theta(
         np.append(point["coef"], point["intercept"]),
         extra,
@@ -168,7 +190,7 @@ def _assert_same_up_to_a_constant(got, want, atol=ATOL):
     return diff
 
 
-@pytest.mark.parametrize("base", ["logistic", "negative_binomial"])
+@pytest.mark.parametrize("base", ["logistic", "negative_binomial", "student_t"])
 def test_the_oracle_is_the_library_multilevel_posterior(base):
     """The oracle's density, with the log transforms' Jacobians (log tau, log alpha: the
     library samples their logs), is the library's multilevel log posterior on the coreset's
@@ -178,14 +200,14 @@ def test_the_oracle_is_the_library_multilevel_posterior(base):
     got, want = [], []
     for point in _points(coreset):
         jacobian = np.sum(np.log(point["group_sd"]))
-        if post.E:
-            jacobian += np.log(point[post.base.extra_name])
+        for name, _ in _extras(post):
+            jacobian += np.log(point[name])
         got.append(oracle_log_joint(coreset, point) + jacobian)
         want.append(library_log_posterior(coreset, point))
     _assert_same_up_to_a_constant(got, want)
 
 
-@pytest.mark.parametrize("base", ["logistic", "negative_binomial"])
+@pytest.mark.parametrize("base", ["logistic", "negative_binomial", "student_t"])
 def test_numpyro_log_density_is_the_multilevel_coreset_posterior(base):
     """The whole log density where NumPyro's likelihood is exact (logistic); where the
     model states a coarser accuracy for NumPyro's own functions (the negative binomial's
@@ -221,7 +243,7 @@ def test_numpyro_log_density_is_the_multilevel_coreset_posterior(base):
         diff = _assert_same_up_to_a_constant(got, want)
         np.testing.assert_allclose(diff, 0.0, atol=ATOL)
     sites = [name for name, site in trace.items() if site["type"] in ("sample", "deterministic")]
-    extra = ["alpha"] if base == "negative_binomial" else []
+    extra = [name for name, _ in _extras(coreset.laplace_.posterior)]
     assert sites == [
         "coef",
         "intercept",
@@ -235,7 +257,7 @@ def test_numpyro_log_density_is_the_multilevel_coreset_posterior(base):
     assert trace["group_effects_raw"]["value"].shape == (N_GROUPS, 2)
 
 
-@pytest.mark.parametrize("base", ["logistic", "negative_binomial"])
+@pytest.mark.parametrize("base", ["logistic", "negative_binomial", "student_t"])
 def test_pymc_log_density_is_the_multilevel_coreset_posterior(base):
     pytest.importorskip("pymc")
     coreset = _coreset(base)[0]
@@ -254,7 +276,7 @@ def test_pymc_log_density_is_the_multilevel_coreset_posterior(base):
     diff = _assert_same_up_to_a_constant(got, want)
     # normalised but for PyMC's HalfStudentT, whose constant is off by 1.9e-9 an sd
     np.testing.assert_allclose(diff, 0.0, atol=ATOL)
-    extra = ["alpha"] if base == "negative_binomial" else []
+    extra = [name for name, _ in _extras(coreset.laplace_.posterior)]
     assert [rv.name for rv in model.free_RVs] == [
         "coef",
         "intercept",
@@ -274,7 +296,7 @@ def _data_block(program):
     return {line.rstrip(";").split()[-1]: line.strip() for line in block.splitlines()}
 
 
-@pytest.mark.parametrize("base", ["logistic", "negative_binomial"])
+@pytest.mark.parametrize("base", ["logistic", "negative_binomial", "student_t"])
 def test_stan_program_and_data(base):
     """The program's blocks and statements, and data that fit the program and the coreset:
     the same rows, weights and groups as the other exports."""
@@ -297,11 +319,12 @@ def test_stan_program_and_data(base):
     row = {
         "logistic": "bernoulli_logit_lpmf(y[n] | eta[n])",
         "negative_binomial": "neg_binomial_2_log_lpmf(y[n] | eta[n], inv(alpha))",
+        "student_t": "student_t_lpdf(y[n] | df, eta[n], scale)",
     }[base]
     assert f"    target += w[n] * {row};" in lines
-    if base == "negative_binomial":
-        assert "  real<lower=0> alpha;" in lines
-        assert "  target += lognormal_lpdf(alpha | alpha_log_mean, alpha_log_sd);" in lines
+    for name, _ in _extras(coreset.laplace_.posterior):
+        assert f"  real<lower=0> {name};" in lines
+        assert f"  target += lognormal_lpdf({name} | {name}_log_mean, {name}_log_sd);" in lines
 
     declared = _data_block(program)
     assert set(declared) == set(data)
@@ -319,12 +342,15 @@ def test_stan_program_and_data(base):
     np.testing.assert_array_equal(data["w"], params["sample_weight"])
     coded = (ym == "yes").astype(int) if base == "logistic" else ym
     np.testing.assert_array_equal(data["y"], coded)
-    assert data["y"].dtype.kind == "i"
+    assert data["y"].dtype.kind == ("f" if base == "student_t" else "i")
     np.testing.assert_array_equal(data["coef_sd"], post.prior_scale[:2])
     assert data["intercept_sd"] == post.prior_scale[2]
     assert data["group_sd_df"] == 3.0 and data["group_sd_scale"] == post.tau_scale
     if base == "negative_binomial":
         assert (data["alpha_log_mean"], data["alpha_log_sd"]) == post.extra_prior
+    if base == "student_t":  # the scale's prior, then the degrees of freedom's
+        assert (data["scale_log_mean"], data["scale_log_sd"]) == post.extra_prior[0]
+        assert (data["df_log_mean"], data["df_log_sd"]) == post.extra_prior[1]
     # the data it was fitted on give the same export
     program_xy, data_xy = coreset.to_stan(X, y, groups)
     assert program_xy == program
@@ -388,6 +414,8 @@ def _coreset_of_groups(base):
         eta = X @ [0.5, -0.5] + 0.2 + rng.normal(0.0, 0.7, G_SMALL + G_LARGE)[g]
         if base == "logistic":
             y = (rng.random(g.size) < expit(eta)).astype(int)
+        elif base == "student_t":
+            y = eta + 0.5 * rng.standard_t(4.0, g.size)
         else:
             y = rng.poisson(np.exp(eta))
         with warnings.catch_warnings():
@@ -725,3 +753,26 @@ def test_recover_group_effects_of_an_exported_coreset_of_groups():
         assert abs(got.mean() - exact) < 4.5 * sd / np.sqrt(ess)
     with pytest.raises(ValueError, match="draws has no 'group_sd'"):
         cs.recover_group_effects({"coef": draws["coef"], "intercept": draws["intercept"]}, X, y, g)
+
+
+def test_a_student_t_coreset_of_small_groups_keeps_them_whole():
+    """A Student-t base integrates no group out (its small groups' effects can be bimodal,
+    where the quadrature is not accurate): the many small groups are kept whole, every group
+    at weight 1, and the export of weighted groups is refused with the reason."""
+    coreset, X, y, g = _coreset_of_groups("student_t")
+    assert coreset.n_groups_marginal_ == 0 and coreset.left_out_indices_.size == 0
+    np.testing.assert_array_equal(coreset.sample_group_weight_, 1.0)
+    small = np.flatnonzero(np.bincount(g) == 4)
+    assert coreset.n_groups_kept_whole_ == small.size
+    assert set(small) <= set(coreset.sample_groups_)
+    program, data = coreset.to_stan()
+    assert "N_marginal" not in data and data["G"] == G_SMALL + G_LARGE
+    post = coreset.laplace_.posterior
+    idx = coreset.sample_indices_
+    codes = np.searchsorted(coreset.groups_, g[idx])
+    gw = np.where(codes < 10, 2.0, 1.0)
+    with pytest.raises(ValueError, match="'student_t' base model integrates no group out"):
+        multilevel_export_spec(
+            post, X[idx], y[idx], coreset.sample_weight_, codes, coreset.groups_,
+            group_weight=gw, centre=coreset.laplace_.mean,
+        )  # fmt: skip

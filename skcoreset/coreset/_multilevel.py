@@ -24,12 +24,13 @@ import numpy as np
 
 from .._logging import phase, report
 from ..models._multilevel_laplace import fit_laplace
+from ..models._multilevel_likelihood import integrates_groups, log_density
 from ..models._multilevel_marginal import GroupMarginals
 from ._merge_reduce import Node
 from ._multilevel_kl import GroupProblem, group_bank, kl_multipliers
 
 #: The least points a reduced group keeps, per parameter its rows inform (beta, the extra
-#: parameter, its effects): fewer cannot pin down a quadratic in them.
+#: parameters, its effects): fewer cannot pin down a quadratic in them.
 MIN_PER_PARAM = 4
 #: ``n_points='auto'``: points per parameter a group gets (its rows permitting).
 AUTO_PER_PARAM = 10
@@ -73,8 +74,8 @@ def projected_rows(laplace, draws, rows):
     tau, u = post.effects(draws)  # (J, q), (J, G, q)
     g = post.g[rows]
     eta = post.Xd[rows] @ draws[:, :D].T + np.einsum("nq,jnq->nj", post.Z[rows], u[:, g, :])
-    extra = np.exp(draws[:, D]) if E else None
-    ll = post.base.log_density(post.y[rows, None], eta, extra)
+    extras = np.exp(draws[:, D : D + E]) if E else None  # (J, E)
+    ll = log_density(post.base, post.y[rows, None], eta, extras)
     ll -= ll.mean(axis=1, keepdims=True)
     return post.w[rows, None] * ll
 
@@ -156,9 +157,13 @@ def multilevel_coreset(estimator, X, y, w, codes, n_groups, spec, rng):
         )
     group_weight = np.ones(post.G)
     # (a random intercept only: with slopes the marginals' grid and the sds' search grow
-    # slow, and the small groups are kept whole; the KL coresets optimise rows only)
+    # slow, and the small groups are kept whole; so they are for a Student-t base, whose
+    # small groups' marginals the quadrature does not give accurately; the KL coresets
+    # optimise rows only)
     kl = estimator._multilevel == "kl"
-    marginal = post.q == 1 and small.sum() > 2 * n_chosen and not kl
+    marginal = (
+        post.q == 1 and small.sum() > 2 * n_chosen and not kl and integrates_groups(post.base)
+    )
     if marginal:
         with phase(estimator, f"coreset of {n_chosen} among {small.sum()} small groups"):
             group_weight[small] = group_coreset(estimator, laplace, draws, small, n_chosen, rng)

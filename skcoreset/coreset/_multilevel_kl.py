@@ -20,6 +20,7 @@ move among hundreds, and their draws are the data's.
 import numpy as np
 
 from ..hilbert._omp import _omp
+from ..models._multilevel_likelihood import log_density
 from . import _kl
 
 #: The bank of Laplace draws each group's problem resamples from.
@@ -34,7 +35,8 @@ class GroupProblem:
     base : GLM
         The base model, its priors set.
     n_extra : int
-        Whether its extra parameter is free (0 or 1): ``bank``'s column after ``beta``.
+        Its free extra parameters (0, 1, or 2 for the Student-t): ``bank``'s columns after
+        ``beta``, their logs.
     Xd, Z, y, w : ndarray
         The group's design rows, effect columns, coded targets and weights.
     bank : ndarray of shape (B, D + E + q)
@@ -57,17 +59,14 @@ class GroupProblem:
         self._support = None  # (idx, its log-likelihoods at the bank)
         self._last = None  # (thetas, their places in the bank)
 
-    def _split(self, thetas):
-        D, E = self.D, self.E
-        extra = np.exp(thetas[:, D])[:, None] if E else None
-        return thetas[:, :D], extra, thetas[:, D + E :]
-
     def loglik(self, thetas, idx, out=None):
         """The (S, len(idx)) log-likelihoods of the group's rows ``idx`` (None: all)."""
         rows = slice(None) if idx is None else idx
-        beta, extra, u = self._split(np.asarray(thetas))
-        eta = beta @ self.Xd[rows].T + u @ self.Z[rows].T
-        return self.base.log_density(self.y[None, rows], eta, extra)
+        thetas = np.asarray(thetas)
+        D, E = self.D, self.E
+        extras = np.exp(thetas[:, D : D + E]) if E else None  # (S, E)
+        eta = self.Xd[rows] @ thetas[:, :D].T + self.Z[rows] @ thetas[:, D + E :].T
+        return log_density(self.base, self.y[rows, None], eta, extras).T
 
     def full(self, thetas, g_all=None, step=False):
         """The group's weighted log-likelihood sum at ``thetas`` (looked up for the bank's)."""

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._logging import phase
-from ..models import with_extra
 from ..models._multilevel_laplace import fit_laplace
+from ..models._multilevel_likelihood import likelihood_at, log_density
 from ..models._multilevel_marginal import GroupMarginals
 from ..models._prior import Moments
 from ._merge_reduce import FINAL, MERGE
@@ -93,7 +93,7 @@ class GroupedStream:
         draws = pilot.draws(n_draws, random_state)
         self.seed = int(random_state.randint(np.iinfo(np.int32).max))
         self.beta = np.ascontiguousarray(draws[:, : post.D])
-        self.extra = np.exp(draws[:, post.D]) if post.E else None
+        self.extra = np.exp(draws[:, post.D : post.D + post.E]) if post.E else None  # (J, E)
         # the pilot's mode, where a later group's conditional fit is taken
         beta, s, log_tau, _ = post.split(pilot.mean)
         self.mode = (beta, s, np.exp(log_tau))
@@ -141,7 +141,7 @@ class GroupedStream:
             Xd = self.base.design(X[rows])
             Z = self.spec.effects_design(X[rows])
             eta = Xd @ self.beta.T + np.einsum("nq,njq->nj", Z, u[gidx[rows]])
-            ll = self.base.log_density(y[rows, None], eta, self.extra)
+            ll = log_density(self.base, y[rows, None], eta, self.extra)
             ll -= ll.mean(axis=1, keepdims=True)
             out[rows] = w[rows, None] * ll
         return out
@@ -161,7 +161,7 @@ class GroupedStream:
             len(labels),
             np.ones(len(labels)),
         )
-        model = self.base if s is None else with_extra(self.base, float(np.exp(s)))
+        model = likelihood_at(self.base, s)
         u_hat, F = marginals.modes(marginals.Xd @ beta, model, tau)
         L = np.linalg.cholesky(np.linalg.inv(F))
         J, q = self.u.shape[1:]

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import _safe_indexing
 from ..models._grouped_data import validate_grouped
+from ..models._multilevel_likelihood import extra_names
 from ..models._multilevel_marginal import recover_effects
 from . import _bambi, _numpyro, _pymc, _stan
 from ._spec import export_spec, multilevel_export_spec
@@ -294,9 +295,9 @@ class PPLExportMixin:
         draws : mapping
             The exported model's draws (``mcmc.get_samples()``, or arrays of an InferenceData
             posterior): ``coef`` (..., n_features), ``intercept`` (...) with an intercept,
-            the extra parameter by its name (``noise_scale``, ``alpha``, ``shape``) where
-            the model has one, and ``group_sd`` (..., n_effects); the leading axes (chains,
-            draws) are flattened in order.
+            the extra parameters by their names (``noise_scale``, ``alpha``, ``shape``,
+            ``scale`` and ``df``) where the model has them, and ``group_sd`` (...,
+            n_effects); the leading axes (chains, draws) are flattened in order.
         X : array-like of shape (n_samples, n_features)
             The data the coreset was fitted on (every call's rows, in order, after
             ``partial_fit``).
@@ -536,8 +537,7 @@ def _shared_draws(draws, post, n_features):
     parts = [column("coef", n_features)]
     if post.D > n_features:
         parts.append(column("intercept", 0))
-    if post.E:
-        parts.append(np.log(column(post.base.extra_name, 0)))
+    parts += [np.log(column(name, 0)) for name in extra_names(post.base)]
     parts.append(np.log(column("group_sd", post.q)))
     if len({p.shape[0] for p in parts}) != 1:
         raise ValueError(

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models._multilevel import TAU_DF
+from ..models._multilevel_likelihood import check_integrates_groups, extra_names
 from ..models._multilevel_marginal import GroupMarginals
 from ..models._recipes import no_export_error
 
@@ -470,8 +471,9 @@ def multilevel_export_spec(
 
     The priors are the multilevel posterior's (the one the coreset was built for: the
     coreset estimator's ``laplace_.posterior``): the coefficients' sds ``prior_scale`` (the
-    intercept last), the log-normal prior of the extra parameter (``extra_prior``, the normal
-    prior of its log), the group sds' half-Student-t(3, ``tau_scale``); the likelihood is
+    intercept last), the log-normal prior of each extra parameter (``extra_priors``, the
+    normal priors of their logs: the Student-t's scale, then its degrees of freedom), the
+    group sds' half-Student-t(3, ``tau_scale``); the likelihood is
     the base model's, written with its recipes.
 
     Rows of a group of weight 1 enter row by row, their group's effect explicit (the groups
@@ -556,9 +558,12 @@ def multilevel_export_spec(
             f"The rows have {D} features; the multilevel posterior's model has "
             f"{scale.shape[0] - int(base.fit_intercept)}."
         )
-    extras = ()
-    if posterior.E:  # a free extra parameter: log-normal, the normal prior of its log
-        extras = (ExtraParameter(base.extra_name, *map(float, posterior.extra_prior)),)
+    # the free extra parameters (the Student-t's scale, then its degrees of freedom): each
+    # log-normal, the normal prior of its log
+    extras = tuple(
+        ExtraParameter(name, float(m), float(sd))
+        for name, (m, sd) in zip(extra_names(base), posterior.extra_priors)
+    )
     fixed = {}
     if base.has_extra and base.extra is not None:
         fixed[base.extra_name] = float(base.extra)
@@ -611,6 +616,7 @@ def _marginal_terms(posterior, X, y, w, Z, index, labels, gw, centre):
     """The :class:`GroupMarginalTerms` of the rows of the groups of weight other than 1:
     their nodes at each group's conditional mode and curvature at the shared parameters of
     ``centre`` (a parameter vector of ``posterior``), found as the library finds them."""
+    check_integrates_groups(posterior.base)
     nodes, log_weights = export_quadrature(Z.shape[1])
     if centre is None:
         raise ValueError(

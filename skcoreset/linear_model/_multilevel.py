@@ -23,6 +23,11 @@ from .._warnings import warn
 from ..models._grouped_data import validate_grouped
 from ..models._multilevel import Multilevel
 from ..models._multilevel_laplace import fit_laplace
+from ..models._multilevel_likelihood import (
+    extra_names,
+    integrates_groups,
+    location,
+)
 from ..models._multilevel_marginal import recover_effects
 from ..sampler import diagnostics
 from ..sampler._block_hmc import sample
@@ -46,9 +51,10 @@ WEAK_SHARE = 0.5
 def _weak_groups(posterior, theta):
     """The groups (mask, G) to integrate out by quadrature: the weakly informed ones, when
     they are most of the groups, and a random intercept only (with slopes the grid's
-    quadrature and the sds' search grow slow: measured, minutes for 300 groups)."""
+    quadrature and the sds' search grow slow: measured, minutes for 300 groups); none of a
+    Student-t base (``integrates_groups``: every effect sampled)."""
     none = np.zeros(posterior.G, dtype=bool)
-    if posterior.q > 1 or not posterior.present.any():
+    if posterior.q > 1 or not posterior.present.any() or not integrates_groups(posterior.base):
         return none
     tau, _ = posterior.effects(theta)
     ratio = posterior.information(theta) * tau**2
@@ -96,7 +102,8 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         the partially non-centred parameterisation (Papaspiliopoulos, Roberts & Skold
         2003), ``c`` the share of the effect's precision its rows give at the Laplace fit,
         and, with a random intercept, the weakly informed groups integrated out by
-        quadrature when they are most of the groups (their effects drawn afterwards);
+        quadrature when they are most of the groups (their effects drawn afterwards; not
+        with a Student-t base, whose effects are all sampled);
         'centred' is ``c = 1``, 'non-centred' ``c = 0``, every effect sampled. 'auto' mixes
         well in every regime measured, where each fixed choice fails in one (the user
         guide's "Multilevel models").
@@ -122,13 +129,19 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         Posterior means of each group's effects ``u_g``.
     coef_samples_, intercept_samples_, group_sd_samples_, group_effects_samples_ : ndarray
         The draws, of shapes (chains, draws, ...).
+    <extra>_samples_, <extra>_ : ndarray of shape (chains, draws), float
+        The draws and posterior mean of the base model's free extra parameters, on their
+        natural scale: ``noise_scale`` (Gaussian), ``alpha`` (negative binomial), ``shape``
+        (gamma), or the Student-t's ``scale`` and ``df`` (degrees of freedom), as the
+        non-multilevel estimators name them.
     groups_ : ndarray of shape (n_groups,)
         The group labels, sorted (the rows of ``group_effects_``).
     classes_ : ndarray of shape (2,)
         The class labels (logistic base model only).
     rhat_, ess_ : ndarray
-        Split R-hat and bulk ESS of every parameter: coefficients, intercept, the extra
-        parameter, group sds, then the effects group by group.
+        Split R-hat and bulk ESS of every parameter: coefficients, intercept, the logs of the
+        extra parameters (the Student-t's log scale, then log df), group sds, then the
+        effects group by group.
     centring_ : ndarray of shape (n_groups, q)
         The sampler's parameterisation of each effect: ``u_g = group_sd^(1 - c) v_g``, 1 for
         a centred effect, 0 for a non-centred one; NaN for a group integrated out (its
@@ -219,7 +232,8 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
             gives it: ``fit_resample``'s ``"group_weight"``). A group of weight ``w_g`` other
             than 1 enters by ``w_g`` times its marginal likelihood, its effect integrated out
             by adaptive Gauss-Hermite quadrature, and its effect's draws are drawn from its
-            rows given each draw of the other parameters. None: every group's weight is 1.
+            rows given each draw of the other parameters (not with a Student-t base: a
+            ``ValueError``). None: every group's weight is 1.
 
         Returns
         -------
@@ -317,9 +331,9 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
             draws[..., n_features].copy() if self.fit_intercept else np.zeros(draws.shape[:2])
         )
         base = posterior.base
-        if E:
-            setattr(self, f"{base.extra_name}_samples_", np.exp(draws[..., D]))
-            setattr(self, f"{base.extra_name}_", float(np.exp(draws[..., D]).mean()))
+        for e, name in enumerate(extra_names(base)):
+            setattr(self, f"{name}_samples_", np.exp(draws[..., D + e]))
+            setattr(self, f"{name}_", float(np.exp(draws[..., D + e]).mean()))
         self.group_sd_samples_, self.group_effects_samples_ = tau, u
         self.coef_ = self.coef_samples_.mean(axis=(0, 1))
         self.intercept_ = float(self.intercept_samples_.mean())
@@ -457,6 +471,9 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
     def predict(self, X, groups=None):
         """The posterior predictive mean (the most probable class for a logistic base).
 
+        With a Student-t base, the posterior mean of the location, as
+        :class:`~skcoreset.linear_model.BayesianStudentTRegression` predicts.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -473,7 +490,7 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         if self._base.labels is not None:
             return self.classes_[(self.predict_proba(X, groups)[:, 1] > 0.5).astype(int)]
         eta = self._linear_predictors(X, groups, np.random.default_rng(0))
-        return self._base.mean(eta).mean(axis=1)
+        return location(self._base, eta).mean(axis=1)
 
     def predict_proba(self, X, groups=None):
         """Posterior predictive class probabilities (logistic base model).
@@ -526,9 +543,10 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         """Return the draws as an ArviZ ``InferenceData``, with group coordinates.
 
         ``posterior`` holds ``coef`` (chain, draw, feature), ``intercept``, the extra
-        parameter under its name, ``group_sd`` (chain, draw, effect) and ``group_effects``
-        (chain, draw, group, effect), ``group`` labelled by :attr:`groups_` and ``effect``
-        by ``'intercept'`` then ``'x<j>'`` for each slope's column.
+        parameters under their names (the Student-t's ``scale`` and ``df``), ``group_sd``
+        (chain, draw, effect) and ``group_effects`` (chain, draw, group, effect), ``group``
+        labelled by :attr:`groups_` and ``effect`` by ``'intercept'`` then ``'x<j>'`` for
+        each slope's column.
 
         Returns
         -------
@@ -546,8 +564,7 @@ class BayesianMultilevelRegression(RegressorMixin, BaseEstimator):
         }
         if self.fit_intercept:
             posterior["intercept"] = self.intercept_samples_
-        name = self._base.extra_name
-        if hasattr(self, f"{name}_samples_"):
+        for name in extra_names(self._base):
             posterior[name] = getattr(self, f"{name}_samples_")
         return az.from_dict(
             posterior=posterior,

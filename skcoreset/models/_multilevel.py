@@ -3,13 +3,17 @@
 ``eta_i = x_i . beta + z_i . u_{g(i)}``: every row gets the shared coefficients ``beta`` and its
 group's effects ``u_g`` on the columns ``z_i`` (a 1 for the random intercept, then the columns
 with random slopes), with ``u_g ~ N(0, diag(tau^2))``. The base model (logistic, Poisson,
-negative binomial, Gaussian, gamma, or a registered family) gives ``l(y | eta, extra)``.
+negative binomial, Gaussian, gamma, Student-t, or a registered family) gives
+``l(y | eta, extra)`` (:mod:`._multilevel_likelihood`).
 
 :class:`Multilevel` is the specification a user passes as ``model=``; :meth:`Multilevel.bind`
 ties it to data and returns a :class:`MultilevelPosterior`: the log posterior, its gradient and
 its block-arrow Hessian in the sampler's parameterisation
 
-    theta = [beta (D), log extra (E = 0 or 1), log tau (q), v (G x q, group-major)]
+    theta = [beta (D), log extra (E), log tau (q), v (G x q, group-major)]
+
+with E = 0, 1 (the negative binomial's dispersion, the gamma's shape, the Gaussian noise) or 2
+(the Student-t's ``log sigma`` then ``log nu``), each with its base model's normal prior,
 
 where ``u_gk = tau_k^(1 - c_gk) v_gk``, ``c`` the centring (``centring``, (G, q)): 0 is
 non-centred, which suits groups whose rows say little about their effect (the funnel between
@@ -31,8 +35,15 @@ from numbers import Real
 
 import numpy as np
 
-from . import _glm_kernels as kernels
-from ._glm import GLM, with_extra
+from ._glm import GLM
+from ._multilevel_likelihood import (
+    check_integrates_groups,
+    extra_priors,
+    is_student_t,
+    likelihood_at,
+    log_extras,
+    n_extras,
+)
 from ._multilevel_marginal import GroupMarginals
 from ._prior import Moments, checked_prior_scale, is_auto, prior_from_moments
 from ._registry import get_model
@@ -53,8 +64,9 @@ class Multilevel:
     per group, and random slopes on the columns ``slopes`` of ``X``. The effects are
     ``u_g ~ N(0, diag(tau^2))``, independent across groups; the group sds ``tau`` get a
     weakly informative half-Student-t prior with 3 degrees of freedom and scale
-    ``tau_scale`` (as brms's default); the coefficients and the extra parameter keep the base
-    model's priors.
+    ``tau_scale`` (as brms's default); the coefficients and the extra parameters keep the base
+    model's priors (the Student-t's scale and degrees of freedom both sampled, by their logs,
+    with :class:`~skcoreset.models.StudentTModel`'s priors).
 
     Pass it as ``model=`` to a coreset estimator or to
     :class:`~skcoreset.linear_model.BayesianMultilevelRegression`, with ``groups=`` in ``fit``.
@@ -63,9 +75,9 @@ class Multilevel:
     ----------
     base : str or GLM, default='logistic'
         The likelihood: ``'logistic'``, ``'poisson'``, ``'negative_binomial'``,
-        ``'gaussian'``, ``'gamma'``, a registered single-index family, or such a model
-        object (not yet ``'student_t'``, whose two extra parameters the multilevel
-        posterior does not carry).
+        ``'gaussian'``, ``'gamma'``, ``'student_t'``, a registered single-index family, or
+        such a model object (not the multinomial model, nor a user's model of draws: no
+        single linear predictor).
     slopes : sequence of int or None, default=None
         Columns of ``X`` with a random slope per group (their fixed coefficients stay in
         ``beta``). None: random intercepts only.
@@ -79,6 +91,8 @@ class Multilevel:
     >>> from skcoreset.models import Multilevel
     >>> Multilevel("poisson", slopes=[0]).n_effects
     2
+    >>> Multilevel("student_t").name
+    'multilevel_student_t'
     """
 
     base: object = "logistic"
@@ -101,12 +115,11 @@ class Multilevel:
         if not isinstance(self.base, (str, GLM)):
             raise TypeError(f"base must be a model name or a GLM, got {type(self.base).__name__}.")
         base = self.base_model()
-        if base.family is None or base.n_params(2) != 2:
+        if not is_student_t(base) and (base.family is None or base.n_params(2) != 2):
             raise ValueError(
-                f"Multilevel needs a single-index base model with at most one extra "
-                f"parameter (logistic, poisson, negative_binomial, gaussian, gamma, or a "
-                f"registered family); got {base.name!r}. The Student-t model, whose scale and "
-                f"degrees of freedom are both sampled, is not supported yet."
+                f"Multilevel needs a single-index base model (logistic, poisson, "
+                f"negative_binomial, gaussian, gamma, student_t, or a registered family); "
+                f"got {base.name!r}."
             )
 
     @property
@@ -271,7 +284,8 @@ class Multilevel:
         group_weight : ndarray of shape (N,), default=None
             Each row's group's weight (the same within a group); a group of weight other
             than 1 enters by its weighted marginal, its effect integrated out
-            (:class:`~._multilevel_marginal.GroupMarginals`).
+            (:class:`~._multilevel_marginal.GroupMarginals`; not for a Student-t base, a
+            ``ValueError``: :func:`~._multilevel_likelihood.integrates_groups`).
         integrate : ndarray of shape (n_groups,) of bool, default=None
             Groups integrated out at weight 1 (those whose rows say little about their
             effects: they leave the sampler's parameters).
@@ -312,6 +326,7 @@ class Multilevel:
         )
         post.data_scale = (scale, y_mean, y_sd)
         if marginal.any():
+            check_integrates_groups(base)
             groups, local = np.unique(codes[marginal], return_inverse=True)
             weights = np.zeros(groups.shape[0])
             weights[local] = gw[marginal]
@@ -457,12 +472,15 @@ class MultilevelPosterior:
         self.present = counts > 0  # every group here (the subsample's keep all too)
         self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[self.present]
         self.D = Xd.shape[1]
-        self.E = int(base.has_extra and base.extra is None)
+        self.E = n_extras(base)
         self.K = self.D + self.E + self.q
         self.n_params = self.K + self.G * self.q
         self.marginals = None  # groups entering by their weighted marginals
         self.prior_scale = np.broadcast_to(np.asarray(prior_scale, dtype=np.float64), (self.D,))
-        self.extra_prior = base.extra_prior if self.E else None
+        #: the normal prior (mean, sd) of each log extra parameter; ``extra_prior`` is the one
+        #: pair for E = 1, the pairs for E = 2, None for E = 0
+        self.extra_priors = extra_priors(base)
+        self.extra_prior = self.extra_priors[0] if self.E == 1 else (self.extra_priors or None)
         self.tau_scale = float(tau_scale)
         shape = (self.G, self.q)
         self.centring = (
@@ -506,11 +524,12 @@ class MultilevelPosterior:
 
     # -- parameters ------------------------------------------------------------------------
     def split(self, theta):
-        """``(beta, log_extra or None, log_tau, v)`` of one parameter vector."""
+        """``(beta, log_extra, log_tau, v)`` of one parameter vector; ``log_extra`` None
+        (E = 0), a float (E = 1) or the array ``(log sigma, log nu)`` (Student-t)."""
         D, E, K = self.D, self.E, self.K
         return (
             theta[:D],
-            (theta[D] if E else None),
+            log_extras(theta, D, E),
             theta[D + E : K],
             theta[K:].reshape(self.G, self.q),
         )
@@ -526,7 +545,7 @@ class MultilevelPosterior:
     def to_theta(self, beta, log_extra, log_tau, u):
         """The parameter vector of the effects ``u`` (G, q) in this parameterisation."""
         v = u * np.exp(-(1.0 - self.centring) * log_tau)
-        extra = [] if not self.E else [log_extra]
+        extra = [] if not self.E else np.atleast_1d(log_extra)
         return np.concatenate([beta, extra, log_tau, v.ravel()])
 
     def reparameterise(self, theta, centring):
@@ -539,7 +558,9 @@ class MultilevelPosterior:
         return self.to_theta(beta, s, log_tau, u)
 
     def model_at(self, s):
-        return self.base if s is None else with_extra(self.base, float(np.exp(s)))
+        """The base likelihood at the log extra parameters ``s``
+        (:func:`~._multilevel_likelihood.likelihood_at`)."""
+        return likelihood_at(self.base, s)
 
     # -- the density -------------------------------------------------------------------------
     def eta(self, theta):
@@ -564,10 +585,9 @@ class MultilevelPosterior:
         D, E, K = self.D, self.E, self.K
         lp = -0.5 * np.sum((beta / self.prior_scale) ** 2)
         grad[:D] = -beta / self.prior_scale**2
-        if E:
-            m, sd = self.extra_prior
-            lp -= 0.5 * ((s - m) / sd) ** 2
-            grad[D] = -(s - m) / sd**2
+        for e, (m, sd) in enumerate(self.extra_priors):
+            lp -= 0.5 * ((theta[D + e] - m) / sd) ** 2
+            grad[D + e] = -(theta[D + e] - m) / sd**2
         tau = np.exp(log_tau)
         r = tau**2 / (TAU_DF * self.tau_scale**2)
         lp += np.sum(-0.5 * (TAU_DF + 1) * np.log1p(r) + log_tau)
@@ -582,9 +602,8 @@ class MultilevelPosterior:
         """``log p(theta | data)`` up to a constant, and its gradient."""
         beta, s, log_tau, v = self.split(theta)
         model = self.model_at(s)
-        extra = model.extra_value
         eta = self.eta(theta)
-        ll = self.w @ kernels.loglik_vector(model.family, eta, self.y, extra)
+        ll = self.w @ model.loglik(eta, self.y)
         lp, grad = self.log_prior(theta)
         if self.marginals is not None:
             value, g_shared = self.marginals.value_and_grad(beta, s, log_tau, gradient)
@@ -593,12 +612,12 @@ class MultilevelPosterior:
             return ll + lp
         if self.marginals is not None:
             grad[: self.K] += g_shared
-        wd = self.w * kernels.dloglik_vector(model.family, eta, self.y, extra)
+        wd = self.w * model.dloglik(eta, self.y)
         G = self.group_sums(wd[:, None] * self.Z)  # (G, q): d loglik / d u_g
         D, E, K = self.D, self.E, self.K
         grad[:D] += self.Xd.T @ wd
         if E:
-            grad[D] += self.w @ kernels.dlog_extra_vector(model.family, eta, self.y, extra)
+            grad[D : D + E] += self.w @ model.scores(eta, self.y)
         a = 1.0 - self.centring
         t = np.exp(a * log_tau)
         grad[K:] += (t * G).ravel()
@@ -610,7 +629,7 @@ class MultilevelPosterior:
         beta, s, log_tau, v = self.split(theta)
         model = self.model_at(s)
         eta = self.eta(theta)
-        d, c = model.loglik_derivatives(eta, self.y)
+        d, c = model.derivatives(eta, self.y)
         wd, wc = self.w * d, self.w * c
         a = 1.0 - self.centring
         t = np.exp(a * log_tau)  # d u / d v
@@ -628,11 +647,16 @@ class MultilevelPosterior:
         C = np.zeros((self.G, K, q))
         C[:, shared, :] = self.group_sums(Js[:, :, None] * (wc[:, None] * tZ)[:, None, :])
         C[:, taus, np.arange(q)] -= a * t * Gs
-        if E:
-            _, cross, curv = model.extra_derivatives(eta, self.y)
-            A[D, shared] = A[shared, D] = Js.T @ (self.w * cross)
-            A[D, D] = self.w @ curv + 1.0 / self.extra_prior[1] ** 2
-            C[:, D, :] = self.group_sums((self.w * cross)[:, None] * tZ)
+        if E:  # the extras' rows: their couplings to the shared block and to each v_g
+            _, cross, curv = model.extra_derivatives(eta, self.y)  # (N, E), (N, E, E)
+            extras = D + np.arange(E)
+            wcross = self.w[:, None] * cross
+            A[np.ix_(extras, shared)] = wcross.T @ Js
+            A[np.ix_(shared, extras)] = A[np.ix_(extras, shared)].T
+            A[np.ix_(extras, extras)] = np.einsum("n,nef->ef", self.w, curv) + np.diag(
+                [1.0 / sd**2 for _, sd in self.extra_priors]
+            )
+            C[:, extras, :] = self.group_sums(wcross[:, :, None] * tZ[:, None, :])
         Dg = self.group_sums(tZ[:, :, None] * (wc[:, None] * tZ)[:, None, :])
         # the priors
         cen = self.centring
@@ -650,7 +674,8 @@ class MultilevelPosterior:
 
     def information(self, theta):
         """Each effect's data precision on the effect scale ``u`` (G, q) at ``theta``: the
-        rows' curvature summed over the group (what decides centring)."""
+        rows' curvature summed over the group (what decides centring), at least 0 (a
+        likelihood that is not log-concave, the Student-t's, curves down at outliers)."""
         beta, s, _, _ = self.split(theta)
-        _, c = self.model_at(s).loglik_derivatives(self.eta(theta), self.y)
-        return self.group_sums((self.w * c)[:, None] * self.Z**2)
+        _, c = self.model_at(s).derivatives(self.eta(theta), self.y)
+        return np.maximum(self.group_sums((self.w * c)[:, None] * self.Z**2), 0.0)

@@ -16,6 +16,7 @@ from scipy.optimize import minimize, minimize_scalar
 
 from ._laplace import laplace_approximation
 from ._multilevel import BlockArrow, MultilevelPosterior
+from ._multilevel_likelihood import pooled_log_extras
 
 #: The search for the group sds reads at most this many rows of each group (measured:
 #: benchmarks/README.md, Thresholds).
@@ -82,7 +83,9 @@ def newton(posterior, theta, *, fix_tau=False, max_iter=200, tol=1e-9):
         alpha = 1.0
         while alpha > 1e-12:
             new = theta + alpha * step
-            lp_new = posterior.log_posterior(new, gradient=False)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                # a far trial point (a Student-t scale near 0) may overflow: halved
+                lp_new = posterior.log_posterior(new, gradient=False)
             if np.isfinite(lp_new) and lp_new >= lp - 1e-12 * abs(lp):
                 break
             alpha *= 0.5
@@ -157,7 +160,7 @@ def fit_laplace(posterior, parameterisation="auto"):
         ]
     pooled = laplace_approximation(search.base, *rows, design=True).mean
     D, q = search.D, search.q
-    beta, s = pooled[:D], (pooled[D] if search.E else None)
+    beta, s = pooled[:D], pooled_log_extras(search.base, pooled, D)
     for post in (search, posterior):
         post.centring = np.ones((post.G, q))
     state = {"theta": search.to_theta(beta, s, np.zeros(q), np.zeros((search.G, q))), "n": 0}

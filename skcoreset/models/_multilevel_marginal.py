@@ -1,6 +1,7 @@
 """Groups whose effects are integrated out: weighted marginal log-likelihoods by quadrature.
 
-For a group g, ``m_g(beta, extra, tau) = log int exp(f_g(u)) du`` with
+For a group g, ``m_g(beta, extra, tau) = log int exp(f_g(u)) du`` (``extra``: the base
+model's free extra parameters, none, one, or the Student-t's scale and degrees of freedom) with
 ``f_g(u) = sum_{i in g} w_i l(y_i | x_i . beta + z_i . u, extra) + log N(u | 0, diag tau^2)``.
 Adaptive Gauss-Hermite quadrature (Liu & Pierce 1994): Newton finds each group's mode
 ``u_hat`` and curvature ``F`` (all groups at once), the nodes are ``u_hat + sqrt(2) L x_k`` with
@@ -24,9 +25,7 @@ import itertools
 
 import numpy as np
 
-from . import _glm_kernels as kernels
-from ._glm import with_extra
-from ._multilevel_kernels import node_terms
+from ._multilevel_likelihood import likelihood_at, log_extras
 
 #: Gauss-Hermite nodes per effect, by the number of effects per group (the grid has
 #: ``nodes^q`` points).
@@ -67,14 +66,17 @@ class GroupMarginals:
         return np.add.reduceat(a, self.starts, axis=0)
 
     def _model(self, s):
-        return self.base if s is None else with_extra(self.base, float(np.exp(s)))
+        return likelihood_at(self.base, s)
 
     def modes(self, eta0, model, tau, max_iter=50):
         """Each group's mode ``u_hat`` (G, q) and ``F`` (G, q, q), minus the Hessian of
-        ``f_g`` there, by Newton from the last modes. Each step is at most two conditional
-        sds long (a far start cannot overshoot into overflow); a likelihood that is not
-        log-concave also halves steps that lower ``f_g``. The curvature is the last step's:
-        its point differs from the mode by less than 1e-10."""
+        ``f_g`` there, by Newton from the last modes (``model``: the base likelihood at the
+        extra parameters, :func:`~._multilevel_likelihood.likelihood_at`). Each step is at
+        most two conditional sds long (a far start cannot overshoot into overflow); a
+        likelihood that is not log-concave also halves steps that lower ``f_g``, and where a
+        group's curvature is not positive (a Student-t group far from its mode, its outliers
+        curving down) it steps by its rows' positive curvature only. The curvature is the
+        last step's: its point differs from the mode by less than 1e-10."""
         u = self.u_hat.copy()
         prec = 1.0 / tau**2
         search = not model.log_concave
@@ -83,19 +85,31 @@ class GroupMarginals:
         for _ in range(max_iter):
             if one:
                 z = self.Z[:, 0]
-                d, c = model.loglik_derivatives(eta0 + z * u[self.g, 0], self.y)
+                d, c = model.derivatives(eta0 + z * u[self.g, 0], self.y)
                 grad = self._sums(self.w * d * z)[:, None] - u * prec
                 F = (self._sums(self.w * c * z * z) + prec[0])[:, None, None]
+                if search:
+                    positive = self._sums(self.w * np.maximum(c, 0.0) * z * z) + prec[0]
+                    F = np.where(F > 0, F, positive[:, None, None])
                 step = grad / F[:, :, 0]
                 size = np.abs(step[:, 0]) * np.sqrt(F[:, 0, 0])
             else:
                 eta = eta0 + np.einsum("nq,nq->n", self.Z, u[self.g])
-                d, c = model.loglik_derivatives(eta, self.y)
+                d, c = model.derivatives(eta, self.y)
                 grad = self._sums((self.w * d)[:, None] * self.Z) - u * prec
                 F = self._sums(
                     (self.w * c)[:, None, None] * self.Z[:, :, None] * self.Z[:, None, :]
                 )
                 F[:, np.arange(self.q), np.arange(self.q)] += prec
+                if search:
+                    positive = self._sums(
+                        (self.w * np.maximum(c, 0.0))[:, None, None]
+                        * self.Z[:, :, None]
+                        * self.Z[:, None, :]
+                    )
+                    positive[:, np.arange(self.q), np.arange(self.q)] += prec
+                    ok = np.all(np.linalg.eigvalsh(F) > 0, axis=1)
+                    F = np.where(ok[:, None, None], F, positive)
                 step = np.linalg.solve(F, grad[..., None])[..., 0]
                 size = np.sqrt(np.einsum("gp,gpq,gq->g", step, F, step))
             # at most two conditional sds per step
@@ -121,7 +135,7 @@ class GroupMarginals:
 
     def _f_value(self, u, eta0, model, prec):
         eta = eta0 + np.einsum("nq,nq->n", self.Z, u[self.g])
-        ll = self.w * kernels.loglik_vector(model.family, eta, self.y, model.extra_value)
+        ll = self.w * model.loglik(eta, self.y)
         return self._sums(ll) - 0.5 * np.sum(u**2 * prec, axis=1)
 
     def nodes_of(self, u_hat, F):
@@ -141,15 +155,13 @@ class GroupMarginals:
         eta0 = self.Xd @ beta
         u_hat, F = self.modes(eta0, model, tau)
         points, log_jac = self.nodes_of(u_hat, F)
-        f, d, score = node_terms(
-            model.family,
+        f, d, score = model.node_terms(
             eta0,
             self.Z,
             np.ascontiguousarray(points),
             self.g,
             self.y,
             self.w,
-            model.extra_value,
             self.G,
             bool(self.E),
         )
@@ -179,7 +191,7 @@ class GroupMarginals:
         pi = np.exp(terms - m[:, None] + log_jac[:, None])  # (G, K), each row sums to 1
         rows_pi = (self.weights[:, None] * pi)[self.g]  # (N, K)
         grad_beta = self.Xd.T @ (rows_pi * d).sum(axis=1)
-        grad_s = [np.sum(rows_pi * score)] if self.E else []
+        grad_s = np.einsum("nk,nke->e", rows_pi, score) if self.E else []
         # d f / d log tau_k at a node: u_k^2 / tau_k^2 - 1
         grad_tau = np.einsum("g,gk,gkq->q", self.weights, pi, points**2 / tau**2 - 1.0)
         return value, np.concatenate([grad_beta, grad_s, grad_tau])
@@ -187,7 +199,7 @@ class GroupMarginals:
     def hessian(self, beta, s, log_tau, step=1e-4):
         """Minus the Hessian of ``sum_g w_g m_g`` in the shared parameters, by central
         differences of the gradient (a K x K block: the sampler's mass matrix)."""
-        theta = np.concatenate([beta, [] if s is None else [s], log_tau])
+        theta = np.concatenate([beta, [] if s is None else np.atleast_1d(s), log_tau])
         D, E = beta.shape[0], self.E
         H = np.empty((theta.shape[0], theta.shape[0]))
         saved = self.u_hat.copy()
@@ -197,7 +209,7 @@ class GroupMarginals:
             grads = []
             for t in (theta + e, theta - e):
                 self.u_hat = saved.copy()
-                _, gr = self.value_and_grad(t[:D], t[D] if E else None, t[D + E :])
+                _, gr = self.value_and_grad(t[:D], log_extras(t, D, E), t[D + E :])
                 grads.append(gr)
             H[:, j] = -(grads[0] - grads[1]) / (2 * step)
         self.u_hat = saved
@@ -247,13 +259,13 @@ class GroupMarginals:
 def recover_effects(base, n_extra, Xd, Z, y, w, local, n_groups, thetas, random_state):
     """Draws (S, n_groups, q) of groups' effects from their rows (design ``Xd``, effect
     columns ``Z``, coded ``y``, weights ``w``, group ``local`` in ``range(n_groups)``), one
-    per row of ``thetas`` = ``[beta, log extra (n_extra), log tau]``
+    per row of ``thetas`` = ``[beta, log extras (n_extra), log tau]``
     (:meth:`GroupMarginals.recover`): the one home of the effects of groups a posterior
     integrated out or left out."""
     marginals = GroupMarginals(base, n_extra, Xd, Z, y, w, local, n_groups, np.ones(n_groups))
     D = Xd.shape[1]
 
     def split(theta):
-        return theta[:D], (theta[D] if n_extra else None), theta[D + n_extra :]
+        return theta[:D], log_extras(theta, D, n_extra), theta[D + n_extra :]
 
     return marginals.recover(split, thetas, random_state)

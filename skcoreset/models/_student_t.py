@@ -190,11 +190,6 @@ class StudentTModel(GeneralModel):
             nu = np.exp(thetas[:, -1] + self.df_centre)
         return thetas[:, :-2], sigma, nu
 
-    def _terms(self, thetas, Xd, y):
-        beta, sigma, nu = self.split(thetas)
-        z = (y[None, :] - beta @ Xd.T) / sigma[:, None]
-        return beta, sigma[:, None], nu[:, None], z
-
     def _constants(self, sigma, nu):
         """Each draw's log density constant and the row-free part of its derivative in log
         nu, (S, 1) each: the kernels' (accurate however large nu, where the differences of
@@ -203,21 +198,115 @@ class StudentTModel(GeneralModel):
         return consts[3][:, None], consts[4][:, None]
 
     def loglik_draws(self, thetas, Xd, y):
-        _, sigma, nu, z = self._terms(thetas, Xd, y)
-        const = self._constants(sigma, nu)[0]
-        return const - 0.5 * (nu + 1) * np.log1p(z * z / nu)
+        beta, sigma, nu = self.split(thetas)
+        return self.location_loglik(beta @ Xd.T, y[None, :], sigma[:, None], nu[:, None])
 
     def _scores(self, thetas, Xd, y):
         """Derivatives of each row's log-likelihood in its location, log sigma and log nu."""
-        _, sigma, nu, z = self._terms(thetas, Xd, y)
+        beta, sigma, nu = self.split(np.atleast_2d(thetas))
+        return self.location_scores(beta @ Xd.T, y[None, :], sigma[:, None], nu[:, None])
+
+    # -- the likelihood as a function of the location: the multilevel model's base -----
+    def _location_terms(self, eta, y, sigma, nu):
+        """``sigma``, ``nu`` as arrays, ``z = (y - eta) / sigma``, ``z^2``, ``nu + z^2``, and
+        the log density's constant and the row-free part of its derivative in log nu
+        (:meth:`_constants`, of the shape of ``sigma``)."""
+        sigma, nu = np.asarray(sigma, dtype=np.float64), np.asarray(nu, dtype=np.float64)
+        const, dnu0 = (c.reshape(np.shape(sigma)) for c in self._constants(sigma, nu))
+        z = (y - eta) / sigma
         z2 = z * z
-        q = nu + z2
+        return sigma, nu, z, z2, nu + z2, const, dnu0
+
+    def location_loglik(self, eta, y, sigma, nu):
+        """Return each target's log density as a function of its location.
+
+        ``log t_nu((y - eta) / sigma) - log sigma``: the likelihood of a model whose location
+        is any linear predictor (the multilevel model's, with group effects).
+
+        Parameters
+        ----------
+        eta : ndarray
+            Locations.
+        y : ndarray
+            Targets, broadcast against ``eta``.
+        sigma : float or ndarray
+            Scales, broadcast against ``eta``.
+        nu : float or ndarray
+            Degrees of freedom, of the shape of ``sigma``.
+
+        Returns
+        -------
+        loglik : ndarray
+            The log densities, of the broadcast shape.
+        """
+        sigma, nu, z, z2, q, const, _ = self._location_terms(eta, y, sigma, nu)
+        return const - 0.5 * (nu + 1) * np.log1p(z2 / nu)
+
+    def location_scores(self, eta, y, sigma, nu):
+        """Return the log density's derivatives in the location, log scale and log df.
+
+        Parameters
+        ----------
+        eta : ndarray
+            Locations.
+        y : ndarray
+            Targets, broadcast against ``eta``.
+        sigma : float or ndarray
+            Scales, broadcast against ``eta``.
+        nu : float or ndarray
+            Degrees of freedom, of the shape of ``sigma``.
+
+        Returns
+        -------
+        d_eta, d_log_sigma, d_log_nu : ndarray
+            ``dl/deta``, ``dl/dlog sigma`` and ``dl/dlog nu``, of the broadcast shape.
+        """
+        sigma, nu, z, z2, q, _, dnu0 = self._location_terms(eta, y, sigma, nu)
         d_eta = (nu + 1) * z / (sigma * q)
         d_log_sigma = (nu + 1) * z2 / q - 1.0
-        d_log_nu = self._constants(sigma, nu)[1] + 0.5 * (
-            (nu + 1) * z2 / q - nu * np.log1p(z2 / nu)
-        )
+        d_log_nu = dnu0 + 0.5 * ((nu + 1) * z2 / q - nu * np.log1p(z2 / nu))
         return d_eta, d_log_sigma, d_log_nu
+
+    def location_curvatures(self, eta, y, sigma, nu):
+        """Return minus the log density's second derivatives in location, log scale, log df.
+
+        Parameters
+        ----------
+        eta : ndarray of shape (N,)
+            Locations.
+        y : ndarray of shape (N,)
+            Targets.
+        sigma : float
+            The scale.
+        nu : float
+            The degrees of freedom.
+
+        Returns
+        -------
+        c : ndarray of shape (N,)
+            ``-d2l/deta2``: negative where ``((y - eta) / sigma)^2 > nu`` (the likelihood is
+            not log-concave).
+        cross : ndarray of shape (N, 2)
+            ``-d2l/(deta ds)`` for ``s`` log sigma, then log nu.
+        curv : ndarray of shape (N, 2, 2)
+            ``-d2l/(ds ds')``.
+        """
+        sigma, nu, z, z2, q, _, dnu0 = self._location_terms(eta, y, sigma, nu)
+        nu1, q2 = nu + 1.0, q * q
+        c = nu1 * (nu - z2) / (sigma * sigma * q2)
+        cross = np.empty((*np.shape(z), 2))
+        cross[..., 0] = 2.0 * nu * nu1 * z / (sigma * q2)
+        cross[..., 1] = -nu * z * (z2 - 1.0) / (sigma * q2)
+        curv = np.empty((*np.shape(z), 2, 2))
+        curv[..., 0, 0] = 2.0 * nu * nu1 * z2 / q2
+        curv[..., 0, 1] = curv[..., 1, 0] = -nu * z2 * (z2 - 1.0) / q2
+        curv[..., 1, 1] = -(
+            _dlog_nu_constant_dlog_nu(float(nu), float(dnu0))
+            + 0.5 * nu * z2 * (z2 - 1.0) / q2
+            - 0.5 * nu * np.log1p(z2 / nu)
+            + 0.5 * nu * z2 / q
+        )
+        return c, cross, curv
 
     def grad_draws(self, thetas, Xd, y):
         d_eta, d_s, d_nu = self._scores(np.atleast_2d(thetas), Xd, y)
@@ -295,6 +384,20 @@ class StudentTModel(GeneralModel):
         noise = 0.7 * random_state.standard_t(3.0, n_samples)
         # off the unit scale: the scale's prior follows y's
         return X, 10.0 + 3.0 * (X @ [1.0, -0.5] + noise)
+
+
+def _dlog_nu_constant_dlog_nu(nu, dnu0):
+    """The derivative in log nu of the row-free part ``g(nu) = dnu0`` of the score in log nu:
+    ``g + 1/2 + nu^2/4 (trigamma((nu + 1)/2) - trigamma(nu/2))``; from ``SERIES_NU`` on, where
+    the trigammas' difference cancels, central differences of the kernels' accurate ``g``."""
+    if nu < kernels.SERIES_NU:
+        gap = scipy.special.polygamma(1, 0.5 * (nu + 1.0)) - scipy.special.polygamma(1, 0.5 * nu)
+        return float(dnu0 + 0.5 + 0.25 * nu * nu * gap)
+    h = 1e-4  # g is smooth (about 1/(4 nu)): an error near h^2 g, rounding near 1e-12 g
+    return float(
+        (kernels.dlog_nu_constant(nu * np.exp(h)) - kernels.dlog_nu_constant(nu * np.exp(-h)))
+        / (2.0 * h)
+    )
 
 
 def _weighted_lstsq(Xd, y, w):

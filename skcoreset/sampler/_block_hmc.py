@@ -63,7 +63,8 @@ def hmc_step(log_posterior, factor, state, eps, n_leapfrog, rng):
         if not np.isfinite(new.lp):
             return state, False, 0.0
         p = p + (eps if i < n_leapfrog - 1 else 0.5 * eps) * new.grad
-    kinetic1 = 0.5 * p @ factor.solve(p)
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverged trajectory: rejected
+        kinetic1 = 0.5 * p @ factor.solve(p)
     return _accept(new, state, new.lp - kinetic1 - (state.lp - kinetic0), rng)
 
 

@@ -9,7 +9,8 @@ TAU_DF = 3.0
 
 
 def row_loglik(base, y, eta, extra):
-    """log p(y | eta, extra) of the base likelihoods, from scipy.stats."""
+    """log p(y | eta, extra) of the base likelihoods, from scipy.stats (``extra`` the
+    Student-t's ``(scale, df)``)."""
     if base == "logistic":
         return stats.bernoulli.logpmf(y, expit(eta))
     if base == "poisson":
@@ -21,6 +22,9 @@ def row_loglik(base, y, eta, extra):
         return stats.norm.logpdf(y, eta, extra)
     if base == "gamma":  # mean exp(eta), shape extra
         return stats.gamma.logpdf(y, extra, scale=np.exp(eta) / extra)
+    if base == "student_t":  # location eta, scale sigma, df nu
+        sigma, nu = extra
+        return stats.t.logpdf(y, nu, eta, sigma)
     raise ValueError(base)
 
 
@@ -28,13 +32,17 @@ def log_joint(
     base, Xd, Z, y, w, g, beta, log_extra, log_tau, u, prior_scale, extra_prior, tau_scale
 ):
     """The log density of (beta, log extra, log tau, u) given the rows: the weighted
-    likelihood, N(0, prior_scale^2) coefficients, a normal log extra, half-Student-t(3,
+    likelihood, N(0, prior_scale^2) coefficients, a normal log extra (each of the Student-t's
+    log scale and log df: ``extra_prior`` their two (mean, sd) pairs), half-Student-t(3,
     tau_scale) sds (with the log's Jacobian) and N(0, tau^2) effects."""
     extra = None if log_extra is None else np.exp(log_extra)
     eta = Xd @ beta + np.sum(Z * u[g], axis=1)
     lp = np.sum(w * row_loglik(base, y, eta, extra))
     lp += stats.norm.logpdf(beta, 0.0, prior_scale).sum()
-    if log_extra is not None:
+    if base == "student_t":
+        for value, (mean, sd) in zip(log_extra, extra_prior):
+            lp += stats.norm.logpdf(value, mean, sd)
+    elif log_extra is not None:
         lp += stats.norm.logpdf(log_extra, *extra_prior)
     tau = np.exp(log_tau)
     lp += np.sum(np.log(2) + stats.t.logpdf(tau, TAU_DF, 0.0, tau_scale) + log_tau)
