@@ -145,3 +145,20 @@ def test_qnc_streams_grouped_blocks(monkeypatch):
     m0, s0 = d0[:, :4].mean(0), d0[:, :4].std(0)
     assert np.max(np.abs(d1[:, :4].mean(0) - m0) / s0) < 0.25
     np.testing.assert_allclose(d1[:, :4].std(0) / s0, 1, atol=0.15)
+
+
+def test_sparse_vi_candidates_are_bounded_in_a_large_group(monkeypatch):
+    """A group of more rows than MAX_CANDIDATES: SparseVI chooses among a sample of them,
+    its points the group's rows, the full sum still every row's."""
+    from skcoreset.coreset import _multilevel_kl
+
+    problem, post, rows, bank = problem_of()
+    n = problem.y.shape[0]
+    monkeypatch.setattr(_multilevel_kl, "MAX_CANDIDATES", n // 3)
+    est = SparseVICoreset(n_draws=100, n_rounds=5)
+    idx, w = kl_weights(est, problem, None, 20)
+    assert problem.pool is None and 0 < idx.size <= 20 and idx.max() < n
+    assert np.all(w > 0)
+    np.testing.assert_allclose(
+        problem.full(bank[:5]), problem.loglik(bank[:5], None) @ problem.full_weights
+    )

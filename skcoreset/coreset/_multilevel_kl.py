@@ -14,7 +14,10 @@ computed once, and a draw of ``pi_w`` costs a product of the support's log-likel
 ``w``. The log importance weight ``w . l(theta) - L_g(theta)`` is the coreset's error itself,
 small where the algorithms work (from a start matching the group's projection), so the
 resampled draws stay many; the few shared parameters move little when one group's weights
-move among hundreds, and their draws are the data's.
+move among hundreds, and their draws are the data's. From a start far from the data's
+posterior (``init='uniform'`` at a few points a parameter) few bank draws carry the weight:
+the steps improve such a start without reaching OMP's, and a result whose estimated KL
+(:meth:`GroupProblem.kl`) exceeds its start's is replaced by the start.
 """
 
 import numpy as np
@@ -25,6 +28,12 @@ from . import _kl
 
 #: The bank of Laplace draws each group's problem resamples from.
 BANK_DRAWS = 1000
+#: SparseVI's candidates in a group: a uniform sample of its rows beyond this many (as the
+#: single-level KL coresets pool their candidates), so its (draws x candidates) arrays stay
+#: bounded however large the group.
+MAX_CANDIDATES = 10_000
+#: Rows whose log-likelihoods at the draws are computed at a time (the full sums).
+_ROWS = 4096
 
 
 class GroupProblem:
@@ -54,27 +63,43 @@ class GroupProblem:
         self.bank = bank
         self.rng = random_state
         self.n_chains = n_chains
+        self.pool = None  # the candidates' rows (None: every row)
         # the group's full sum at the bank's draws, once
-        self._bank_full = self.loglik(bank, None) @ self.full_weights
+        self._bank_full = self._full_sum(bank)
         self._support = None  # (idx, its log-likelihoods at the bank)
         self._last = None  # (thetas, their places in the bank)
 
-    def loglik(self, thetas, idx, out=None):
-        """The (S, len(idx)) log-likelihoods of the group's rows ``idx`` (None: all)."""
-        rows = slice(None) if idx is None else idx
+    def _rows_loglik(self, thetas, rows):
+        """(S, rows) log-likelihoods of some of the group's rows."""
         thetas = np.asarray(thetas)
         D, E = self.D, self.E
         extras = np.exp(thetas[:, D : D + E]) if E else None  # (S, E)
         eta = self.Xd[rows] @ thetas[:, :D].T + self.Z[rows] @ thetas[:, D + E :].T
         return log_density(self.base, self.y[rows, None], eta, extras).T
 
+    def _full_sum(self, thetas):
+        """The group's weighted log-likelihood sum at ``thetas``, ``_ROWS`` rows at a time."""
+        total = np.zeros(np.shape(thetas)[0])
+        for start in range(0, self.y.shape[0], _ROWS):
+            rows = slice(start, start + _ROWS)
+            total += self._rows_loglik(thetas, rows) @ self.full_weights[rows]
+        return total
+
+    def loglik(self, thetas, idx, out=None):
+        """The (S, len(idx)) log-likelihoods of candidates ``idx`` (None: all of them)."""
+        if self.pool is None:
+            rows = slice(None) if idx is None else idx
+        else:
+            rows = self.pool if idx is None else self.pool[idx]
+        return self._rows_loglik(thetas, rows)
+
     def full(self, thetas, g_all=None, step=False):
         """The group's weighted log-likelihood sum at ``thetas`` (looked up for the bank's)."""
         if self._last is not None and thetas is self._last[0]:
             return self._bank_full[self._last[1]]
-        if g_all is None:
-            g_all = self.loglik(thetas, None)
-        return g_all @ self.full_weights
+        if g_all is not None and self.pool is None:
+            return g_all @ self.full_weights
+        return self._full_sum(thetas)
 
     def draws(self, idx, w, n):
         """n draws of ``pi_w``: the bank resampled by ``exp(w . l - L_g)``."""
@@ -153,9 +178,12 @@ def kl_weights(estimator, problem, start, size):
     total = float(problem.full_weights.sum())
     if hasattr(estimator, "n_rounds"):  # SparseVI chooses its own points
         start = None
+        n_rows = problem.y.shape[0]
+        if n_rows > MAX_CANDIDATES:
+            problem.pool = np.sort(problem.rng.choice(n_rows, MAX_CANDIDATES, replace=False))
         idx, w, _, _ = _kl.sparse_vi(
             problem,
-            problem.y.shape[0],
+            n_rows if problem.pool is None else MAX_CANDIDATES,
             size,
             n_draws=estimator.n_draws,
             n_rounds=min(estimator.n_rounds, size),
@@ -194,4 +222,7 @@ def kl_weights(estimator, problem, start, size):
     if start is not None and problem.kl(*start) < problem.kl(idx, w):
         idx, w = start  # the steps went astray (draws of a coreset posterior far away)
     keep = w > 0
-    return np.asarray(idx)[keep], np.asarray(w)[keep]
+    idx = np.asarray(idx)[keep]
+    if problem.pool is not None:  # candidates' places -> the group's rows
+        idx, problem.pool = problem.pool[idx], None
+    return idx, np.asarray(w)[keep]
