@@ -138,7 +138,9 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             the weighted sum and its weights include them.
         groups : array-like of shape (n_samples,), default=None
             Each row's group, for a multilevel model (``model=Multilevel(...)``): the
-            coreset keeps rows inside each group (see the user guide, "Multilevel models").
+            coreset keeps rows inside each group (see the user guide, "Multilevel models");
+            a dask collection's chunks are then read one at a time on the client (a group's
+            rows may be in any chunk).
 
         Returns
         -------
