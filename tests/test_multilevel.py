@@ -23,7 +23,7 @@ from skcoreset.models._multilevel import BlockArrow, check_groups
 from skcoreset.models._multilevel_laplace import fit_laplace
 from skcoreset.sampler import diagnostics
 from skcoreset.sampler._block_hmc import sample
-from tests.oracles.multilevel_oracle import gaussian_exact, log_joint
+from tests.oracles.multilevel_oracle import gaussian_exact, laplace_moments, log_joint
 
 BASES = ["logistic", "poisson", "negative_binomial", "gaussian", "gamma", "student_t"]
 
@@ -331,13 +331,7 @@ def test_coreset_posterior_matches_the_full_data_posterior(monkeypatch):
     small = fit_laplace(post, "centred")
     ref = fit_laplace(full.posterior, "centred")
 
-    def summary(lap):
-        d = lap.draws(4000, np.random.default_rng(0))
-        tau, uu = lap.posterior.effects(d)
-        nat = np.concatenate([d[:, : lap.posterior.D], np.log(tau), uu[..., 0]], axis=1)
-        return nat.mean(0), nat.std(0)
-
-    (m1, s1), (m0, s0) = summary(small), summary(ref)
+    (m1, s1), (m0, s0) = laplace_moments(small), laplace_moments(ref)
     assert np.max(np.abs(m1 - m0) / s0) < 0.25
     np.testing.assert_allclose(s1 / s0, 1, atol=0.15)
 

@@ -10,6 +10,7 @@ from skcoreset import GIGACoreset, OMPCoreset
 from skcoreset.models import Multilevel
 from skcoreset.models import _multilevel_laplace as multilevel_laplace
 from skcoreset.models._multilevel_laplace import fit_laplace
+from tests.oracles.multilevel_oracle import laplace_moments
 
 
 def uneven(n=40000, n_groups=30, seed=0):
@@ -26,14 +27,6 @@ def uneven(n=40000, n_groups=30, seed=0):
 
 def blocks(n, size):
     return [slice(b, min(b + size, n)) for b in range(0, n, size)]
-
-
-def summary(lap):
-    """Means and sds of beta, log tau and every effect, from 4000 Laplace draws."""
-    d = lap.draws(4000, np.random.default_rng(0))
-    tau, u = lap.posterior.effects(d)
-    nat = np.concatenate([d[:, : lap.posterior.D], np.log(tau), u[..., 0]], axis=1)
-    return nat.mean(0), nat.std(0)
 
 
 def test_stream_posterior_matches_the_full_data_posterior(monkeypatch):
@@ -78,7 +71,7 @@ def test_stream_posterior_matches_the_full_data_posterior(monkeypatch):
         X[rows], yy[rows], codes[rows], len(labels), cs.sample_weight_,
         data_scale=full.data_scale,
     )  # fmt: skip
-    (m1, s1), (m0, s0) = summary(fit_laplace(coreset, "centred")), summary(ref)
+    (m1, s1), (m0, s0) = laplace_moments(fit_laplace(coreset, "centred")), laplace_moments(ref)
     assert np.max(np.abs(m1 - m0) / s0) < 0.25
     np.testing.assert_allclose(s1 / s0, 1, atol=0.15)
     # the coreset's own Laplace fit has the priors of every row seen

@@ -486,6 +486,13 @@ class _KLCoreset(BaseCoreset):
         """``(idx, w, info)``: the support among the pooled rows and its weights."""
         raise NotImplementedError
 
+    def _optimise(self, problem, start, n_candidates, size, total, max_seconds, progress):
+        """``(idx, w, n_iter, stop_reason)``: the algorithm on ``problem`` (``start``: the
+        support and its first weights, None for a method that chooses its points), at
+        ``size`` points of total weight ``total``; a single-level fit's and a multilevel
+        group's (:mod:`._multilevel_kl`) alike."""
+        raise NotImplementedError
+
 
 class QuasiNewtonCoreset(_KLCoreset):
     """Quasi-Newton coreset: a support whose weights minimise KL(pi_w || pi).
@@ -667,7 +674,15 @@ class QuasiNewtonCoreset(_KLCoreset):
         self.random_state = random_state
 
     def _select(self, problem, node, total, random_state):
-        idx, w0 = start = self._initial_support(problem, node, random_state)
+        start = self._initial_support(problem, node, random_state)
+        idx, w, n_iter, reason = self._optimise(
+            problem, start, len(node), self._target_size, total, self.max_seconds,
+            self._show_core_progress(),
+        )  # fmt: skip
+        return idx, w, {"n_iter": n_iter, "stop_reason": reason, "start": start}
+
+    def _optimise(self, problem, start, n_candidates, size, total, max_seconds, progress):
+        idx, w0 = start
         w, n_iter, reason = _kl.quasi_newton(
             problem,
             idx,
@@ -677,12 +692,12 @@ class QuasiNewtonCoreset(_KLCoreset):
             step_size=self.step_size,
             tau=self.tau,
             tol=self.tol,
-            max_step=total / self._target_size,
+            max_step=total / size,
             max_weight=total,
-            max_seconds=self.max_seconds,
-            progress=self._show_core_progress(),
+            max_seconds=max_seconds,
+            progress=progress,
         )
-        return idx, w, {"n_iter": n_iter, "stop_reason": reason, "start": start}
+        return idx, w, n_iter, reason
 
 
 class SparseVICoreset(_KLCoreset):
@@ -896,25 +911,10 @@ class SparseVICoreset(_KLCoreset):
         self.random_state = random_state
 
     def _select(self, problem, node, total, random_state):
-        idx, w, n_iter, reason = _kl.sparse_vi(
-            problem,
-            len(node),
-            self._target_size,
-            n_draws=self.n_draws,
-            n_rounds=self.n_rounds,
-            n_steps=self.n_steps,
-            n_polish=self.n_polish,
-            step_size=self.step_size,
-            tau=self.tau,
-            max_step=total / self._target_size,
-            max_weight=total,
-            # the first round's draws are of the data's Laplace fit (every weight is zero);
-            # later rounds draw from the coreset posterior, which fewer points than
-            # parameters leave nearly improper: pin every parameter down from the good draws
-            first_round=problem.n_params,
-            max_seconds=self.max_seconds,
-            progress=self._show_core_progress(),
-        )
+        idx, w, n_iter, reason = self._optimise(
+            problem, None, len(node), self._target_size, total, self.max_seconds,
+            self._show_core_progress(),
+        )  # fmt: skip
         if reason in _EARLY_STOPS:
             if idx.shape[0] == 0:
                 raise ValueError(
@@ -929,6 +929,27 @@ class SparseVICoreset(_KLCoreset):
                 UserWarning,
             )
         return idx, w, {"n_iter": n_iter, "stop_reason": reason}
+
+    def _optimise(self, problem, start, n_candidates, size, total, max_seconds, progress):
+        return _kl.sparse_vi(
+            problem,
+            n_candidates,
+            size,
+            n_draws=self.n_draws,
+            n_rounds=self.n_rounds,
+            n_steps=self.n_steps,
+            n_polish=self.n_polish,
+            step_size=self.step_size,
+            tau=self.tau,
+            max_step=total / size,
+            max_weight=total,
+            # the first round's draws are of the data's Laplace fit (every weight is zero);
+            # later rounds draw from the coreset posterior, which fewer points than
+            # parameters leave nearly improper: pin every parameter down from the good draws
+            first_round=problem.n_params,
+            max_seconds=max_seconds,
+            progress=progress,
+        )
 
 
 class CoresetMCMC(_KLCoreset):
@@ -1112,17 +1133,25 @@ class CoresetMCMC(_KLCoreset):
         idx, w0 = start = self._initial_support(problem, node, random_state)
         # the chains start in the coreset posterior: a warm-up at the initial weights
         problem.draws(idx, w0, 10 * problem.chains.n_chains)
+        idx, w, n_iter, reason = self._optimise(
+            problem, start, len(node), self._target_size, total, self.max_seconds,
+            self._show_core_progress(),
+        )  # fmt: skip
+        return idx, w, {"n_iter": n_iter, "stop_reason": reason, "start": start}
+
+    def _optimise(self, problem, start, n_candidates, size, total, max_seconds, progress):
+        idx, w0 = start
         w, n_iter, reason = _kl.coreset_mcmc(
             problem,
             idx,
             w0,
             n_train=self.n_train,
             learning_rate=self.learning_rate,
-            weight_scale=total / self._target_size,
-            max_seconds=self.max_seconds,
-            progress=self._show_core_progress(),
+            weight_scale=total / size,
+            max_seconds=max_seconds,
+            progress=progress,
         )
-        return idx, w, {"n_iter": n_iter, "stop_reason": reason, "start": start}
+        return idx, w, n_iter, reason
 
     def _finish(self, node, context):
         fitted = super()._finish(node, context)

@@ -24,7 +24,6 @@ import numpy as np
 
 from ..hilbert._omp import _omp
 from ..models._multilevel_likelihood import log_density
-from . import _kl
 
 #: The bank of Laplace draws each group's problem resamples from.
 BANK_DRAWS = 1000
@@ -150,10 +149,13 @@ def kl_multipliers(estimator, problem, V, sigma, target, rng):
     against the group's KL, at ``estimator._target_size`` points."""
     size = estimator._target_size
     weights = problem.full_weights
-    if getattr(estimator, "init", "omp") == "omp":
+    init = getattr(estimator, "init", None)  # None: SparseVI, which chooses its points
+    if init == "omp":
         start = omp_start(V, sigma, target, size, weights)
-    else:
+    elif init == "uniform":
         start = uniform_start(weights.shape[0], size, float(weights.sum()), rng)
+    else:
+        start = None
     idx, w = kl_weights(estimator, problem, start, size)
     sel = np.zeros(weights.shape[0])
     sel[idx] = w / weights[idx]
@@ -174,51 +176,14 @@ def uniform_start(n_rows, size, total, random_state):
 
 
 def kl_weights(estimator, problem, start, size):
-    """The estimator's algorithm on one group: ``(idx, w)`` (positive weights only)."""
+    """The estimator's algorithm on one group (its ``_optimise``, as for a single-level fit;
+    no time budget: ``max_seconds`` is the fit's): ``(idx, w)``, positive weights only."""
     total = float(problem.full_weights.sum())
-    if hasattr(estimator, "n_rounds"):  # SparseVI chooses its own points
-        start = None
-        n_rows = problem.y.shape[0]
-        if n_rows > MAX_CANDIDATES:
-            problem.pool = np.sort(problem.rng.choice(n_rows, MAX_CANDIDATES, replace=False))
-        idx, w, _, _ = _kl.sparse_vi(
-            problem,
-            n_rows if problem.pool is None else MAX_CANDIDATES,
-            size,
-            n_draws=estimator.n_draws,
-            n_rounds=min(estimator.n_rounds, size),
-            n_steps=estimator.n_steps,
-            n_polish=estimator.n_polish,
-            step_size=estimator.step_size,
-            tau=estimator.tau,
-            max_step=total / size,
-            max_weight=total,
-            first_round=min(problem.n_params, size),
-        )
-    elif hasattr(estimator, "n_train"):  # Coreset MCMC
-        idx, w0 = start
-        w, _, _ = _kl.coreset_mcmc(
-            problem,
-            idx,
-            w0,
-            n_train=estimator.n_train,
-            learning_rate=estimator.learning_rate,
-            weight_scale=total / size,
-        )
-    else:  # quasi-Newton
-        idx, w0 = start
-        w, _, _ = _kl.quasi_newton(
-            problem,
-            idx,
-            w0,
-            n_draws=estimator.n_draws,
-            max_iter=estimator.max_iter,
-            step_size=estimator.step_size,
-            tau=estimator.tau,
-            tol=estimator.tol,
-            max_step=total / size,
-            max_weight=total,
-        )
+    n_rows = problem.y.shape[0]
+    if start is None and n_rows > MAX_CANDIDATES:  # SparseVI chooses among candidates
+        problem.pool = np.sort(problem.rng.choice(n_rows, MAX_CANDIDATES, replace=False))
+    n_candidates = n_rows if problem.pool is None else MAX_CANDIDATES
+    idx, w, _, _ = estimator._optimise(problem, start, n_candidates, size, total, None, False)
     if start is not None and problem.kl(*start) < problem.kl(idx, w):
         idx, w = start  # the steps went astray (draws of a coreset posterior far away)
     keep = w > 0

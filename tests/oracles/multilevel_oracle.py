@@ -85,3 +85,12 @@ def gaussian_exact(Xd, Z, y, g, n_groups, noise, prior_scale, tau_scale, grid):
     tau_mean = p @ taus
     tau_sd = np.sqrt(p @ taus**2 - tau_mean**2)
     return mean[:D], sd[:D], mean[D:], sd[D:], tau_mean, tau_sd
+
+
+def laplace_moments(lap, n_draws=4000):
+    """Means and sds of beta, log tau and every group's intercept effect, from draws of a
+    multilevel Laplace fit: the scale the coreset tests compare two posteriors on."""
+    d = lap.draws(n_draws, np.random.default_rng(0))
+    tau, u = lap.posterior.effects(d)
+    nat = np.concatenate([d[:, : lap.posterior.D], np.log(tau), u[..., 0]], axis=1)
+    return nat.mean(0), nat.std(0)
