@@ -243,8 +243,9 @@ def test_pandas_and_list_inputs_match_arrays(data):
 
 @pytest.mark.parametrize("store", ["hdf5", "zarr"])
 def test_datasets_on_disk_are_read_block_by_block(data, store, tmp_path):
-    """An h5py or zarr dataset passed as X is sliced block by block (never converted whole)
-    and gives the coreset of the same array in memory."""
+    """An h5py or zarr dataset passed as X is sliced block by block (never converted whole),
+    its pilot's sample read as sorted rows, and gives the coreset of the same array in
+    memory."""
     X, y = data
     reads = []
     if store == "hdf5":
@@ -278,6 +279,8 @@ def test_datasets_on_disk_are_read_block_by_block(data, store, tmp_path):
             f.close()
     np.testing.assert_array_equal(on_disk.sample_indices_, in_memory.sample_indices_)
     np.testing.assert_allclose(on_disk.sample_weight_, in_memory.sample_weight_, rtol=1e-12)
-    # every read is a slice of at most one block of rows
-    assert reads and all(isinstance(k, slice) for k in reads)
-    assert max(k.stop - k.start for k in reads) <= 1000
+    # every read is a slice of at most one block of rows, or the sorted rows of the pilot
+    slices = [k for k in reads if isinstance(k, slice)]
+    rows = [np.asarray(k) for k in reads if not isinstance(k, slice)]
+    assert slices and max(k.stop - k.start for k in slices) <= 1000
+    assert all(r.ndim == 1 and np.all(np.diff(r) > 0) and r.shape[0] < X.shape[0] for r in rows)

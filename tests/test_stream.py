@@ -233,8 +233,9 @@ def test_a_stream_sorted_by_the_target_gives_finite_weights_and_says_what_to_do(
     """A Poisson stream sorted by y (the zeros first): OMP's active set met a point at weight
     0 whose least-squares weight was exactly 0, and divided 0 by 0 (a RuntimeWarning and NaN
     in the back-off). The coreset is finite; its figure is above the target, which it says,
-    with the remedy a stream needs (QNC copes: see test_a_sorted_stream_is_within_its_target
-    in tests/test_quality.py)."""
+    with the remedy a stream needs (see test_a_sorted_stream_says_its_data_fit_is_uncertain
+    in tests/test_quality.py: the data's fit from the first call's sums is then uncertain,
+    which it says too)."""
     rng = np.random.default_rng(1)
     X = rng.standard_normal((12_000, 3))
     rng.random(12_000)  # the draws of the data where it was found (its classes)
@@ -248,4 +249,5 @@ def test_a_stream_sorted_by_the_target_gives_finite_weights_and_says_what_to_do(
             est.partial_fit(X[part], y[part])
     assert np.all(np.isfinite(est.sample_weight_)) and np.all(est.sample_weight_ > 0)
     quality = [w for w in caught if issubclass(w.category, CoresetQualityWarning)]
-    assert quality and "QuasiNewtonCoreset" in str(quality[-1].message)
+    said = " ".join(str(w.message) for w in quality)
+    assert "shuffled, not sorted" in said and "uncertain" in said

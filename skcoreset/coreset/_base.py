@@ -12,8 +12,11 @@ time; :mod:`._dask` runs that construction where a dask collection's chunks live
 implements the hooks, each of which receives the fit's :class:`~._construction.Context` as
 ``context`` and returns its result:
 
-* ``_begin(data, model, random_state)``: the context all blocks share (the Hilbert coresets:
-  a Laplace fit and the projection's parameter draws), made once;
+* ``_begin(data, model, random_state, summarised)``: the context all blocks share (the
+  Hilbert coresets: a Laplace fit and the projection's parameter draws), made once;
+  ``summarised``: every block may be summarised at its Laplace fit and the data's fit made
+  from those sums at the end, so that a fit of a sample of the rows (a pilot,
+  ``Context.pilot``) suffices;
 * ``_reduce(node, context, random_state)``: at most ``_capacity()`` of a node's rows (a
   coreset of ``n_points``, or for the Hilbert coresets a pool of candidates);
 * ``_summarize(node, context, random_state)``: a node kept whole, with its exact summary;
@@ -422,7 +425,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     def _check_params(self):
         """Checks across parameters, run before the data are validated."""
 
-    def _begin(self, data, model, random_state):
+    def _begin(self, data, model, random_state, summarised=False):
         """The :class:`~._construction.Context` every block shares; ``data`` gives samples
         or blocks of the rows (``_blocks.InMemoryData`` or its dask counterpart)."""
         return Context(model)

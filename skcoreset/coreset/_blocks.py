@@ -14,6 +14,8 @@ from sklearn.utils import check_array, check_random_state
 
 from ..models import laplace_from_blocks
 from ..models._prior import Moments
+from ._merge_reduce import Node
+from ._taylor import taylor_sums
 
 # The dtypes a pass that builds its own float64 design reads as stored (no float64 copy).
 _FLOATS = (np.float64, np.float32)
@@ -68,13 +70,23 @@ def block_bounds(n, block_size, start=0):
     return [(start + a, start + min(a + block_size, n)) for a in range(0, n, block_size)]
 
 
-def read_block(X, start, stop, *, label=None, estimator=None, dtype=np.float64):
+def read_block(
+    X, start, stop, *, label=None, estimator=None, dtype=np.float64, checked=False, finite=True
+):
     """Rows ``start:stop`` of ``X`` as a validated C-contiguous float64 array.
 
     ``label`` (e.g. "block 3 (rows 300000 to 399999)") prefixes error messages. ``dtype``
     as for ``check_array``: ``(np.float64, np.float32)`` keeps float32 rows as they are, for
-    a caller that converts them itself.
+    a caller that converts them itself. ``checked``: an earlier pass validated these rows,
+    which are only converted (a pass of the rows saved); ``finite=False``: every check but
+    the rows' finiteness, which the caller's pass sees itself (:meth:`InMemoryData.moments`).
     """
+    if checked:
+        rows = np.asarray(rows_as_read(X, start, stop))
+        floats = dtype if isinstance(dtype, tuple) else (dtype,)
+        if rows.dtype not in floats:
+            rows = rows.astype(floats[0])
+        return np.ascontiguousarray(rows)
     try:
         return check_array(
             rows_as_read(X, start, stop),
@@ -83,6 +95,7 @@ def read_block(X, start, stop, *, label=None, estimator=None, dtype=np.float64):
             input_name="X",
             estimator=estimator,
             copy=False,
+            ensure_all_finite=finite,
         )
     except ValueError as exc:
         if label is None:
@@ -195,6 +208,9 @@ class InMemoryData:
         self.X, self.y, self.sample_weight = X, y, sample_weight
         self.block_rows = block_rows
         self.estimator = estimator
+        #: Whether a pass (the moments') has validated every row: later passes convert them
+        #: without checking again.
+        self.validated = False
 
     @property
     def n_rows(self):
@@ -215,12 +231,18 @@ class InMemoryData:
         return rows, X, self.y[rows], self.sample_weight[rows]
 
     def moments(self):
-        """The weighted moments of the rows (a pass over the blocks)."""
+        """The weighted moments of the rows: a pass over the blocks, float32 rows as stored,
+        which validates every row (a non-finite value makes the sums non-finite, and the block
+        is then checked for the error to name)."""
         total = Moments(self.X.shape[1])
         for index, (start, stop) in enumerate(block_bounds(n_rows(self.X), self.block_rows)):
             where = describe_block(index, start, stop) if stop - start < n_rows(self.X) else None
-            X = read_block(self.X, start, stop, label=where, estimator=self.estimator)
+            read = {"label": where, "estimator": self.estimator, "dtype": _FLOATS}
+            X = read_block(self.X, start, stop, finite=False, **read)
             total.add(X, self.y[start:stop], self.sample_weight[start:stop])
+            if not total.finite():  # a NaN or an infinity (or squares beyond 1e308)
+                read_block(self.X, start, stop, **read)
+        self.validated = True
         return total
 
     def all_rows(self):
@@ -233,6 +255,23 @@ class InMemoryData:
         if np.all(keep):
             return X, self.y, self.sample_weight
         return X[keep], self.y[keep], self.sample_weight[keep]
+
+    def taylor_pass(self, point):
+        """The data's second-order sums at ``point``'s mean (a Laplace fit), over every row
+        of positive weight: a pass over the blocks, whose rows an earlier pass validated
+        (:func:`~._taylor.fit_from_sums`'s ``passes``)."""
+        total = None
+        for start, stop in block_bounds(n_rows(self.X), self.block_rows):
+            X = rows_as_read(self.X, start, stop)
+            y, w = self.y[start:stop], self.sample_weight[start:stop]
+            keep = np.flatnonzero(w > 0)
+            if keep.shape[0] < w.shape[0]:
+                X, y, w = X[keep], y[keep], w[keep]
+            if w.shape[0] == 0:
+                continue
+            sums = taylor_sums(point, Node(keep, w, X, y))
+            total = sums if total is None else total + sums
+        return total
 
     def laplace(self, model, start=None):
         """The Laplace fit of all rows: Newton passes over the blocks (from ``start``, a

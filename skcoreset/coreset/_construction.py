@@ -32,7 +32,7 @@ from .._warnings import warn
 from ..models._laplace import laplace_of_all_rows
 from ._blocks import block_bounds, describe_block, read_block
 from ._merge_reduce import FINAL, LEAF, SAMPLE, MergeTree, Node, NodeSeeds, union
-from ._taylor import draw_sample, sample_size, stream_fit, taylor_sums
+from ._taylor import data_summary, draw_sample, fit_from_sums, sample_size
 
 
 def construct(estimator, prepared):
@@ -61,19 +61,19 @@ def construct(estimator, prepared):
         positive = np.flatnonzero(w)
         info = {"stop_reason": "all_rows"}
         node = Node(positive, w[positive], X[positive], coded[positive], info=info)
-        construction.final_context = replace(
-            construction.context, data_fit=construction.data_fit(node)
-        )
+        construction.final_context = construction.fitted_context(node)
         return construction, node
     show = estimator.progress and len(bounds) > 1
     with ProgressBar(len(bounds), show, "blocks", "block") as bar:
         for index, (start, stop) in enumerate(bounds):
             where = describe_block(index, start, stop) if len(bounds) > 1 else None
-            node = construction.leaf(X, coded, w, start, stop, index=index, where=where)
+            node = construction.leaf(
+                X, coded, w, start, stop, index=index, where=where, checked=prepared.data.validated
+            )
             if node is not None:
                 construction.tree.push(node, construction.reduce)
             bar.update()
-    return construction, construction.final()
+    return construction, construction.final(passes=prepared.data.taylor_pass)
 
 
 def stream_params(estimator):
@@ -103,10 +103,26 @@ class Context:
         The generator of a fit that kept every row (the chains of :class:`CoresetMCMC`).
     laplace_weight : float or None
         The total weight of the rows the Laplace fit saw (a stream's first chunk's).
+    summarised : bool
+        Every block is summarised at ``laplace``'s mean (``Node.taylor``, ``Node.spread``):
+        the estimator reads the data's second-order sums (a pool's control variate).
+    pilot : bool
+        ``laplace`` is the fit of a sample of the rows (a pilot), not of all of them: every
+        block is summarised at its mean with a sample of its rows (``Node.sample``), and the
+        data's fit made from those sums when the final coreset is
+        (:func:`~._taylor.fit_from_sums`), as a stream's is.
     data_fit : LaplaceApproximation or None
         The Laplace fit of all the data, when the final coreset is made
-        (:meth:`Construction.data_fit`): ``laplace`` itself, but for a stream's, whose
-        ``laplace`` saw its first call only.
+        (:meth:`Construction.data_fit`): ``laplace`` itself, but for a pilot's or a stream's,
+        whose ``laplace`` saw a sample or the first call only.
+    expansion : LaplaceApproximation or None
+        With ``data_fit``: the fit at whose mean ``sums`` were taken (``laplace``, or the
+        point of the last pass that confirmed the data's fit).
+    sums : ndarray or None
+        With ``data_fit``: the data's second-order sums at ``expansion``'s mean
+        (:func:`~._taylor.data_summary`), when the blocks were summarised.
+    fit_info : dict or None
+        With ``data_fit``: how it was made (:func:`~._taylor.fit_from_sums`'s ``info``).
     """
 
     model: object
@@ -115,7 +131,12 @@ class Context:
     laplace_indices: np.ndarray | None = None
     random_state: object = None
     laplace_weight: float | None = None
+    summarised: bool = False
+    pilot: bool = False
     data_fit: object = None
+    expansion: object = None
+    sums: np.ndarray | None = None
+    fit_info: dict | None = None
 
 
 @dataclass
@@ -159,7 +180,7 @@ class Construction:
     stream : bool
         Made by ``partial_fit``: every block's second-order sums and a sample of its rows are
         kept (``Node.taylor``, ``Node.sample``), from which the data's Laplace fit of
-        everything seen is made (:meth:`data_fit`).
+        everything seen is made (:meth:`data_fit`), as for a pilot's construction.
     final_context : Context or None
         The context of the last final coreset, with the Laplace fit of all the data under it
         (``data_fit``): what the estimator's ``_finish`` and ``laplace_kl_`` read.
@@ -198,8 +219,13 @@ class Construction:
         ``partial_fit``."""
         rng = check_random_state(estimator.random_state)
         model = prior.model
-        begin = estimator._begin_exact if exact else estimator._begin
-        context = begin(data, model, rng)
+        if exact:
+            context = estimator._begin_exact(data, model, rng)
+        else:
+            # a stream's blocks are summarised at its first call's fit, a fit's of many
+            # blocks may be (Context.pilot)
+            summarised = stream or data.n_rows > data.block_rows
+            context = estimator._begin(data, model, rng, summarised)
         if context.laplace is None and not exact:
             # an estimator that needs no Laplace fit itself: one for its quality figure, on a
             # generator of its own (the estimator's stream, and its coreset, stay as they were)
@@ -228,6 +254,17 @@ class Construction:
     def model(self):
         return self.context.model
 
+    @property
+    def summarises(self):
+        """Whether every block is summarised at the first fit's mean (its second-order sums,
+        spreads and a sample of its rows), from which the data's fit is made at the end when
+        the first fit saw part of the data only: a stream's, a pilot's, an estimator's that
+        reads the sums (``Context.summarised``), which a ``partial_fit`` may continue."""
+        context = self.context
+        return context.laplace is not None and (
+            self.stream or context.pilot or context.summarised
+        )
+
     def warn_changed_params(self, estimator):
         """A warning when parameters changed (``set_params``) since the stream began."""
         changed = [
@@ -244,11 +281,14 @@ class Construction:
             )
 
     # -- one block ------------------------------------------------------------------------
-    def leaf(self, X, y, w, start, stop, *, index, offset=0, where=None, chunk=0):
+    def leaf(self, X, y, w, start, stop, *, index, offset=0, where=None, chunk=0, checked=False):
         """The coreset of rows ``start:stop`` of ``X`` (None when none has positive weight):
-        the rows kept whole with their summary when they fit in a node, else reduced."""
+        the rows kept whole with their summary when they fit in a node, else reduced
+        (``checked``: a pass before validated the rows)."""
         est = self.estimator
-        rows = read_block(X, start, stop, label=where, estimator=est, dtype=est._leaf_dtype)
+        rows = read_block(
+            X, start, stop, label=where, estimator=est, dtype=est._leaf_dtype, checked=checked
+        )
         weights = w[start:stop]
         positive = np.flatnonzero(weights > 0)
         if positive.shape[0] == 0:
@@ -264,8 +304,9 @@ class Construction:
         rng = self.seeds((LEAF, chunk, 0, index))
         try:
             laplace = self.context.laplace
-            if self.stream and laplace is not None:  # what the stream's data fit reads
-                node.taylor = taylor_sums(laplace, node)
+            if self.summarises:  # what the data fit reads (Context.pilot)
+                node.taylor, node.spread = data_summary(laplace, node)
+                check_overflow(node.spread)
                 size = sample_size(laplace.mean.shape[0])
                 node.sample = draw_sample(node, size, self.seeds((SAMPLE, chunk, 0, index)))
             taylor, sample = node.taylor, node.sample
@@ -317,32 +358,42 @@ class Construction:
             reduced = est._reduce(node, self.context, self.seeds(key))
         return _with_sums(reduced, node.taylor, node.sample)
 
-    def final(self, tree=None):
+    def final(self, tree=None, passes=None):
         """The coreset of everything in ``tree`` (default: this construction's): its held
-        nodes merged, then finalized, the data's Laplace fit in the context."""
+        nodes merged, then finalized, the data's Laplace fit in the context (``passes``: a
+        pass over all the data, as :meth:`final_context` takes it)."""
         tree = self.tree if tree is None else tree
         node = tree.result(self.reduce)
         key = (FINAL, tree.chunk, 1, tree.n_blocks)
-        context = replace(self.context, data_fit=self.data_fit(node))
+        context = self.fitted_context(node, passes, tree.n_blocks)
         final = self.estimator._finalize(node, context, self.seeds(key))
         self.final_context = context
         return _with_sums(final, node.taylor, node.sample)
 
-    def data_fit(self, node):
-        """The Laplace fit of all the data under ``node`` (the final one): the context's,
-        unless a stream has seen more than its first call, whose fit made the context; then
-        the fit from the data's second-order sums at its mode (:func:`~._taylor.stream_fit`).
-        None when the construction has no Laplace fit (a fit that kept every row)."""
-        laplace = self.context.laplace
-        if laplace is None or node.taylor is None or not self.stream:
-            return laplace
-        if node.taylor[0] <= self.context.laplace_weight * (1 + 1e-9):
-            return laplace  # the first call's rows are all there is
-        try:
-            return stream_fit(laplace, node.taylor, node.sample)
-        except (ValueError, np.linalg.LinAlgError):
-            # no proper mode yet (a few rows, a free extra parameter): the first call's stands in
-            return laplace
+    def fitted_context(self, node, passes=None, n_blocks=0):
+        """The context with the Laplace fit of all the data under ``node`` (the final one):
+        the context's own fit, unless the blocks were summarised at a first fit (a pilot's,
+        a stream's of more than its first call); then the fit from the data's second-order
+        sums and sample (:func:`~._taylor.fit_from_sums`), confirmed by ``passes`` over the
+        data when given (``passes(fit)``: the data's sums at ``fit``'s mean; ``n_blocks``
+        keys its generator). A construction without a Laplace fit (one that kept every row)
+        has none."""
+        context, laplace = self.context, self.context.laplace
+        if laplace is None:
+            return context
+        exact = not context.pilot and (
+            node.taylor is None or node.taylor[0] <= context.laplace_weight * (1 + 1e-9)
+        )
+        if exact or not self.summarises:  # the first fit saw every row there is
+            return replace(context, data_fit=laplace, expansion=laplace, sums=node.taylor)
+        key = (FINAL, 0, 2, n_blocks)
+        with phase(self.estimator, "data fit: from the sums of the pass"):
+            fit, expansion, sums, info = fit_from_sums(
+                laplace, node.taylor, node.sample, self.seeds(key), passes
+            )
+        if info["passes"]:
+            report(self.estimator, "data fit confirmed by %d more pass(es)", info["passes"])
+        return replace(context, data_fit=fit, expansion=expansion, sums=sums, fit_info=info)
 
     # -- a call of partial_fit ------------------------------------------------------------
     def add(self, X, y, w, n_rows, label, finalize=True):
@@ -391,12 +442,13 @@ class Construction:
         with one_numba_thread():
             return self.reduce(merged, key)
 
-    def finalize(self, node, key):
+    def finalize(self, node, key, passes=None):
         """The coreset of the merged chunk coresets, on the caller's threads (the client's:
-        not a task, which would have one worker thread while the rest of the cluster waits)."""
+        not a task, which would have one worker thread while the rest of the cluster waits);
+        ``passes`` as for :meth:`fitted_context`."""
         if node is None:
             return None
-        context = replace(self.context, data_fit=self.context.laplace)
+        context = self.fitted_context(node, passes, key[-1])
         final = self.estimator._finalize(node, context, self.seeds(key))
         self.final_context = context
         return final

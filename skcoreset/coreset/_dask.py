@@ -24,7 +24,7 @@ from ..models._laplace import LAST_STEP, _Posterior, as_joint, fit_posterior
 from ..models._prior import Moments
 from ._blocks import _FLOATS, block_bounds, read_block, sample_rows, validate_rows
 from ._construction import Construction
-from ._merge_reduce import FINAL, reduce_pairwise
+from ._merge_reduce import FINAL, Node, reduce_pairwise
 from ._preparation import (
     check_classes,
     encode_targets,
@@ -33,6 +33,7 @@ from ._preparation import (
     set_sizes,
     with_prior,
 )
+from ._taylor import taylor_sums
 
 #: The most distinct target values a chunk reports: all the class labels of any classifier
 #: a coreset serves; more values than that are counts or measurements, never classes.
@@ -160,7 +161,7 @@ def _chunked_coreset(estimator, X, y, sample_weight, composed):
     # the final step here, on the client's threads: as a task it ran on one worker thread
     # while the cluster stood idle; here the client's memory peaks higher (measured:
     # benchmarks/README.md, Thresholds)
-    node = construction.finalize(merged_node, final_key)
+    node = construction.finalize(merged_node, final_key, passes=data.taylor_pass)
     # a later partial_fit continues from the merged chunk coresets, as from a fit's tree
     construction.tree.push(merged_node, construction.reduce)
     return construction, node
@@ -304,6 +305,15 @@ def _chunk_loglik(coding, X, y, w, theta, value, label):
     return [part(theta, *block) for block in _chunk_designs(coding, X, y, w, label)]
 
 
+def _chunk_taylor(coding, X, y, w, point, label):
+    """The second-order sums of a chunk's rows at ``point``'s mean (a dask task; None for a
+    chunk without a row of positive weight)."""
+    X, y, w = _coded_chunk(coding, X, y, w, label, dtype=_FLOATS)
+    if w.shape[0] == 0:
+        return None
+    return taylor_sums(point, Node(np.arange(w.shape[0]), w, X, y))
+
+
 class _DaskPosterior(_Posterior):
     """The weighted log posterior of all rows, each evaluation a pass of tasks over the
     chunks: ``models._laplace._Posterior`` (fused) with the chunks' parts from the workers.
@@ -381,6 +391,15 @@ class DaskData:
         X = validate_rows(X, rows, self.estimator)
         keep = _weights(w, len(rows)) > 0
         return (rows[keep], *_coded_chunk(self.coding(), X, y, w))
+
+    def taylor_pass(self, point):
+        """The data's second-order sums at ``point``'s mean: a pass of tasks over the chunks,
+        added in chunk order (:func:`~._taylor.fit_from_sums`'s ``passes``)."""
+        total = None
+        for part in self.map_chunks(_chunk_taylor, point):
+            if part is not None:
+                total = part if total is None else total + part
+        return total
 
     def moments(self):
         parts = self.map_chunks(_chunk_moments)

@@ -6,6 +6,7 @@ and its options in ``_select``.
 """
 
 import logging
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,14 +17,16 @@ from .._warnings import warn
 from ..hilbert._common import relative_error, row_norms_and_sum
 from ..hilbert._greedy import _frank_wolfe, _giga
 from ..hilbert._iht import _iht
-from ..hilbert._omp import _omp
+from ..hilbert._omp import _omp, pool_search
 from ..hilbert._sampling import _importance, _uniform
-from ..models._laplace import laplace_of_all_rows, laplace_of_sample
+from ..models._laplace import laplace_of_all_rows, laplace_of_sample, pilot_of_rows
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
 from ._construction import OVERFLOW, Context, check_overflow
 from ._growth import grow
+from ._kl_problem import Taylor
 from ._merge_reduce import Node
+from ._taylor import sample_weights, split_summary, spread_keys
 
 # n_candidates='auto': a pool of max(10 000, 50 n_points) rows. On N = 2e5 logistic rows
 # (D = 20, J = 1000, M = 100) OMP's Laplace KL to the full posterior, median of 4 seeds, was
@@ -41,6 +44,10 @@ class _HilbertCoreset(BaseCoreset):
     #: Rows of the candidate pools (a parameter of the greedy methods); the sampling methods
     #: (uniform, importance) pool nothing.
     n_candidates = None
+
+    # a leaf's summary builds its float64 design chunk by chunk, from float32 rows as stored:
+    # only the pooled rows are then copied to float64, not the block
+    _leaf_dtype = (np.float64, np.float32)
 
     _parameter_constraints: dict = {
         **BaseCoreset._parameter_constraints,
@@ -85,11 +92,35 @@ class _HilbertCoreset(BaseCoreset):
         self.verbose = verbose
 
     # -- the hooks of the block construction ------------------------------------------------
-    def _begin(self, data, model, random_state):
+    def _begin(self, data, model, random_state, summarised=False):
         """The Laplace fit (on a uniform subsample of the rows, or all of them) and the J
-        parameter draws every block is projected with."""
+        parameter draws every block is projected with; for a pool of candidates whose
+        blocks are summarised (``summarised``), the fit alone, of a sample of rows when
+        they are many blocks (a pilot): the pool's rows are projected at the end, at draws of
+        the data's fit, toward the control variate of the data's sum (:meth:`_finalize`)."""
+        if summarised and self._pool_size() is not None and self.laplace_subsample is not None:
+            with phase(self, f"Laplace fit ({model.name} model)"):
+                laplace, indices, pilot = pilot_of_rows(
+                    data, model, random_state, self.laplace_subsample
+                )
+            self._warn_dimension(laplace)
+            return Context(
+                model, laplace=laplace, laplace_indices=indices, summarised=True, pilot=pilot
+            )
         with phase(self, f"Laplace fit ({model.name} model)"):
             laplace, indices = self._laplace(data, model, random_state)
+        self._warn_dimension(laplace)
+        projection = Projection.draw(
+            laplace,
+            projection=self.projection,
+            n_projections=self.n_projections,
+            dtype=self.dtype,
+            random_state=random_state,
+        )
+        return Context(model, laplace=laplace, projection=projection, laplace_indices=indices)
+
+    def _warn_dimension(self, laplace):
+        """A warning when the projection has fewer dimensions than the posterior."""
         n_params = laplace.mean.shape[0]
         dim = self.n_projections - (self.projection == "loglik")  # centring removes one
         if dim < n_params:
@@ -100,14 +131,6 @@ class _HilbertCoreset(BaseCoreset):
                 "coreset is. Use at least a few times the number of parameters.",
                 UserWarning,
             )
-        projection = Projection.draw(
-            laplace,
-            projection=self.projection,
-            n_projections=self.n_projections,
-            dtype=self.dtype,
-            random_state=random_state,
-        )
-        return Context(model, laplace=laplace, projection=projection, laplace_indices=indices)
 
     def _begin_exact(self, data, model, random_state):
         """Every row is kept: the Laplace fit alone, reported as ``laplace_``."""
@@ -157,9 +180,13 @@ class _HilbertCoreset(BaseCoreset):
         return projection.transform(Xd, node.y, node.weights)
 
     def _summarize(self, node, context, random_state):
-        """The node's exact projected sum; with candidate pools, also its sampling keys."""
+        """The node's exact projected sum; with candidate pools, also its sampling keys (a
+        summarised fit's pool: of a sample proportional to weight times spread, which the
+        construction measured, the Laplace counterpart of the projection's norm)."""
         projection = context.projection
         if projection is None:
+            if node.spread is not None and node.keys is None and self._pool_size() is not None:
+                node.keys = spread_keys(node.weights, node.spread, random_state)
             return node
         with phase(self, f"projection pass over {len(node)} rows", self._block_level()):
             Xd = projection.model.design(node.X)
@@ -187,18 +214,55 @@ class _HilbertCoreset(BaseCoreset):
         if self._pool_size() is None or len(node) <= self._target_size:
             return node
         # the final selection is a phase of the whole fit, however many blocks came before
-        vectors = V, sigma, target = self._pool_vectors(node, context, logging.INFO)
+        if context.projection is None:  # a summarised fit's pool: projected now
+            context, vectors = self._projected_pool(node, context, random_state)
+            norms = node.weights * node.spread  # what its keys were drawn with
+        else:
+            vectors = self._pool_vectors(node, context, logging.INFO)
+            norms = vectors[1]
+        V, sigma, target = vectors
         coreset = self._select_coreset(node, context, random_state, logging.INFO, vectors)
         if self.n_points != "auto" or context.data_fit is None:
             return coreset
         with phase(self, "size: grown until the posterior is within the target"):
-            grown = grow(coreset, node, sigma, context.data_fit, len(node))
+            grown = grow(coreset, node, norms, context.data_fit, len(node))
         if grown is not coreset and self.projection is not None:  # its projection's error
             w = np.zeros(len(node))
             w[np.searchsorted(node.indices, grown.indices)] = grown.weights
             grown.info["error"] = self._measured_error(V, w / node.weights, target)
         grown.summary = target
         return grown
+
+    def _projected_pool(self, node, context, random_state):
+        """``(context, (V, sigma, target))`` of a summarised fit's pool: the projection drawn
+        from the data's fit (the context's now), the pooled rows' vectors and norms, and the
+        data's projected sum estimated from them: the pool's rows but the last key's at their
+        Horvitz-Thompson weights (:func:`~._taylor.sample_weights`: a sample proportional to
+        weight times spread) under the control variate of the data's second-order sums
+        (:class:`~._kl_problem.Taylor`), whose remainder is third order in the distance from
+        their expansion point, the data's mode or near it."""
+        projection = Projection.draw(
+            context.data_fit,
+            projection=self.projection,
+            n_projections=self.n_projections,
+            dtype=self.dtype,
+            random_state=random_state,
+        )
+        context = replace(context, projection=projection)
+        V, sigma, rowsum = self._pool_vectors(node, context, logging.INFO)
+        P = context.expansion.mean.shape[0]
+        _, count, G, H = split_summary(context.sums, P)
+        positions, weights, _ = sample_weights(node, count)
+        if positions.shape[0] == len(node) and np.array_equal(weights, node.weights):
+            return context, (V, sigma, rowsum)  # the pool is every row: the exact sum
+        scale = weights / node.weights[positions]
+        target = scale @ V[positions].astype(np.float64)
+        Xd = projection.model.design(node.X[positions])
+        taylor = Taylor(
+            context.expansion, G, H, Xd, node.y[positions], weights, around=context.data_fit
+        )
+        target += taylor.projection_correction(projection)
+        return context, (V, sigma, target)
 
     def _pool_vectors(self, node, context, level):
         """``(V, sigma, target)``: the node's rows' vectors (scaled by their weights), their
@@ -248,7 +312,7 @@ class _HilbertCoreset(BaseCoreset):
         info = node.info
         if info is None or "union_of" in info:  # the final node was small enough to keep
             info = {"n_iter": 0, "stop_reason": "all_rows"}
-            if context.projection is not None:
+            if context.projection is not None and node.summary is not None:
                 V = self._vectors(node, context)
                 info["error"] = self._measured_error(V, np.ones(len(node)), node.summary)
         fitted["n_iter_"] = info.get("n_iter", 0)
@@ -423,10 +487,10 @@ class UniformCoreset(_HilbertCoreset):
         )
         self.replace = replace
 
-    def _begin(self, data, model, random_state):
+    def _begin(self, data, model, random_state, summarised=False):
         if self.projection is None:
             return Context(model)
-        return super()._begin(data, model, random_state)
+        return super()._begin(data, model, random_state, summarised)
 
     def _vectors(self, node, context):
         if context.projection is None:
@@ -1185,4 +1249,16 @@ class OMPCoreset(_HilbertCoreset):
         self.n_candidates = n_candidates
 
     def _select(self, vectors, sigma, target, random_state):
-        return _omp(vectors, self._target_size, sigma, target, progress=self._show_core_progress())
+        # a pool of candidates is searched as QNC's start searches it
+        per_pass, quantize = (1, False)
+        if self._pool_size() is not None:
+            per_pass, quantize = pool_search(self._target_size, self._n_params, vectors.size)
+        return _omp(
+            vectors,
+            self._target_size,
+            sigma,
+            target,
+            progress=self._show_core_progress(),
+            per_pass=per_pass,
+            quantize=quantize,
+        )

@@ -20,9 +20,9 @@ from .._logging import phase
 from .._sklearn_compat import Interval, StrOptions
 from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
-from ..hilbert._omp import _omp
+from ..hilbert._omp import _omp, pool_search
 from ..models import laplace_approximation
-from ..models._laplace import laplace_of_all_rows
+from ..models._laplace import laplace_of_all_rows, pilot_of_rows
 from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
@@ -35,7 +35,7 @@ from ._kl_problem import (
     Taylor,
 )
 from ._merge_reduce import Node, largest
-from ._taylor import data_summary, row_spread, sampled_fit, split_summary
+from ._taylor import data_summary, row_spread, split_summary
 
 # n_candidates='auto': the pool of the greedy Hilbert methods, max(10 000, 50 n_points) rows.
 _POOL_MIN = 10_000
@@ -68,20 +68,6 @@ _STARTS = 4
 # DS1, ijcnn1, MAGIC, the synthetic 20-feature data) have 1e-4 to 3e-4 and the best of four
 # differs from the first by less than 2x; elec2 and credit (2e-3 to 4e-2) still get four.
 _GOOD_START_KL = 1e-3
-# The OMP start takes two rows from each pass over the pool (hilbert._omp._omp's per_pass) once the
-# coreset holds this many points per parameter. The passes are much of a large start's time (QNC at
-# 10^6 rows, 253 points: 793 passes; two a pass: 396). Where each point is a large part of the fit,
-# taking two at once made the start and the result worse (at P + 5 to 3 P points, the small-size
-# benchmark's eight data sets, four seeds: the median Laplace KL 0.7 to 10 times, typically 1.3
-# times); from 10 P points (ijcnn1, Phishing, DS1, credit, BikeTrips, AirportDelays at 250 to 1000
-# points, three seeds) the median was 0.6 to 1.8 times, at most 0.009 nats, and those fits were
-# faster (measured: benchmarks/README.md, Thresholds).
-_TWO_PER_PASS_FROM = 10
-# The OMP start searches int16 copies of the pool's projected rows (hilbert._omp._omp's quantize)
-# from this many entries, 16 MB of float32, where a pass no longer fits in the caches and reading
-# half the bytes pays (measured: benchmarks/README.md, Thresholds). Below, the start's picks are
-# exact.
-_QUANTIZE_FROM = 4_000_000
 # Rows the start may swap in, one per direction it leaves to the prior (see _identify).
 _IDENTIFY = 5
 
@@ -118,12 +104,24 @@ class _KLCoreset(BaseCoreset):
     }
 
     # -- the hooks of the block construction ------------------------------------------------
-    def _begin(self, data, model, random_state):
-        """The Laplace fit of all the data: where the chains start, their preconditioner, and
-        the expansion point of the control variate (:class:`Taylor`)."""
+    def _begin(self, data, model, random_state, summarised=False):
+        """The Laplace fit every block is summarised at (its second-order sums: the control
+        variate's, :class:`Taylor`; its rows' spreads: the pool's keys): of all the data, or
+        for a fit of many blocks (``summarised``) of a sample of them (a pilot), the data's
+        fit then made from the sums (:func:`~._taylor.fit_from_sums`). The data's fit is
+        where the chains start and their preconditioner."""
         with phase(self, "Laplace fit"):
-            laplace, _ = laplace_of_all_rows(data, model, random_state)
-        return Context(model, laplace=laplace, laplace_weight=data.total_weight)
+            if summarised:
+                laplace, indices, pilot = pilot_of_rows(data, model, random_state)
+            else:
+                (laplace, indices), pilot = laplace_of_all_rows(data, model, random_state), False
+        return Context(
+            model,
+            laplace=laplace,
+            laplace_indices=indices,
+            laplace_weight=data.total_weight,
+            pilot=pilot,
+        )
 
     def _begin_exact(self, data, model, random_state):
         # every row kept: CoresetMCMC's chains then sample the exact posterior with this
@@ -149,7 +147,7 @@ class _KLCoreset(BaseCoreset):
         control variate and a stream's data fit need); per row, the key of a sample
         proportional to weight and the log of weight x spread."""
         laplace = context.laplace
-        spread = None
+        spread = node.spread  # the construction's, when it summarised the node
         if node.taylor is None:
             node.taylor, spread = data_summary(laplace, node)
         if node.keys is None:
@@ -180,9 +178,12 @@ class _KLCoreset(BaseCoreset):
         if len(node) <= self._target_size:
             return node
         node = self._summarize(node, context, random_state)
-        laplace = context.laplace
-        model = laplace.model
-        total, count, G, H = split_summary(node.taylor, laplace.mean.shape[0])
+        # the data's fit, and its second-order sums at the expansion point of the last pass
+        # (the first fit's mean, or a point that confirmed the data's fit)
+        data_fit, expansion = context.data_fit, context.expansion
+        sums = node.taylor if context.sums is None else context.sums
+        model = expansion.model
+        total, count, G, H = split_summary(sums, expansion.mean.shape[0])
         # the pool is every row: exact full sums, controlled only when drawn in batches
         exact = len(node) == int(count)
         if exact:
@@ -199,11 +200,7 @@ class _KLCoreset(BaseCoreset):
         if not exact or self._full_batch() is not None:
             # the control variate of every parameter the chains sample, a free extra
             # parameter's log included (Taylor sums in the coefficients and it together)
-            taylor = Taylor(laplace, G, H, Xd, node.y, full_weights)
-        data_fit = laplace
-        seen = context.laplace_weight
-        if seen is not None and total > seen * (1 + 1e-9):
-            data_fit = self._data_fit(laplace, Xd, node.y, full_weights, taylor)
+            taylor = Taylor(expansion, G, H, Xd, node.y, full_weights, around=data_fit)
         # the chains sample all the posterior's parameters (a free extra parameter's log
         # last), so that the weights aim at its posterior as well as the coefficients'
         mean, chol = data_fit.mean, data_fit.chol
@@ -283,20 +280,6 @@ class _KLCoreset(BaseCoreset):
         coreset = Node(idx, w, node.X[idx], node.y[idx], info=info)
         grown = grow(coreset, pool, norms, problem.start, len(pool))
         return grown.indices, grown.weights, grown.info
-
-    @staticmethod
-    def _data_fit(laplace, Xd, y, weights, taylor):
-        """The data's Laplace fit, for a stream whose ``laplace`` saw only its first rows (a
-        posterior wider than the data's; the chains, the weights' KL criterion and
-        ``laplace_`` need the data's): Newton from it on the pooled rows at their weights in
-        the data's sum, plus the rest of the data's second-order sums at its mean when they
-        are a sample (:func:`~._taylor.sampled_fit`). QNC's partial_fit of 300 000 rows in 3
-        chunks: KL 3e-6 to the fit of all rows, where the first chunk's was 11 nats away (and
-        the coreset's laplace_kl_ read 11.1 instead of 1.2e-5)."""
-        if taylor is None:  # the pool is every row: nothing left over
-            P = laplace.mean.shape[0]
-            return sampled_fit(laplace, Xd, y, weights, np.zeros(P), np.zeros((P, P)))
-        return sampled_fit(laplace, Xd, y, weights, taylor.G_rest, taylor.H_rest)
 
     def _keep_better(self, problem, result, start):
         """``(support, weights, KLs)``: the optimised coreset, or its start when the optimised
@@ -416,8 +399,8 @@ class _KLCoreset(BaseCoreset):
         'uniform' (the papers' start): the ``n_points`` pooled rows with the largest keys (a
         sample proportional to weight), each weighted ``W / n_points``. 'omp': orthogonal
         matching pursuit among the pooled rows on the log-likelihood projection (500 draws of
-        the Laplace fit), as :class:`OMPCoreset` does (two rows a pass from
-        ``_TWO_PER_PASS_FROM`` points per parameter on), from up to ``_STARTS`` independent
+        the Laplace fit), as :class:`OMPCoreset` does (its large pool's search:
+        :func:`~skcoreset.hilbert._omp.pool_search`), from up to ``_STARTS`` independent
         projections, keeping the one whose coreset's Laplace fit is closest to the data's
         (the criterion that later keeps the better of start and result); a start closer than
         ``_GOOD_START_KL`` ends the search. At small sizes a
@@ -458,12 +441,10 @@ class _KLCoreset(BaseCoreset):
         V = proj.transform(problem.Xd, problem.y, node.weights)
         target = (problem.full_weights / node.weights).astype(V.dtype) @ V
         if problem.taylor is not None:
-            fix = problem.taylor.correction(proj.joint_draws())
-            target += (fix - fix.mean()) / np.sqrt(proj.n_projections)
+            target += problem.taylor.projection_correction(proj)
         sigma, _ = row_norms_and_sum(V)
         sigma[_kl.flat(sigma)] = 0.0  # never chosen
-        per_pass = 2 if M >= _TWO_PER_PASS_FROM * problem.n_params else 1
-        quantize = V.size >= _QUANTIZE_FROM
+        per_pass, quantize = pool_search(M, problem.n_params, V.size)
         w, _, _ = _omp(V, M, sigma, target, per_pass=per_pass, quantize=quantize)
         idx = np.flatnonzero(w)
         if idx.shape[0] == 0:

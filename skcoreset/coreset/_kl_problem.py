@@ -43,20 +43,25 @@ class Taylor:
     remainder is third order in ``x . (theta - theta0)``, and tiny across the posterior.
     Constants are left out: they cancel in the KL gradient's covariance.
 
-    Far from ``theta0`` the quadratic is no model of the log-likelihood, and the estimate's
-    tails are ``-(H - H_pool) / 2`` in ``theta - theta0``: where the pool's curvature exceeds
-    the data's, an improper target, toward which SparseVI's weights ran away (to 1e16 on
-    20 000 logistic rows with a pool of 5000). Each part of the correction is unbiased
-    whatever its factor at each ``theta``, so the quadratic part is capped: full within the
-    bulk of ``N(theta0, chol chol^T)``, ``d^2 <= t = P + 4 sqrt(2 P)`` (mean plus 4 sd of the
-    chi-square of a draw of it), times ``t / d^2`` beyond, where it stays bounded. The linear
-    part, which moves the pool's posterior back onto the data's, is kept everywhere: fading
-    all of it far out gave the chains of Coreset MCMC a second, wrong target there (the
-    pool's posterior, some sqrt(N / B) sd away), and they settled in it.
+    Far from the posterior the quadratic is no model of the log-likelihood, and the
+    estimate's tails are ``-(H - H_pool) / 2`` in ``theta - theta0``: where the pool's
+    curvature exceeds the data's, an improper target, toward which SparseVI's weights ran
+    away (to 1e16 on 20 000 logistic rows with a pool of 5000). Each part of the correction
+    is unbiased whatever its factor at each ``theta``, so the quadratic part is capped: full
+    within the bulk of the data's fit ``N(mean, chol chol^T)`` (``around``; by default the
+    expansion point's own), ``d^2 <= t = P + 4 sqrt(2 P)`` (mean plus 4 sd of the chi-square
+    of a draw of it), times ``t / d^2`` beyond, where it stays bounded. The expansion point
+    itself may lie outside that bulk (a pilot's fit, some sqrt(N / n) sd from the data's
+    mode): the cap is measured from the posterior, where the draws are. The linear part,
+    which moves the pool's posterior back onto the data's, is kept everywhere: fading all of
+    it far out gave the chains of Coreset MCMC a second, wrong target there (the pool's
+    posterior, some sqrt(N / B) sd away), and they settled in it.
     """
 
-    def __init__(self, laplace, G, H, Xd, y, weights):
-        theta0, chol = laplace.mean, laplace.chol
+    def __init__(self, laplace, G, H, Xd, y, weights, around=None):
+        theta0 = laplace.mean
+        around = laplace if around is None else around
+        self.centre, chol = around.mean, around.chol
         self.theta0, self.G, self.H, self.Xd = theta0, G, np.ascontiguousarray(H), Xd
         self.model, self.y = laplace.model, y
         self.n_extra = laplace.n_extra
@@ -124,6 +129,24 @@ class Taylor:
             [(v @ self.g[rows]) * t, 2.0 * t * (delta[:, :-1] @ u) + (v @ self.a[rows]) * t * t]
         )
 
+    def projection_correction(self, projection):
+        """What the control variate adds to the pooled rows' estimate of the data's projected
+        sum (:class:`~skcoreset.projection.Projection`): for the log-likelihood features,
+        :meth:`correction` at each draw, centred and scaled as the features are; for the
+        Fisher features, the gradient of the rest's quadratic at each draw in its random
+        coordinate, scaled as they are."""
+        thetas = projection.joint_draws()
+        J = thetas.shape[0]
+        if projection.kind == "fisher":
+            grads = self.G_rest - (thetas - self.theta0) @ self.H_rest  # H_rest symmetric
+            if self.model.family is None:
+                scale = projection._general_scale()
+            else:
+                scale = projection._fisher_scale(self.Xd.shape[1])
+            return scale * grads[np.arange(J), projection.coords]
+        fix = self.correction(thetas)
+        return (fix - fix.mean()) / np.sqrt(J)
+
     def correction(self, thetas, batch=None):
         """What turns the rows' estimate ``sum_b weights_b l_b(theta)`` into the controlled
         one, ``sum_n w_n q_n(theta) - sum_b weights_b q_b(theta)``, for each row of
@@ -143,8 +166,9 @@ class Taylor:
         else:
             G, H = self.G, self.H
         return capped_correction(
-            thetas, self.theta0, G, H, self._whiten_t, self._bulk, batch[0], batch[1]
-        )
+            thetas, self.theta0, self.centre, G, H, self._whiten_t, self._bulk, batch[0],
+            batch[1],
+        )  # fmt: skip
 
 
 class GLMProblem:

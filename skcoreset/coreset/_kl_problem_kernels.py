@@ -88,21 +88,24 @@ def batch_sums(family, X, y, rows, weights, scale, thetas, extra, extras, eta0, 
 
 
 @njit(cache=True)
-def capped_correction(thetas, theta0, G, H, whiten_t, bulk, lin, quad):
+def capped_correction(thetas, theta0, centre, G, H, whiten_t, bulk, lin, quad):
     """``(delta . G - lin) + cap * (quad - delta^T H delta) / 2`` for each draw, with
-    ``delta = thetas[s] - theta0`` and ``cap = bulk / max(|delta whiten_t|^2, bulk)``: the
-    control variate of :class:`~._kl_problem.Taylor`, whose docstring derives it.
+    ``delta = thetas[s] - theta0`` and ``cap = bulk / max(|(thetas[s] - centre) whiten_t|^2,
+    bulk)``: the control variate of :class:`~._kl_problem.Taylor`, whose docstring derives
+    it.
 
     The products with ``H`` and ``whiten_t`` are two matrix products (BLAS), so the cost per
     draw is O(P^2) at BLAS speed for many draws and one call for a few.
     """
     S, P = thetas.shape
     delta = np.empty((S, P))
+    away = np.empty((S, P))
     for s in range(S):
         for p in range(P):
             delta[s, p] = thetas[s, p] - theta0[p]
+            away[s, p] = thetas[s, p] - centre[p]
     Hd = delta @ H
-    z = delta @ whiten_t
+    z = away @ whiten_t
     out = np.empty(S)
     for s in range(S):
         linear = 0.0

@@ -56,9 +56,14 @@ class Node:
         mode (:func:`~._taylor.data_summary`), when the construction tracks them (a stream,
         the KL coresets); a reduction keeps them, as it keeps the summary.
     sample : Node or None
-        A sample of the rows under the node proportional to their weights (its ``keys`` the
-        Efraimidis-Spirakis keys), kept beside the coreset by a stream for its data fit
-        (:func:`~._taylor.stream_fit`), or None.
+        A sample of the rows under the node proportional to their weights times their
+        spreads (its ``keys`` the Efraimidis-Spirakis keys), kept beside the coreset by a
+        construction that fits the data from its sums (:func:`~._taylor.fit_from_sums`), or
+        None.
+    spread : ndarray of float64 or None
+        Each row's spread under the construction's first Laplace fit
+        (:func:`~._taylor.row_spread`), when the construction tracks its sums: times the
+        weight, the norm its sampling keys were drawn with.
     """
 
     indices: np.ndarray
@@ -70,6 +75,7 @@ class Node:
     keys: np.ndarray | None = None
     taylor: np.ndarray | None = None
     sample: "Node | None" = None
+    spread: np.ndarray | None = None
 
     def __len__(self):
         return self.indices.shape[0]
@@ -78,6 +84,15 @@ class Node:
         """Positions (sorted) of the ``size`` rows with the largest keys: a weighted sample
         without replacement, when the keys are Efraimidis-Spirakis keys."""
         return largest(self.keys, size)
+
+    def top_parts(self, sizes):
+        """Positions (sorted) of the rows among the ``sizes[j]`` largest keys of some column
+        ``j`` of ``keys`` (each row once): the union of independent weighted samples without
+        replacement, when each column holds Efraimidis-Spirakis keys."""
+        kept = np.zeros(len(self), dtype=bool)
+        for j, size in enumerate(sizes):
+            kept[largest(self.keys[:, j], size)] = True
+        return np.flatnonzero(kept)
 
     def subset(self, positions):
         """The node restricted to some of its rows (the summary of all the data is kept)."""
@@ -90,6 +105,7 @@ class Node:
             keys=None if self.keys is None else self.keys[positions],
             taylor=self.taylor,
             sample=self.sample,
+            spread=None if self.spread is None else self.spread[positions],
         )
 
 
@@ -112,9 +128,11 @@ def union(nodes):
     if len(nodes) == 1:
         return nodes[0]
     summary, taylor = _sum(n.summary for n in nodes), _sum(n.taylor for n in nodes)
-    keys = None
+    keys = spread = None
     if all(n.keys is not None for n in nodes):
         keys = np.concatenate([n.keys for n in nodes])
+    if all(n.spread is not None for n in nodes):
+        spread = np.concatenate([n.spread for n in nodes])
     return Node(
         indices=np.concatenate([n.indices for n in nodes]),
         weights=np.concatenate([n.weights for n in nodes]),
@@ -125,18 +143,20 @@ def union(nodes):
         keys=keys,
         taylor=taylor,
         sample=_union_samples([n.sample for n in nodes]),
+        spread=spread,
     )
 
 
 def _union_samples(samples):
-    """The sample of a union: the rows of the parts' samples with the largest keys (as many
-    as a sample holds, its ``info["size"]``), None unless every part has one."""
+    """The sample of a union: the rows of the parts' samples with the largest keys of each
+    column (as many as a sample holds of each, its ``info["sizes"]``), None unless every part
+    has one."""
     if any(s is None for s in samples):
         return None
-    size = samples[0].info["size"]
+    sizes = samples[0].info["sizes"]
     merged = union(samples)
-    kept = merged.subset(merged.top_keys(size))
-    kept.info = {"size": size}
+    kept = merged.subset(merged.top_parts(sizes))
+    kept.info = {"sizes": sizes}
     return kept
 
 

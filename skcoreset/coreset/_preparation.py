@@ -101,6 +101,7 @@ def set_sizes(estimator, model, n_features):
     estimator's bytes per row (its ``_bytes_per_row`` hook); the size comes first, as a
     Hilbert coreset's bytes per row depend on it."""
     n_params = model.n_params(n_features + model.fit_intercept)
+    estimator._n_params = n_params
     estimator._target_size = coreset_size(estimator, n_params)
     if estimator.block_size != "auto":
         block_rows = int(estimator.block_size)

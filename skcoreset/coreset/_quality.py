@@ -125,6 +125,34 @@ def set_quality(estimator, node, context, construction):
     estimator.laplace_kl_ = float(kl)
     remedy = quality_remedy(estimator, info, construction.stream)
     warn_quality(estimator, estimator.laplace_kl_, data_fit.mean.shape[0], remedy)
+    warn_uncertain_fit(estimator, context.fit_info, data_fit.mean.shape[0], construction.stream)
+
+
+def warn_uncertain_fit(estimator, fit_info, n_params, stream):
+    """A :class:`CoresetQualityWarning` when the data's Laplace fit, made from the blocks'
+    second-order sums and a sample of rows (``fit_info``: ``_taylor.fit_from_sums``'s), is
+    predicted to be further from the data's posterior than the quality target: then
+    ``laplace_kl_`` measures against an uncertain reference, and the coreset aims at it."""
+    if not fit_info or not fit_info["predicted_kl"] > quality_target(n_params):
+        return
+    if stream:
+        why = (
+            "the stream's blocks were summarised at its first call's fit, far from the data's "
+            "posterior: start it with rows like the rest (shuffled, not sorted or degenerate), "
+            "or fit all rows at once, which confirms the fit by more passes over the data."
+        )
+    else:
+        why = (
+            f"{fit_info['passes']} passes over the data did not settle it (a posterior far from "
+            "Gaussian, or a model whose log-likelihood is not smooth in its parameters)."
+        )
+    warn(
+        f"{type(estimator).__name__}: the data's Laplace fit (laplace_), made from the sums of "
+        "the blocks and a sample of rows, is uncertain: its error is predicted at "
+        f"{fit_info['predicted_kl']:.3g} nats, above the {quality_target(n_params):.3g} of the "
+        f"quality target, so laplace_kl_ measures against an uncertain reference: {why}",
+        CoresetQualityWarning,
+    )
 
 
 def quality_remedy(estimator, info, stream):
@@ -145,18 +173,10 @@ def quality_remedy(estimator, info, stream):
         )
     if stream:
         why += (
-            " In a stream, the first call of partial_fit fixes what every later block is "
-            "measured with (its Laplace fit, the projection): start it with rows like the "
-            "rest (shuffled, not sorted or degenerate), or fit all rows at once"
+            " In a stream, every block is summarised at the first call's fit (its rows' "
+            "second-order sums, from which the data's fit is made): start it with rows like "
+            "the rest (shuffled, not sorted or degenerate), or fit all rows at once."
         )
-        if type(estimator).__name__ != "QuasiNewtonCoreset":
-            # measured: a sorted stream's QNC coreset is within the target where OMP's grows
-            # to its pool's bound and stays above it (tests/test_quality.py)
-            why += (
-                ", or use QuasiNewtonCoreset, whose weights are fitted to the Laplace fit "
-                "of all the stream has seen"
-            )
-        why += "."
     return why
 
 

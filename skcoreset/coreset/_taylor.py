@@ -5,18 +5,25 @@ fit, is summed over the data: ``G = sum_n w_n dl_n`` and ``H = sum_n w_n (-d2l_n
 the posterior's parameters (the coefficients and, when it is free, the log extra parameter).
 They add up block by block, so a stream and a merge tree carry them exactly. Two uses:
 
-* the data's Laplace fit of a stream (:func:`stream_fit`), whose blocks were summarised at the
-  fit of its first call: Newton on the prior plus the quadratic the sums define;
-* the KL coresets' control variate of the full data's log-likelihood sum
-  (:class:`~._kl_problem.Taylor`), and their pool's keys (:func:`row_spread`).
+* the data's Laplace fit (:func:`fit_from_sums`) of a construction whose blocks were
+  summarised at a first fit (a pilot's of a sample of rows, a stream's first call's): Newton
+  on the prior, a sample of the rows and the quadratic the sums define for the rest, so that
+  one pass over the data gives the fit that Newton's passes would;
+* the control variate of the full data's log-likelihood sum (:class:`~._kl_problem.Taylor`:
+  the KL coresets' and the Hilbert coresets' target), and the pools' keys
+  (:func:`row_spread`).
 """
 
 import numpy as np
 
-from .._parallel_kernels import in_ranges, sum_in_order
+from .._parallel_kernels import in_ranges, row_tasks, row_weights, sum_in_order
+from ..models._glm import _LOG_EXTRA_STEP
 from ..models._joint import JointExtra
+from ..metrics._fidelity import gaussian_kl
 from ..models._laplace import _Posterior, as_joint, fit_posterior
 from ._merge_reduce import Node
+from ._quality import quality_target
+from ._taylor_kernels import summary_tasks
 
 # Rows of a chunk of data_summary: its temporaries (the design, the weighted design, the
 # projected rows; some 2.5 MB at 20 columns, per thread) stay in cache and are reused from
@@ -45,6 +52,8 @@ def data_summary(laplace, node, spread=True):
         summary = np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
         return summary, row_spread(laplace, node.X, node.y) if spread else None
     P = laplace.mean.shape[0]
+    if len(node) >= FUSED_SUMMARY_ROWS:
+        return _fused_summary(laplace, node, spread)
     n_chunks = -(-len(node) // _SUMMARY_ROWS)
     parts = np.zeros((n_chunks, P + P * P))
     spreads = np.empty(len(node)) if spread else None
@@ -74,6 +83,44 @@ def data_summary(laplace, node, spread=True):
     G_H = sum_in_order(parts) if n_chunks else np.zeros(P + P * P)
     summary = np.concatenate([[node.weights.sum(), float(len(node))], G_H])
     return summary, spreads
+
+
+#: Rows from which a single-index model's summary comes from the fused kernel
+#: (:func:`~._taylor_kernels.summary_tasks`), which reads the rows as stored once: below, the
+#: chunks' NumPy products (a small fit does not compile the kernel).
+FUSED_SUMMARY_ROWS = 100_000
+
+
+def _fused_summary(laplace, node, spread):
+    """:func:`data_summary` of a single-index model's node by the fused kernel."""
+    model = laplace.model
+    P = laplace.mean.shape[0]
+    X = node.X
+    if X.dtype not in (np.float32, np.float64) or not X.flags.c_contiguous:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    size, parts = row_tasks(len(node), (P + P * P,))
+    spreads = np.empty(len(node))
+    summary_tasks.for_size(len(node))(
+        model.family,
+        X,
+        bool(model.fit_intercept),
+        np.ascontiguousarray(laplace.coef_mean, dtype=np.float64),
+        np.ascontiguousarray(node.y, dtype=np.float64),
+        row_weights(node.weights),
+        model.extra_value,
+        int(laplace.n_extra),
+        _LOG_EXTRA_STEP,
+        np.ascontiguousarray(laplace.chol, dtype=np.float64),
+        size,
+        parts,
+        spreads,
+    )
+    total = sum_in_order(parts)
+    H = total[P:].reshape(P, P)
+    lower = np.tril_indices(P, -1)
+    H.T[lower] = H[lower]  # the kernel sums the lower triangle
+    summary = np.concatenate([[node.weights.sum(), float(len(node))], total])
+    return summary, spreads if spread else None
 
 
 def joint_sums(G, H, Xd, w, score, cross, curv):
@@ -134,25 +181,86 @@ def taylor_sums(laplace, node):
     return data_summary(laplace, node, spread=False)[0]
 
 
-#: Rows of the sample a stream keeps for its data fit (at least; 20 per parameter beyond).
-SAMPLE_ROWS = 4000
+#: Rows of the sample a construction keeps for its data fit, proportional to weight times
+#: spread (at least; 20 per parameter beyond; see
+#: :func:`~skcoreset.models._laplace.pilot_rows`), and beside them, proportional to weight,
+#: this share of them.
+SAMPLE_ROWS = 10_000
+WEIGHT_SHARE = 1.0
 
 
 def sample_size(n_params):
-    """Rows of a stream's sample for a posterior of ``n_params`` parameters."""
-    return max(SAMPLE_ROWS, 20 * int(n_params))
+    """``(by weight, by weight times spread)``: the rows of the two parts of the sample a
+    construction keeps for a posterior of ``n_params`` parameters (:func:`draw_sample`)."""
+    spread = max(SAMPLE_ROWS, 20 * int(n_params))
+    return int(WEIGHT_SHARE * spread), spread
 
 
-def draw_sample(node, size, random_state):
-    """A sample of a leaf's rows proportional to their weights (at most ``size``; all of
-    them when it has no more): their Efraimidis-Spirakis keys ``log(u) / w``, whose largest
-    a merge keeps (``Node.sample``)."""
-    with np.errstate(divide="ignore"):
-        keys = np.log(random_state.random_sample(len(node))) / node.weights
-    rows = Node(node.indices, node.weights, node.X, node.y, keys=keys)
-    sample = rows.subset(rows.top_keys(size))
-    sample.info = {"size": size}
+def spread_keys(weights, spread, random_state):
+    """Efraimidis-Spirakis keys ``log(u) / (w s)`` of rows of weights ``w`` and spreads ``s``:
+    the rows of the largest keys are a sample without replacement with probabilities
+    proportional to ``w s`` (rows of no spread: never, key -inf)."""
+    return _keys(weights * spread, random_state)
+
+
+def _keys(norms, random_state):
+    u = random_state.random_sample(norms.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(norms > 0, np.log(u) / norms, -np.inf)
+
+
+def draw_sample(node, sizes, random_state):
+    """A sample of a leaf's rows (``node.spread`` set): the union of ``sizes[0]`` rows drawn
+    proportionally to weight and ``sizes[1]`` proportionally to weight times spread (the
+    largest of two columns of Efraimidis-Spirakis keys; all rows when it has no more), whose
+    largest a merge keeps (``Node.sample``). A row's spread is the size of its
+    log-likelihood's variation across the posterior, of which the remainder of its
+    second-order expansion, what the sample estimates (:class:`SampledPosterior`), is the
+    next term; the part by weight keeps the design defensive where the spreads, measured at
+    the first fit, mislead (a stream whose first call is unlike the rest)."""
+    keys = np.column_stack(
+        [_keys(node.weights, random_state), spread_keys(node.weights, node.spread, random_state)]
+    )
+    rows = Node(node.indices, node.weights, node.X, node.y, keys=keys, spread=node.spread)
+    sample = rows.subset(rows.top_parts(sizes))
+    sample.info = {"sizes": tuple(sizes)}
     return sample
+
+
+def sample_weights(sample, count):
+    """``(positions, weights, variances)``: the rows of ``sample`` (a :func:`draw_sample`
+    of all ``count`` rows of the data) that estimate sums over the data, their
+    Horvitz-Thompson weights, and each term's variance factor ``w^ (w^ - w)``.
+
+    Every row at its own weight (variance 0) when the sample is all the rows. Otherwise each
+    column of keys has a threshold ``-t_j``, the key of its last row kept (that row left
+    out): a row of weight ``w`` and spread ``s`` is in with probability ``pi = 1 - exp(-w
+    t_0 - w s t_1)`` given them (either part may hold it), and weighs ``w / pi`` (unbiased
+    for any sum over the data). A pool of one column of keys (a Hilbert coreset's: by weight
+    times spread alone) is the same with ``t_0 = 0``.
+    """
+    n = len(sample)
+    if n >= int(count) or n == 0:
+        return np.arange(n), sample.weights.copy(), np.zeros(n)
+    keys = sample.keys if sample.keys.ndim == 2 else sample.keys[:, None]
+    sizes = sample.info["sizes"] if keys.shape[1] == 2 else (None,)
+    norms = np.column_stack([sample.weights, sample.weights * sample.spread])[:, -keys.shape[1] :]
+    rate = np.zeros(n)
+    left_out = np.zeros(n, dtype=bool)
+    for j in range(keys.shape[1]):
+        size = min(n, sizes[j] if sizes[j] is not None else n)
+        top = np.argsort(-keys[:, j], kind="stable")[:size]
+        last = top[-1]
+        threshold = -keys[last, j]
+        if np.isfinite(threshold):
+            left_out[last] = True
+            rate += norms[:, j] * threshold
+        else:  # fewer rows of positive norm than the part holds: all of them are in
+            rate = np.where(norms[:, j] > 0, np.inf, rate)
+    positions = np.flatnonzero(~left_out & (rate > 0))
+    inclusion = -np.expm1(-rate[positions])
+    weights = sample.weights[positions] / inclusion
+    return positions, weights, weights * (weights - sample.weights[positions])
 
 
 class SampledPosterior(_Posterior):
@@ -184,26 +292,96 @@ def sampled_fit(laplace, Xd, y, weights, G_rest, H_rest):
     return as_joint(fit, model) if laplace.n_extra else fit
 
 
-def stream_fit(laplace, sums, sample=None):
-    """The data's Laplace fit of a stream, from its second-order sums at ``laplace``'s mode
-    (the fit of its first call) and its weight-proportional ``sample`` of rows
-    (:func:`sampled_fit`: each sampled row weighs the data's total weight over their
-    number, or its own when the sample is every row).
+#: A data fit from sums and a sample is taken when the predicted KL of its error (see
+#: :func:`fit_from_sums`) is below this fraction of the coreset quality target: its error
+#: then moves a coreset's ``laplace_kl_`` by a hundredth of what the target allows.
+FIT_ERROR_SHARE = 0.01
 
-    The sample carries what the quadratic misses: the expansion's error is third order in
-    the distance from the first call's mode to the data's, some sqrt(N / n) of the data's
-    posterior sds for a first call of n of N rows drawn like the rest, far more for a first
-    call unlike the rest (sorted, degenerate). Phishing in four calls (OMP): the quadratic
-    alone was 0.11-0.17 nats from the data's fit.
+#: The most passes over the data that :func:`fit_from_sums` makes to confirm a fit.
+MAX_PASSES = 10
+
+
+def fit_from_sums(expansion, sums, sample, random_state, passes=None):
+    """The data's Laplace fit from its second-order sums and a sample of its rows.
+
+    ``sums`` (:func:`data_summary`) are all the data's, taken at ``expansion``'s mean (a
+    Laplace fit: the construction's first, a pilot's or a stream's first call's); ``sample``
+    a :func:`draw_sample` of the data's rows, at their Horvitz-Thompson weights
+    (:func:`sample_weights`). The fit is Newton's on the sample's rows plus the quadratic of
+    the rest of the sums (:func:`sampled_fit`): its error is the sample's error in the
+    remainder of the second-order expansion, third order in the distance from the expansion
+    point, which the sample's own spread predicts: two fits at weights ``w^ +- r sqrt(v)``
+    (``v`` each term's variance factor, ``r`` random signs) differ by twice the sample's
+    error in law, so a quarter of their symmetrised KL is the KL the fit's error is expected
+    to cost.
+
+    When that prediction is above :data:`FIT_ERROR_SHARE` of the quality target and
+    ``passes`` is given (``passes(fit)``: the data's sums at ``fit``'s mean, a pass over the
+    data), the sums are taken again at the fit's mode, where the remainder is far smaller,
+    and the fit repeated (at most :data:`MAX_PASSES` times): a Newton pass whose step the
+    sample has corrected to third order. A stream cannot read its rows again (``passes``
+    None): its fit stands, with its predicted error in ``info``.
+
+    Returns
+    -------
+    fit : LaplaceApproximation
+        The data's fit.
+    expansion : LaplaceApproximation
+        The fit at whose mean ``sums`` were last taken.
+    sums : ndarray
+        The data's sums there.
+    info : dict
+        ``passes`` (made here) and ``predicted_kl`` (of the error of the fit taken).
     """
-    P = laplace.mean.shape[0]
+    P = expansion.mean.shape[0]
+    tolerance = FIT_ERROR_SHARE * quality_target(P)
+    n_passes = 0
+    while True:
+        fit, predicted = _sampled_data_fit(expansion, sums, sample, random_state)
+        settled = fit is not None and predicted <= tolerance
+        if settled or passes is None or n_passes >= MAX_PASSES:
+            break
+        at = expansion if fit is None else fit
+        sums = passes(at)
+        expansion = at
+        n_passes += 1
+    if fit is None:  # no proper mode from this sample: the expansion point's fit stands
+        fit, predicted = expansion, np.inf
+    return fit, expansion, sums, {"passes": n_passes, "predicted_kl": float(predicted)}
+
+
+def _sampled_data_fit(expansion, sums, sample, random_state):
+    """``(fit, predicted KL of its error)`` of :func:`fit_from_sums`, ``(None, inf)`` when
+    the sampled posterior has no proper mode."""
+    P = expansion.mean.shape[0]
     total, count, G, H = split_summary(sums, P)
     if sample is None or len(sample) == 0:
         Xd, y, weights = np.empty((0, 0)), np.empty(0), np.empty(0)
-        return sampled_fit(laplace, Xd, y, weights, G, H)
-    every_row = len(sample) >= int(count)
-    weights = sample.weights if every_row else np.full(len(sample), total / len(sample))
-    rows = Node(sample.indices, weights, sample.X, sample.y)
-    _, _, G_sample, H_sample = split_summary(taylor_sums(laplace, rows), P)
-    Xd = laplace.model.design(sample.X)
-    return sampled_fit(laplace, Xd, sample.y, weights, G - G_sample, H - H_sample)
+        try:
+            return sampled_fit(expansion, Xd, y, weights, G, H), np.inf
+        except (ValueError, np.linalg.LinAlgError):
+            return None, np.inf
+    positions, weights, variances = sample_weights(sample, count)
+    rows = Node(sample.indices[positions], weights, sample.X[positions], sample.y[positions])
+    Xd = expansion.model.design(rows.X)
+
+    def fit_at(w):
+        rows.weights = w
+        _, _, G_sample, H_sample = split_summary(taylor_sums(expansion, rows), P)
+        return sampled_fit(expansion, Xd, rows.y, w, G - G_sample, H - H_sample)
+
+    try:
+        fit = fit_at(weights)
+    except (ValueError, np.linalg.LinAlgError):
+        return None, np.inf
+    if not np.any(variances > 0):
+        return fit, 0.0
+    signs = np.where(random_state.random_sample(weights.shape[0]) < 0.5, -1.0, 1.0)
+    spread = signs * np.sqrt(variances)
+    try:
+        plus, minus = fit_at(weights + spread), fit_at(weights - spread)
+    except (ValueError, np.linalg.LinAlgError):
+        return fit, np.inf
+    kl = gaussian_kl(plus.mean, plus.cov, minus.mean, minus.cov)
+    kl += gaussian_kl(minus.mean, minus.cov, plus.mean, plus.cov)
+    return fit, kl / 8.0

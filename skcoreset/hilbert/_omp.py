@@ -125,6 +125,26 @@ class _ActiveSet:
         return dropped
 
 
+# A large pool's search (:func:`pool_search`): two rows a pass from this many points per
+# parameter, int16 rows from this many entries (16 MB of float32, where a pass no longer fits
+# in the caches and reading half the bytes pays). The passes are most of a large pool's time
+# (QNC at 10^6 rows, 253 points: 793 passes; two a pass: 396). Where each point is a large part
+# of the fit, taking two at once made the result worse (at P + 5 to 3 P points, the small-size
+# benchmark's eight data sets, four seeds: the median Laplace KL of QNC's start 0.7 to 10
+# times, typically 1.3 times); from 10 P points (ijcnn1, Phishing, DS1, credit, BikeTrips,
+# AirportDelays at 250 to 1000 points, three seeds) it was 0.6 to 1.8 times, at most 0.009
+# nats, and faster (measured: benchmarks/README.md, Thresholds).
+TWO_PER_PASS_FROM = 10
+QUANTIZE_FROM = 4_000_000
+
+
+def pool_search(n_points, n_params, n_entries):
+    """``(per_pass, quantize)`` of :func:`_omp` on a pool of ``n_entries`` (rows x J) for a
+    coreset of ``n_points`` of a posterior of ``n_params`` parameters (see
+    ``TWO_PER_PASS_FROM`` and ``QUANTIZE_FROM``)."""
+    return 2 if n_points >= TWO_PER_PASS_FROM * n_params else 1, n_entries >= QUANTIZE_FROM
+
+
 def omp(
     vectors,
     n_points,

@@ -84,7 +84,9 @@ class Moments:
 
     def add(self, X, y, sample_weight=None):
         """Add the rows of a block (returns self)."""
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        # float32 rows as they are (the kernel subtracts the float64 shift in float64)
+        X = np.asarray(X)
+        X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype == np.float32 else np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64)
         if y.shape[0] == 0:
             return self
@@ -93,7 +95,7 @@ class Moments:
         else:
             w = row_weights(sample_weight)
         if self.shift is None:
-            self.shift = (X[0].copy(), float(y[0]))
+            self.shift = (X[0].astype(np.float64), float(y[0]))
         n, D = X.shape
         size, parts = row_tasks(n, (2 * D + 3,))
         moment_tasks.for_size(n)(X, y, w, self.shift[0], self.shift[1], size, parts)
@@ -121,6 +123,16 @@ class Moments:
         self.y += other.y + other.w * by
         self.w += other.w
         return self
+
+    def finite(self):
+        """Whether every sum is finite (a non-finite value among the rows makes one not)."""
+        return bool(
+            np.isfinite(self.w)
+            and np.isfinite(self.y)
+            and np.isfinite(self.yy)
+            and np.all(np.isfinite(self.x))
+            and np.all(np.isfinite(self.xx))
+        )
 
     def mean_and_sd(self):
         """Weighted means and standard deviations of the features and of y.
