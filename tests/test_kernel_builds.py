@@ -85,10 +85,12 @@ def test_a_small_fit_builds_each_kernel_once_and_no_thread(tmp_path):
         "skcoreset.models._glm_kernels._hessian_tasks",
     ):
         assert builds[name] == 1, name
-    # nothing compiled that the call does not need: a small block's projected sums come from
-    # the features loglik_matrix computes anyway, not from the fused statistics' kernel
-    assert builds["skcoreset.projection._projection_kernels.add_rows"] == 1
+    # nothing compiled that the call does not need: its pool is drawn by the rows' spreads
+    # and projected whole at the end (no projected sums of every row, by either kernel), and
+    # a small block's second-order sums come from NumPy, not from the fused kernel
+    assert builds["skcoreset.projection._projection_kernels.add_rows"] == 0
     assert builds["skcoreset.projection._projection_kernels.feature_stats"] == 0
+    assert builds["skcoreset.coreset._taylor_kernels.summary_tasks"] == 0
 
 
 def test_builds_by_size():

@@ -2,8 +2,8 @@
 
 Layers, lowest first (a module may import its own layer and those below, never above):
 
-0. private utilities: ``_progress``, ``_logging``, ``_warnings``, ``_sklearn_compat``,
-   ``_lazy``, ``_threads``, ``_parallel_kernels``
+0. private utilities: ``_progress``, ``_logging``, ``_stats``, ``_warnings``,
+   ``_sklearn_compat``, ``_lazy``, ``_threads``, ``_parallel_kernels``
 1. data and models: ``datasets``, ``models``
 2. what works on projected vectors or on a model: ``projection``, ``hilbert``, ``sampler``,
    ``metrics``, ``export`` (the model in probabilistic programming languages)
@@ -27,6 +27,7 @@ PACKAGE = pathlib.Path(__file__).parents[1] / "skcoreset"
 LAYERS = {
     "_progress": 0,
     "_logging": 0,
+    "_stats": 0,
     "_warnings": 0,
     "_sklearn_compat": 0,
     "_lazy": 0,

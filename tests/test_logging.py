@@ -56,12 +56,12 @@ def test_block_and_merge_phases_are_debug(data, caplog):
         est.fit(X, y)
     debug = _messages(caplog, logging.DEBUG)
     info = _messages(caplog, logging.INFO)
-    assert sum(m.startswith("projection pass over 300 rows ...") for m in debug) == 5
+    assert sum(m.startswith("second-order sums of 300 rows ...") for m in debug) == 5
     assert any(m.startswith("merge: reduction of") for m in debug)
     # the whole-fit phases stay INFO: the Laplace fit and the final selection
     assert any(m.startswith("Laplace fit") for m in info)
     assert any(m.startswith("selection: GIGACoreset") for m in info)
-    assert not any(m.startswith("projection pass") for m in info)
+    assert not any(m.startswith("second-order sums") for m in info)
 
 
 def test_sensitivity_fit_logs_its_phases(data, caplog):
@@ -80,5 +80,5 @@ def test_verbose_prints_by_level(verbose, data, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert all(line.startswith("[GIGACoreset] ") for line in lines)
     laplace = any("Laplace fit" in line for line in lines)
-    per_block = any("projection pass over 500 rows" in line for line in lines)
+    per_block = any("second-order sums of 500 rows" in line for line in lines)
     assert (laplace, per_block) == (verbose >= 1, verbose >= 2)

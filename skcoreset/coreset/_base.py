@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._logging import report
 from .._sklearn_compat import Interval, StrOptions, _fit_context, _safe_indexing
+from .._stats import recording, stage
 from .._threads import one_blas_thread
 from ..export._mixin import PPLExportMixin
 from ..models import GLM
@@ -243,6 +244,18 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         QNC's start and steps, each time); the coreset is the same (measured:
         benchmarks/README.md, Thresholds)."""
         construction = getattr(self, "_construction", None)
+        stats = getattr(construction, "stats", None)
+        with recording(stats) as stats:
+            self._partial_fit_recorded(X, y, sample_weight, classes, finalize)
+        self._construction.stats = stats
+        if finalize:
+            self.fit_stats_ = stats.as_dict(
+                self._construction.n_seen, _data_fit_info(self._construction)
+            )
+        return self
+
+    def _partial_fit_recorded(self, X, y, sample_weight, classes, finalize):
+        construction = getattr(self, "_construction", None)
         first = construction is None
         if first:
             self._validate_params()
@@ -258,6 +271,31 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         else:
             construction.warn_changed_params(self)
         label = f"call {0 if first else construction.calls} of partial_fit"
+        with stage("validation and moments"):
+            X, y, w, model, labels, coded, seen = self._validate_call(
+                X, y, sample_weight, classes, construction, label
+            )
+            if first:
+                _, block_rows = set_sizes(self, model, X.shape[1])
+                data = InMemoryData(X, coded, w, block_rows, self)
+                prior = with_prior(self, model, data)
+        if first:
+            construction = Construction.start(self, prior, labels, data, stream=True)
+        offset = construction.n_seen
+        final = construction.add(X, coded, w, n_rows(X), label, finalize)
+        construction.classes_seen |= seen
+        self._construction = construction
+        self._raw_targets = _raw_targets(
+            construction, y, offset, getattr(self, "_raw_targets", None)
+        )
+        if finalize:
+            self._set_result(final, construction)
+        return self
+
+    def _validate_call(self, X, y, sample_weight, classes, construction, label):
+        """``(X, y, w, model, labels, coded, classes seen)`` of a call of partial_fit (the
+        first when there is no ``construction`` yet)."""
+        first = construction is None
         try:
             X, y, w = validate_source(self, X, y, sample_weight, reset=first, allow_all_zero=True)
             if first:
@@ -272,21 +310,7 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
                 check_classes(labels, seen)
         except ValueError as exc:
             raise ValueError(f"In {label}: {exc}") from None
-        if first:
-            _, block_rows = set_sizes(self, model, X.shape[1])
-            data = InMemoryData(X, coded, w, block_rows, self)
-            prior = with_prior(self, model, data)
-            construction = Construction.start(self, prior, labels, data, stream=True)
-        offset = construction.n_seen
-        final = construction.add(X, coded, w, n_rows(X), label, finalize)
-        construction.classes_seen |= seen
-        self._construction = construction
-        self._raw_targets = _raw_targets(
-            construction, y, offset, getattr(self, "_raw_targets", None)
-        )
-        if finalize:
-            self._set_result(final, construction)
-        return self
+        return X, y, w, model, labels, coded, seen
 
     @one_blas_thread()
     def _finish_stream(self):
@@ -334,9 +358,18 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     @one_blas_thread()
     def _fit(self, X, y, sample_weight=None, composed=None, groups=None):
-        """``fit``, with the model a composition resolved for ``model='auto'`` (or None)."""
+        """``fit``, with the model a composition resolved for ``model='auto'`` (or None),
+        its cost recorded (``fit_stats_``)."""
         self._check_params()
         self._drop_fitted_attributes()
+        with recording() as stats:
+            self._fit_recorded(X, y, sample_weight, composed, groups)
+        construction = self.__dict__.get("_construction")
+        n = construction.n_seen if construction is not None else self.n_samples_seen_
+        self.fit_stats_ = stats.as_dict(n, _data_fit_info(construction))
+        return self
+
+    def _fit_recorded(self, X, y, sample_weight, composed, groups):
         model = getattr(self, "model", "auto")  # the sensitivity coreset has none
         spec = model if isinstance(model, Multilevel) else None
         if (
@@ -461,6 +494,13 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         tags.input_tags.sparse = True  # read block by block (densified a block at a time)
         tags.non_deterministic = False
         return tags
+
+
+def _data_fit_info(construction):
+    """How the data's fit of a construction's last final coreset was made (``fit_stats_``'s
+    ``data_fit``), or None."""
+    context = getattr(construction, "final_context", None)
+    return None if context is None else context.fit_info
 
 
 def _raw_targets(construction, y, offset, kept, final=None):

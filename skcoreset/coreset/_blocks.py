@@ -12,6 +12,7 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn.utils import check_array, check_random_state
 
+from .._stats import rows_read
 from ..models import laplace_from_blocks
 from ..models._prior import Moments
 from ._merge_reduce import Node
@@ -105,7 +106,9 @@ def read_block(
 
 def rows_as_read(X, start, stop):
     """Rows ``start:stop`` of ``X`` as they are stored (any dtype), not validated: for passes
-    over rows a first pass has validated. Sparse rows come dense (this block's only)."""
+    over rows a first pass has validated. Sparse rows come dense (this block's only). The
+    running fit counts them read (``fit_stats_``)."""
+    rows_read(max(0, min(stop, n_rows(X)) - start))
     if issparse(X):
         return X[start:stop].toarray()
     if _is_file_memmap(X):
@@ -120,6 +123,7 @@ def read_rows(X, indices, *, estimator=None):
 
     An error names the first bad row by its number in ``X``.
     """
+    rows_read(len(indices), at_random=True)
     if _is_file_memmap(X):
         part = np.empty((len(indices), X.shape[1]), dtype=X.dtype)
         row_bytes = X.shape[1] * X.dtype.itemsize

@@ -27,6 +27,7 @@ from sklearn.utils import check_random_state
 
 from .._logging import phase, report
 from .._progress import ProgressBar
+from .._stats import stage
 from .._threads import one_numba_thread
 from .._warnings import warn
 from ..models._laplace import laplace_of_all_rows
@@ -64,7 +65,7 @@ def construct(estimator, prepared):
         construction.final_context = construction.fitted_context(node)
         return construction, node
     show = estimator.progress and len(bounds) > 1
-    with ProgressBar(len(bounds), show, "blocks", "block") as bar:
+    with stage("pass over the data"), ProgressBar(len(bounds), show, "blocks", "block") as bar:
         for index, (start, stop) in enumerate(bounds):
             where = describe_block(index, start, stop) if len(bounds) > 1 else None
             node = construction.leaf(
@@ -184,6 +185,8 @@ class Construction:
     final_context : Context or None
         The context of the last final coreset, with the Laplace fit of all the data under it
         (``data_fit``): what the estimator's ``_finish`` and ``laplace_kl_`` read.
+    stats : FitStats or None
+        What a stream's calls have cost so far (``fit_stats_``).
     """
 
     estimator: object
@@ -203,6 +206,7 @@ class Construction:
     exact: bool = False
     stream: bool = False
     final_context: Context = None
+    stats: object = None
 
     def __post_init__(self):
         if self.tree is None:
@@ -219,13 +223,14 @@ class Construction:
         ``partial_fit``."""
         rng = check_random_state(estimator.random_state)
         model = prior.model
-        if exact:
-            context = estimator._begin_exact(data, model, rng)
-        else:
-            # a stream's blocks are summarised at its first call's fit, a fit's of many
-            # blocks may be (Context.pilot)
-            summarised = stream or data.n_rows > data.block_rows
-            context = estimator._begin(data, model, rng, summarised)
+        with stage("first Laplace fit"):
+            if exact:
+                context = estimator._begin_exact(data, model, rng)
+            else:
+                # a stream's blocks are summarised at its first call's fit, a fit's of many
+                # blocks may be (Context.pilot)
+                summarised = stream or data.n_rows > data.block_rows
+                context = estimator._begin(data, model, rng, summarised)
         if context.laplace is None and not exact:
             # an estimator that needs no Laplace fit itself: one for its quality figure, on a
             # generator of its own (the estimator's stream, and its coreset, stay as they were)
@@ -305,7 +310,9 @@ class Construction:
         try:
             laplace = self.context.laplace
             if self.summarises:  # what the data fit reads (Context.pilot)
-                node.taylor, node.spread = data_summary(laplace, node)
+                level = est._block_level()
+                with phase(est, f"second-order sums of {len(node)} rows", level):
+                    node.taylor, node.spread = data_summary(laplace, node)
                 check_overflow(node.spread)
                 size = sample_size(laplace.mean.shape[0])
                 node.sample = draw_sample(node, size, self.seeds((SAMPLE, chunk, 0, index)))
@@ -366,7 +373,8 @@ class Construction:
         node = tree.result(self.reduce)
         key = (FINAL, tree.chunk, 1, tree.n_blocks)
         context = self.fitted_context(node, passes, tree.n_blocks)
-        final = self.estimator._finalize(node, context, self.seeds(key))
+        with stage("selection"):
+            final = self.estimator._finalize(node, context, self.seeds(key))
         self.final_context = context
         return _with_sums(final, node.taylor, node.sample)
 
@@ -387,7 +395,7 @@ class Construction:
         if exact or not self.summarises:  # the first fit saw every row there is
             return replace(context, data_fit=laplace, expansion=laplace, sums=node.taylor)
         key = (FINAL, 0, 2, n_blocks)
-        with phase(self.estimator, "data fit: from the sums of the pass"):
+        with stage("data fit"), phase(self.estimator, "data fit: from the sums of the pass"):
             fit, expansion, sums, info = fit_from_sums(
                 laplace, node.taylor, node.sample, self.seeds(key), passes
             )
@@ -403,13 +411,14 @@ class Construction:
         coreset computed (not with ``finalize=False``: None is returned); only when all of
         that succeeds do the tree and the counters change.
         """
-        nodes = [
-            n
-            for n in self.leaves(
-                X, y, w, offset=self.n_seen, label=label, first_index=self.tree.n_blocks
-            )
-            if n is not None
-        ]
+        with stage("pass over the data"):
+            nodes = [
+                n
+                for n in self.leaves(
+                    X, y, w, offset=self.n_seen, label=label, first_index=self.tree.n_blocks
+                )
+                if n is not None
+            ]
         tree = copy.copy(self.tree)
         tree.levels = list(self.tree.levels)
         for node in nodes:
@@ -449,7 +458,8 @@ class Construction:
         if node is None:
             return None
         context = self.fitted_context(node, passes, key[-1])
-        final = self.estimator._finalize(node, context, self.seeds(key))
+        with stage("selection"):
+            final = self.estimator._finalize(node, context, self.seeds(key))
         self.final_context = context
         return final
 

@@ -24,6 +24,7 @@ where the grown coreset is within the target (about 22 000 and 24 000 points of 
 
 import numpy as np
 
+from .._stats import stage
 from ..models._joint import JointExtra
 from ._merge_reduce import Node
 from ._quality import coreset_kl, quality_target
@@ -124,6 +125,11 @@ def grow(coreset, pool, norms, data_fit, max_points):
     quality target, else grown from ``pool`` (a node with keys; ``norms`` its rows' sampling
     norms) as the module says, up to ``max_points`` rows. Its ``info`` records
     ``laplace_kl``, and ``size_limit`` when the target was not reached."""
+    with stage("growth"):
+        return _grow(coreset, pool, norms, data_fit, max_points)
+
+
+def _grow(coreset, pool, norms, data_fit, max_points):
     n_params = data_fit.mean.shape[0]
     target = quality_target(n_params)
     kl = coreset_kl(data_fit, coreset.X, coreset.y, coreset.weights)

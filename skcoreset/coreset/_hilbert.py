@@ -17,7 +17,7 @@ from .._warnings import warn
 from ..hilbert._common import relative_error, row_norms_and_sum
 from ..hilbert._greedy import _frank_wolfe, _giga
 from ..hilbert._iht import _iht
-from ..hilbert._omp import _omp, pool_search
+from ..hilbert._omp import QUANTIZE_FROM, _omp, pool_search
 from ..hilbert._sampling import _importance, _uniform
 from ..models._laplace import laplace_of_all_rows, laplace_of_sample, pilot_of_rows
 from ..projection import PROJECTIONS, Projection
@@ -94,11 +94,13 @@ class _HilbertCoreset(BaseCoreset):
     # -- the hooks of the block construction ------------------------------------------------
     def _begin(self, data, model, random_state, summarised=False):
         """The Laplace fit (on a uniform subsample of the rows, or all of them) and the J
-        parameter draws every block is projected with; for a pool of candidates whose
-        blocks are summarised (``summarised``), the fit alone, of a sample of rows when
-        they are many blocks (a pilot): the pool's rows are projected at the end, at draws of
-        the data's fit, toward the control variate of the data's sum (:meth:`_finalize`)."""
-        if summarised and self._pool_size() is not None and self.laplace_subsample is not None:
+        parameter draws every block is projected with; for a pool of candidates, the fit
+        alone (of a sample of rows when they are many blocks: a pilot), at which every block
+        is summarised: the pool is drawn by weight times spread, and its rows projected at
+        the end, at draws of the data's fit, toward the control variate of the data's sum
+        (:meth:`_finalize`). ``laplace_subsample=None`` asks for the exact projection of
+        every row."""
+        if self._pool_size() is not None and self.laplace_subsample is not None:
             with phase(self, f"Laplace fit ({model.name} model)"):
                 laplace, indices, pilot = pilot_of_rows(
                     data, model, random_state, self.laplace_subsample
@@ -1249,10 +1251,12 @@ class OMPCoreset(_HilbertCoreset):
         self.n_candidates = n_candidates
 
     def _select(self, vectors, sigma, target, random_state):
-        # a pool of candidates is searched as QNC's start searches it
+        # a pool beyond the caches is searched as QNC's start searches it; a smaller one,
+        # whose passes are cheap, by OMP itself
         per_pass, quantize = (1, False)
-        if self._pool_size() is not None:
-            per_pass, quantize = pool_search(self._target_size, self._n_params, vectors.size)
+        n_params = getattr(self, "_n_params", None)  # set by a fit's sizes (not a group's)
+        if n_params is not None and vectors.size >= QUANTIZE_FROM:
+            per_pass, quantize = pool_search(self._target_size, n_params, vectors.size)
         return _omp(
             vectors,
             self._target_size,

@@ -14,6 +14,7 @@ from sklearn.utils import check_array, check_consistent_length, column_or_1d
 from sklearn.utils.validation import validate_data
 
 from .._sklearn_compat import _check_sample_weight
+from .._stats import stage
 from .._warnings import warn
 from ..models import GLM, classification_model, get_model, model_class, model_from_targets
 from ..models._checks import CHECK_ROWS
@@ -70,6 +71,11 @@ def prepare(estimator, X, y, sample_weight, composed=None):
     the data validated, the model resolved (``composed``: a composition's, for 'auto'), the
     targets coded, the classes checked, the coreset size (the estimator's ``_target_size``)
     and the rows per block set, and the prior from one pass of moments."""
+    with stage("validation and moments"):
+        return _prepare(estimator, X, y, sample_weight, composed)
+
+
+def _prepare(estimator, X, y, sample_weight, composed):
     X, y, w = validate_source(estimator, X, y, sample_weight, reset=True)
     model, labels, inferred = resolve_model(estimator, y, composed)
     coded = encode_targets(y, model, labels, inferred)

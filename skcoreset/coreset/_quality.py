@@ -14,6 +14,7 @@ from numbers import Integral
 
 import numpy as np
 
+from .._stats import stage
 from .._warnings import warn
 from ..metrics._fidelity import coreset_fit, laplace_kl
 from ..models._prior import Moments
@@ -111,6 +112,11 @@ def set_quality(estimator, node, context, construction):
     ``laplace_kl_``, the KL of the coreset's Laplace fit to it, on the fitted ``estimator``,
     with a :class:`CoresetQualityWarning` when that is above the target
     (:func:`quality_target`)."""
+    with stage("quality"):
+        _set_quality(estimator, node, context, construction)
+
+
+def _set_quality(estimator, node, context, construction):
     if construction.exact or getattr(estimator, "stop_reason_", None) == "all_rows":
         estimator.laplace_kl_ = 0.0  # every row with its own weight: the data's posterior
         return

@@ -22,6 +22,14 @@ projections by its Laplace KL (issue 27): one projection's start varied by 10^2-
 a few points more than the parameters. ``qnc_stream`` was rewritten alone when the KL
 methods' streams began to take the data's Laplace fit (from the pool and the rest of the data's
 second-order sums) for their chains and criterion, instead of the first chunk's.
+
+The Hilbert coresets with a pool of candidates (``frank_wolfe``, ``giga*``, ``omp*``, their
+blocks, streams and dask chunks) were rewritten, those alone (``--rewrite NAME ...``), when
+their pool began to be drawn by the rows' spreads under the Laplace fit, in the one pass of
+second-order sums every block gets, and its rows to be projected at the end from draws of
+the data's fit (issue 54: no projection of every row): the keys, the projection's draws and
+so the selected rows all changed. The KL methods' records, whose pools and fits on these
+small data are those of before, were kept and still match.
 """
 
 import pathlib
@@ -189,5 +197,10 @@ if __name__ == "__main__":
     if "--add" in sys.argv:  # keep every stored record as it is; add the missing ones
         stored = dict(np.load(STORE))
         records = {**records, **stored}
+    elif "--rewrite" in sys.argv:  # rewrite the records named after it, keep the others
+        names = set(sys.argv[sys.argv.index("--rewrite") + 1 :])
+        stored = dict(np.load(STORE))
+        kept = {k: v for k, v in stored.items() if k.split("/")[0] not in names}
+        records = {**{k: v for k, v in records.items() if k.split("/")[0] in names}, **kept}
     np.savez_compressed(STORE, **records)
     print(f"wrote {STORE}")
