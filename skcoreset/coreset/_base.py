@@ -53,6 +53,7 @@ from ._preparation import (
     check_classes,
     classes_seen,
     encode_targets,
+    pilot_rows,
     prepare,
     resolve_model,
     set_sizes,
@@ -277,7 +278,8 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
             )
             if first:
                 _, block_rows = set_sizes(self, model, X.shape[1])
-                data = InMemoryData(X, coded, w, block_rows, self)
+                pilot = pilot_rows(self, n_rows(X), block_rows)
+                data = InMemoryData(X, coded, w, block_rows, self, pilot)
                 prior = with_prior(self, model, data)
         if first:
             construction = Construction.start(self, prior, labels, data, stream=True)
@@ -466,6 +468,12 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
     def _begin_exact(self, data, model, random_state):
         """The context of a fit that keeps every row (``data`` is one block)."""
         return Context(model)
+
+    def _pilot_size(self, n_rows, block_rows):
+        """Rows of the pilot's sample of a fit of ``n_rows`` rows in blocks of
+        ``block_rows``, whose Laplace fit ``_begin`` summarises the blocks at (see
+        ``Context.pilot``), or None for none (by default: the estimator needs no pilot)."""
+        return None
 
     def _capacity(self):
         """The most rows a node of the tree holds: the coreset size unless a subclass pools

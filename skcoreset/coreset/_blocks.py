@@ -208,13 +208,15 @@ class InMemoryData:
         For scikit-learn's error messages.
     """
 
-    def __init__(self, X, y, sample_weight, block_rows, estimator=None):
+    def __init__(self, X, y, sample_weight, block_rows, estimator=None, pilot=None):
         self.X, self.y, self.sample_weight = X, y, sample_weight
         self.block_rows = block_rows
         self.estimator = estimator
         #: Whether a pass (the moments') has validated every row: later passes convert them
         #: without checking again.
         self.validated = False
+        #: The sorted rows of the pilot's sample (:func:`~._preparation.pilot_rows`), or None.
+        self.pilot = pilot
 
     @property
     def n_rows(self):
@@ -233,6 +235,15 @@ class InMemoryData:
         rows = positive[sample_rows(positive.shape[0], size, random_state)]
         X = read_rows(self.X, rows, estimator=self.estimator)
         return rows, X, self.y[rows], self.sample_weight[rows]
+
+    def pilot_sample(self):
+        """``(indices, X, y, w)`` of the pilot's rows of positive weight (read at random,
+        validated), or None when there is no pilot."""
+        if self.pilot is None:
+            return None
+        rows = self.pilot[self.sample_weight[self.pilot] > 0]
+        X = read_rows(self.X, rows, estimator=self.estimator)
+        return rows, X, self.y[rows], np.array(self.sample_weight[rows], dtype=np.float64)
 
     def moments(self):
         """The weighted moments of the rows: a pass over the blocks, float32 rows as stored,

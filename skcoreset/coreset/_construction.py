@@ -331,8 +331,9 @@ class Construction:
             node.X = np.ascontiguousarray(node.X, dtype=np.float64)
         return node
 
-    def leaves(self, X, y, w, *, offset=0, label=None, chunk=0, first_index=0):
-        """The coresets of the blocks of ``X`` (None for blocks without positive weight)."""
+    def leaves(self, X, y, w, *, offset=0, label=None, chunk=0, first_index=0, checked=False):
+        """The coresets of the blocks of ``X`` (None for blocks without positive weight;
+        ``checked``: a pass before validated the rows)."""
         bounds = block_bounds(X.shape[0], self.block_rows)
         nodes = []
         for k, (start, stop) in enumerate(bounds):
@@ -352,6 +353,7 @@ class Construction:
                     offset=offset,
                     where=where,
                     chunk=chunk,
+                    checked=checked,
                 )
             )
         return nodes
@@ -431,11 +433,14 @@ class Construction:
         return final
 
     # -- dask tasks -----------------------------------------------------------------------
-    def chunk(self, X, y, w, offset, chunk):
-        """The coreset of one chunk: its blocks through a merge tree of its own (a task)."""
+    def chunk(self, X, y, w, offset, chunk, checked=False):
+        """The coreset of one chunk: its blocks through a merge tree of its own (a task;
+        ``checked``: a pass before validated the rows)."""
         with one_numba_thread():
             tree = MergeTree(self.capacity, chunk=chunk)
-            for node in self.leaves(X, y, w, offset=offset, label=f"chunk {chunk}", chunk=chunk):
+            label = f"chunk {chunk}"
+            leaves = self.leaves(X, y, w, offset=offset, label=label, chunk=chunk, checked=checked)
+            for node in leaves:
                 if node is not None:
                     tree.push(node, self.reduce)
             return tree.result(self.reduce) if tree.n_blocks else None

@@ -17,6 +17,7 @@ from scipy.sparse import issparse
 from sklearn.utils.validation import validate_data
 
 from .._progress import ProgressBar
+from .._stats import rows_read, stage
 from .._sklearn_compat import _check_sample_weight
 from ..models import GLM, model_from_targets, with_extra
 from ..models._joint import JointExtra
@@ -31,6 +32,7 @@ from ._preparation import (
     model_name,
     resolve_model,
     set_sizes,
+    pilot_rows,
     with_prior,
 )
 from ._taylor import taylor_sums
@@ -45,10 +47,11 @@ def is_dask_collection(data):
     return hasattr(data, "__dask_graph__") and type(data).__module__.startswith("dask")
 
 
-def as_dask_array(data, name):
-    """A dask array with known chunk sizes (DataFrames and Series are converted)."""
+def as_dask_array(data, name, lengths=None):
+    """A dask array with known chunk sizes (DataFrames and Series are converted: with
+    ``lengths``, the rows of their partitions, else computed)."""
     if hasattr(data, "to_dask_array"):
-        data = data.to_dask_array(lengths=True)
+        data = data.to_dask_array(lengths=True if lengths is None else list(lengths))
     if any(np.isnan(c) for c in data.chunks[0]):
         data = data.compute_chunk_sizes()
     if data.ndim == 2:
@@ -66,6 +69,14 @@ def _refuse_sparse_chunks(X):
             "does not read: pass dense chunks (X.map_blocks(lambda b: b.toarray())), or the "
             "scipy.sparse matrix itself, which a fit in memory densifies one block at a time."
         )
+
+
+def partition_lengths(X):
+    """The rows of each partition of a dask DataFrame, read off one column (a Parquet source
+    reads that column alone: not a pass over X); None for an array (its chunks say)."""
+    if not hasattr(X, "to_dask_array") or not hasattr(X, "columns") or len(X.columns) == 0:
+        return None
+    return [int(n) for n in X[X.columns[0]].map_partitions(len).compute()]
 
 
 def aligned(data, chunks, name):
@@ -129,7 +140,8 @@ def _chunked_coreset(estimator, X, y, sample_weight, composed):
     validate_data(estimator, X, reset=True, skip_check_array=True)
     if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
-    X = as_dask_array(_float_columns(X), "X")
+    X = _float_columns(X)
+    X = as_dask_array(X, "X", partition_lengths(X))
     _refuse_sparse_chunks(X)
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
@@ -151,11 +163,16 @@ def _chunked_coreset(estimator, X, y, sample_weight, composed):
         check_classes(labels, labels.encode(positive) if positive.size else [])
     estimator._single_block = False
     _, block_rows = set_sizes(estimator, model, X.shape[1])
-    data = DaskData(estimator, X, y, w, model, labels, block_rows)
-    construction = Construction.start(estimator, with_prior(estimator, model, data), labels, data)
+    pilot = pilot_rows(estimator, int(X.shape[0]), block_rows)
+    data = DaskData(estimator, X, y, w, model, labels, block_rows, pilot)
+    with stage("validation and moments"):
+        prior = with_prior(estimator, model, data)
+    construction = Construction.start(estimator, prior, labels, data)
     construction.n_seen, construction.calls = int(X.shape[0]), 1
-    nodes, merged, final_key = build(construction, X, y, w)
-    merged_node = compute(nodes, merged, estimator.progress)
+    nodes, merged, final_key = build(construction, X, y, w, data.validated)
+    with stage("pass over the data"):
+        merged_node = compute(nodes, merged, estimator.progress)
+        rows_read(int(X.shape[0]))
     if merged_node is None:
         raise ValueError("No row of X has a positive sample_weight.")
     # the final step here, on the client's threads: as a task it ran on one worker thread
@@ -167,9 +184,10 @@ def _chunked_coreset(estimator, X, y, sample_weight, composed):
     return construction, node
 
 
-def build(construction, X, y, w):
+def build(construction, X, y, w, checked=False):
     """The delayed chunk coresets, their merged coreset, and the key of the final step, of
-    dask arrays X, y, w (w may be None: unit weights)."""
+    dask arrays X, y, w (w may be None: unit weights; ``checked``: a pass of tasks validated
+    the chunks)."""
     from dask import delayed
 
     offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
@@ -178,7 +196,7 @@ def build(construction, X, y, w):
     w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(X_blocks)
     task = delayed(_chunk_task, pure=True)
     nodes = [
-        task(construction, Xc, yc, wc, int(off), c)
+        task(construction, Xc, yc, wc, int(off), c, checked)
         for c, (Xc, yc, wc, off) in enumerate(zip(X_blocks, y_blocks, w_blocks, offsets))
     ]
     merge = delayed(construction.merge, pure=True)
@@ -231,12 +249,12 @@ def _weights(w, n):
     )
 
 
-def _chunk_task(construction, X, y, w, offset, chunk):
+def _chunk_task(construction, X, y, w, offset, chunk, checked=False):
     """The coreset of one chunk (a task): its targets coded, its blocks reduced."""
     X = np.asarray(X)
     w = _weights(w, X.shape[0])
     y = encode_targets(np.asarray(y), construction.model, construction.labels)
-    return construction.chunk(X, y, w, offset, chunk)
+    return construction.chunk(X, y, w, offset, chunk, checked)
 
 
 @dataclass
@@ -271,9 +289,32 @@ def _coded_chunk(coding, X, y, w, label=None, dtype=np.float64):
     return X, y, w
 
 
-def _chunk_moments(coding, X, y, w, label):
-    """The weighted moments of a chunk's rows (a dask task)."""
-    return Moments.of(*_coded_chunk(coding, X, y, w, label))
+def _chunk_moments(coding, X, y, w, rows, label):
+    """``(moments, pilot)``: the weighted moments of a chunk's rows (float32 rows as stored),
+    and its rows ``rows`` (positions in the chunk) of the pilot's sample, ``(X, y, w)`` (a
+    dask task; None without rows)."""
+    X = read_block(
+        np.asarray(X), 0, len(X), label=label, estimator=coding.estimator, dtype=_FLOATS
+    )
+    w = _weights(w, X.shape[0])
+    y = encode_targets(np.asarray(y), coding.model, coding.labels)
+    pilot = None
+    if rows is not None and rows.shape[0]:
+        pilot = (np.asarray(X[rows], dtype=np.float64), y[rows], w[rows])
+    keep = w > 0
+    if not keep.all():
+        X, y, w = X[keep], y[keep], w[keep]
+    return Moments(X.shape[1]).add(X, y, w), pilot
+
+
+def _chunk_pilot(coding, X, y, w, rows, label):
+    """A chunk's rows of the pilot's sample (a dask task): ``_chunk_moments``'s ``pilot``."""
+    if rows is None or rows.shape[0] == 0:
+        return None
+    X = read_block(np.asarray(X)[rows], 0, len(rows), label=label, estimator=coding.estimator)
+    y = np.asarray(y)
+    w = _weights(w, y.shape[0])[rows]
+    return X, encode_targets(y[rows], coding.model, coding.labels), w
 
 
 #: Where each thread running the tasks builds its blocks' designs (by thread id): one array
@@ -336,10 +377,14 @@ class DaskData:
     ``_blocks.InMemoryData``): samples and sums are computed by tasks, only small results
     reach the client. ``model`` is the model the rows are coded for (its prior set later)."""
 
-    def __init__(self, estimator, X, y, w, model, labels, block_rows):
+    def __init__(self, estimator, X, y, w, model, labels, block_rows, pilot=None):
         self.estimator, self.X, self.y, self.w = estimator, X, y, w
         self.model, self.labels = model, labels
         self.block_rows = block_rows
+        #: The sorted rows of the pilot's sample (``_preparation.pilot_rows``), gathered by
+        #: the first pass of tasks (the moments'), or None.
+        self.pilot = pilot
+        self._pilot_rows = None
         self.X_blocks = X.to_delayed().ravel()
         self.y_blocks = y.to_delayed().ravel()
         self.w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(self.X_blocks)
@@ -353,25 +398,65 @@ class DaskData:
     def coding(self):
         return _Coding(self.estimator, self.model, self.labels, self.block_rows, self.validated)
 
-    def map_chunks(self, task, *args, model=None):
+    def map_chunks(self, task, *args, model=None, per_chunk=None):
         """``task(coding, X, y, w, *args, where)`` of every chunk, a pass of tasks: their
-        results in chunk order (the coding's model ``model`` when given). The first pass
-        validates the rows; it marks them so for the later ones."""
+        results in chunk order (the coding's model ``model`` when given; ``per_chunk``: one
+        more argument of each chunk's, before ``where``). The first pass validates the rows;
+        it marks them so for the later ones."""
         import dask
         from dask import delayed
 
         coding = self.coding() if model is None else replace(self.coding(), model=model)
         task = delayed(task, pure=True)
+        own = [()] * len(self.X_blocks) if per_chunk is None else [(a,) for a in per_chunk]
         results = dask.compute(
             *[
-                task(coding, Xc, yc, wc, *args, where)
-                for Xc, yc, wc, where in zip(
-                    self.X_blocks, self.y_blocks, self.w_blocks, self.where
+                task(coding, Xc, yc, wc, *args, *extra, where)
+                for Xc, yc, wc, extra, where in zip(
+                    self.X_blocks, self.y_blocks, self.w_blocks, own, self.where
                 )
             ]
         )
+        rows_read(self.n_rows)
         self.validated = True
         return results
+
+    def _pilot_by_chunk(self):
+        """The pilot's rows as positions in each chunk (None for a chunk without any)."""
+        if self.pilot is None:
+            return [None] * len(self.X_blocks)
+        bounds = np.cumsum([0, *self.X.chunks[0]])
+        parts = []
+        for a, b in zip(bounds, bounds[1:]):
+            lo, hi = np.searchsorted(self.pilot, [a, b])
+            parts.append(self.pilot[lo:hi] - a if hi > lo else None)
+        return parts
+
+    def _keep_pilot(self, parts):
+        """The pilot's rows of positive weight, from the chunks' parts, in row order."""
+        bounds = np.cumsum([0, *self.X.chunks[0]])
+        found = [
+            (rows + bounds[c], part)
+            for c, (rows, part) in enumerate(zip(self._pilot_by_chunk(), parts))
+            if part is not None
+        ]
+        if not found:
+            self._pilot_rows = (np.empty(0, dtype=np.int64), None, None, None)
+            return
+        rows = np.concatenate([r for r, _ in found])
+        X, y, w = (np.concatenate([p[k] for _, p in found]) for k in range(3))
+        keep = w > 0
+        rows_read(rows.shape[0], at_random=True)
+        self._pilot_rows = (rows[keep], X[keep], y[keep], w[keep])
+
+    def pilot_sample(self):
+        """``(indices, X, y, w)`` of the pilot's rows of positive weight (gathered by the
+        moments' pass, or by a pass of their own), or None when there is no pilot."""
+        if self.pilot is None:
+            return None
+        if self._pilot_rows is None:
+            self._keep_pilot(self.map_chunks(_chunk_pilot, per_chunk=self._pilot_by_chunk()))
+        return self._pilot_rows
 
     @property
     def n_rows(self):
@@ -402,10 +487,15 @@ class DaskData:
         return total
 
     def moments(self):
-        parts = self.map_chunks(_chunk_moments)
-        total = parts[0]
-        for part in parts[1:]:  # in chunk order
+        """The weighted moments of the rows: a pass of tasks over the chunks, which validates
+        them and gathers the pilot's rows too."""
+        parts = self.map_chunks(_chunk_moments, per_chunk=self._pilot_by_chunk())
+        if self.pilot is not None:
+            self._keep_pilot([p[1] for p in parts])
+        total = parts[0][0]
+        for part, _ in parts[1:]:  # in chunk order
             total += part
+        self._total = float(total.w)
         return total
 
     def sample(self, size, random_state):

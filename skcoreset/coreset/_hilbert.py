@@ -19,7 +19,7 @@ from ..hilbert._greedy import _frank_wolfe, _giga
 from ..hilbert._iht import _iht
 from ..hilbert._omp import QUANTIZE_FROM, _omp, pool_search
 from ..hilbert._sampling import _importance, _uniform
-from ..models._laplace import laplace_of_all_rows, laplace_of_sample, pilot_of_rows
+from ..models._laplace import laplace_of_all_rows, laplace_of_sample, pilot_of_rows, pilot_rows
 from ..projection import PROJECTIONS, Projection
 from ._base import BaseCoreset
 from ._construction import OVERFLOW, Context, check_overflow
@@ -102,9 +102,7 @@ class _HilbertCoreset(BaseCoreset):
         every row."""
         if self._pool_size() is not None and self.laplace_subsample is not None:
             with phase(self, f"Laplace fit ({model.name} model)"):
-                laplace, indices, pilot = pilot_of_rows(
-                    data, model, random_state, self.laplace_subsample
-                )
+                laplace, indices, pilot = pilot_of_rows(data, model, random_state)
             self._warn_dimension(laplace)
             return Context(
                 model, laplace=laplace, laplace_indices=indices, summarised=True, pilot=pilot
@@ -133,6 +131,15 @@ class _HilbertCoreset(BaseCoreset):
                 "coreset is. Use at least a few times the number of parameters.",
                 UserWarning,
             )
+
+    def _pilot_size(self, n_rows, block_rows):
+        """A pool's pilot: ``laplace_subsample`` rows, or for 'auto' :func:`~skcoreset.
+        models._laplace.pilot_rows`, when the rows are many blocks."""
+        if self._pool_size() is None or self.laplace_subsample is None or n_rows <= block_rows:
+            return None
+        if self.laplace_subsample == "auto":
+            return pilot_rows(n_rows, block_rows)
+        return int(self.laplace_subsample)
 
     def _begin_exact(self, data, model, random_state):
         """Every row is kept: the Laplace fit alone, reported as ``laplace_``."""

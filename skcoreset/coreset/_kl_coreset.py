@@ -22,7 +22,7 @@ from .._warnings import warn
 from ..hilbert._common import row_norms_and_sum
 from ..hilbert._omp import _omp, pool_search
 from ..models import laplace_approximation
-from ..models._laplace import laplace_of_all_rows, pilot_of_rows
+from ..models._laplace import laplace_of_all_rows, pilot_of_rows, pilot_rows
 from ..projection import Projection
 from ..sampler._chains import MALAChains
 from . import _kl
@@ -122,6 +122,9 @@ class _KLCoreset(BaseCoreset):
             laplace_weight=data.total_weight,
             pilot=pilot,
         )
+
+    def _pilot_size(self, n_rows, block_rows):
+        return pilot_rows(n_rows, block_rows) if n_rows > block_rows else None
 
     def _begin_exact(self, data, model, random_state):
         # every row kept: CoresetMCMC's chains then sample the exact posterior with this

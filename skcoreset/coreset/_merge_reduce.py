@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 # The kinds of place in a tree, the first entry of a reduction's key (SAMPLE: a leaf's draw of
-# its rows into the sample a stream's data fit reads).
-LEAF, MERGE, FINAL, CHUNKS, SAMPLE = 0, 1, 2, 3, 4
+# its rows into the sample a data fit reads; PILOT: the rows of the pilot's fit, drawn before
+# the data are read, which a dask fit gathers in its first pass).
+LEAF, MERGE, FINAL, CHUNKS, SAMPLE, PILOT = 0, 1, 2, 3, 4, 5
 
 
 @dataclass

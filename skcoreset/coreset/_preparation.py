@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils import check_array, check_consistent_length, column_or_1d
+from sklearn.utils import check_array, check_consistent_length, check_random_state, column_or_1d
 from sklearn.utils.validation import validate_data
 
 from .._sklearn_compat import _check_sample_weight
@@ -19,7 +19,8 @@ from .._warnings import warn
 from ..models import GLM, classification_model, get_model, model_class, model_from_targets
 from ..models._checks import CHECK_ROWS
 from ..models._prior import DataPrior, checked_prior_scale, is_auto, prior_from_moments
-from ._blocks import InMemoryData, as_source, block_bounds, n_rows, read_block
+from ._blocks import InMemoryData, as_source, block_bounds, n_rows, read_block, sample_rows
+from ._merge_reduce import PILOT, NodeSeeds
 from ._exceptions import CoresetSizeWarning
 
 #: The range of ``n_points='auto'``.
@@ -94,7 +95,8 @@ def _prepare(estimator, X, y, sample_weight, composed):
         X = read_block(X, 0, n_rows(X), estimator=estimator)
         data = InMemoryData(X, coded, w, n_rows(X), estimator)
     else:
-        data = InMemoryData(X, coded, w, block_rows, estimator)
+        pilot = pilot_rows(estimator, n_rows(X), block_rows)
+        data = InMemoryData(X, coded, w, block_rows, estimator, pilot)
     prior = with_prior(estimator, model, data)
     bounds = block_bounds(n_rows(X), block_rows)
     return Prepared(X, y, coded, w, labels, seen, bounds, data, prior, exact)
@@ -114,6 +116,19 @@ def set_sizes(estimator, model, n_features):
     else:
         block_rows = max(1000, BLOCK_BYTES // estimator._bytes_per_row(n_features))
     return estimator._target_size, block_rows
+
+
+def pilot_rows(estimator, n, block_rows):
+    """The sorted rows of the pilot's sample of ``n`` rows in blocks of ``block_rows``
+    (``Context.pilot``), or None: as many as the estimator's ``_pilot_size`` says (None: no
+    pilot), drawn uniformly before the data are read, from a generator of their own keyed
+    by the estimator's ``random_state`` (peeked, not drawn), so that a dask fit gathers the
+    same rows in its first pass over the chunks as a fit of the array in memory reads."""
+    size = estimator._pilot_size(n, block_rows)
+    if size is None or size >= n:
+        return None
+    seeds = NodeSeeds(check_random_state(estimator.random_state))
+    return sample_rows(n, size, seeds((PILOT, 0, 0, 0)))
 
 
 def classes_seen(labels, coded, w):

@@ -95,9 +95,10 @@ def _fused_summary(laplace, node, spread):
     """:func:`data_summary` of a single-index model's node by the fused kernel."""
     model = laplace.model
     P = laplace.mean.shape[0]
-    X = node.X
-    if X.dtype not in (np.float32, np.float64) or not X.flags.c_contiguous:
-        X = np.ascontiguousarray(X, dtype=np.float64)
+    X = node.X  # float32 rows as they are (the kernel reads them in float64)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    X = np.ascontiguousarray(X)
     size, parts = row_tasks(len(node), (P + P * P,))
     spreads = np.empty(len(node))
     summary_tasks.for_size(len(node))(

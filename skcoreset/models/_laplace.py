@@ -709,20 +709,19 @@ def laplace_of_sample(data, model, size, random_state):
     return laplace_approximation(model, model.design(X), y, w, design=True), indices
 
 
-def pilot_of_rows(data, model, random_state, start_rows="auto"):
+def pilot_of_rows(data, model, random_state):
     """``(laplace, start_indices, pilot)``: the Laplace fit a construction summarises every
     block at, when it then fits the data from those sums (:func:`~skcoreset.coreset._taylor.
-    fit_from_sums`): of all the rows when they are one block (``pilot`` False), else of a
-    weighted subsample of ``start_rows`` rows (weights scaled up to the total; 'auto':
-    :func:`pilot_rows`), a pilot (``pilot`` True); Newton's passes over the blocks
-    (:func:`laplace_of_all_rows`) when there is no subsample to draw (``start_rows`` None, or
-    not below the rows)."""
-    if data.n_rows > data.block_rows and start_rows is not None:
-        size = pilot_rows(data.n_rows, data.block_rows) if start_rows == "auto" else start_rows
-        sample = laplace_of_sample(data, model, size, random_state)
-        if sample is not None:
-            return *sample, True
-    return *laplace_of_all_rows(data, model, random_state, start_rows), False
+    fit_from_sums`): of the data's pilot sample (``data.pilot_sample()``, weights scaled up to
+    the total; ``pilot`` True), or, when it has none (the rows are one block, or the
+    estimator asked for none), of all the rows (:func:`laplace_of_all_rows`; ``pilot``
+    False)."""
+    sample = data.pilot_sample()
+    if sample is None or sample[0].shape[0] == 0:
+        return *laplace_of_all_rows(data, model, random_state), False
+    indices, X, y, w = sample
+    w = w * (data.total_weight / w.sum())
+    return laplace_approximation(model, model.design(X), y, w, design=True), indices, True
 
 
 def laplace_of_all_rows(data, model, random_state, start_rows="auto"):
