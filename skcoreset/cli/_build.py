@@ -68,6 +68,29 @@ def run_build(args):
         )
 
     started = time.perf_counter()
+    bar = _progress(table, getattr(args, "progress", None))
+    try:
+        n_rows, n_chunks = _stream(algorithm, model, table, estimator, classes, chunk_rows, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - started
+    if args.n_points >= n_rows:
+        _warn(
+            f"--n-points {args.n_points} is not below the {n_rows} rows of {table.name}: the "
+            "coreset is every row, with its weight"
+        )
+
+    write_coreset(args.output, fmt, estimator.sample_indices_, estimator.sample_weight_)
+    read = (n_rows, n_chunks, chunk_rows, seconds)
+    _describe(args, algorithm, model_name, table, estimator, classes, *read)
+    return 0
+
+
+def _stream(algorithm, model, table, estimator, classes, chunk_rows, bar):
+    """``(rows, chunks)``: the file's chunks through ``partial_fit``, then the coreset of
+    all of them, its data fit confirmed by passes over the file again when it asks."""
+    started = time.perf_counter()
     n_chunks = n_rows = 0
     for start, X, y in table.chunks(chunk_rows):
         where = f"{table.name}, rows {start} to {start + len(y) - 1}"
@@ -88,26 +111,40 @@ def run_build(args):
             raise _user_error(where, exc) from None
         n_chunks += 1
         n_rows += len(y)
-        elapsed = time.perf_counter() - started
-        print(
-            f"chunk {n_chunks}: rows {start} to {n_rows - 1} done ({elapsed:.1f} s)",
-            file=sys.stderr,
-        )
+        if bar is not None:
+            bar.update(len(y))
+        else:
+            elapsed = time.perf_counter() - started
+            print(
+                f"chunk {n_chunks}: rows {start} to {n_rows - 1} done ({elapsed:.1f} s)",
+                file=sys.stderr,
+            )
+    if bar is not None:
+        bar.close()
     try:
-        estimator._finish_stream()
+        # the file can be read again: the data's fit from the chunks' sums is confirmed by
+        # more passes over it when its predicted error asks for them
+        estimator._finish_stream(chunks=lambda: ((X, y) for _, X, y in table.chunks(chunk_rows)))
     except ValueError as exc:
         raise _user_error(table.name, exc) from None
-    seconds = time.perf_counter() - started
-    if args.n_points >= n_rows:
-        _warn(
-            f"--n-points {args.n_points} is not below the {n_rows} rows of {table.name}: the "
-            "coreset is every row, with its weight"
-        )
+    return n_rows, n_chunks
 
-    write_coreset(args.output, fmt, estimator.sample_indices_, estimator.sample_weight_)
-    read = (n_rows, n_chunks, chunk_rows, seconds)
-    _describe(args, algorithm, model_name, table, estimator, classes, *read)
-    return 0
+
+def _progress(table, asked=None):
+    """A progress bar of the rows read (tqdm's, on standard error, sized by the file's rows
+    when its format gives them) when ``asked`` (``--progress``; None: when standard error is
+    a terminal), or None: then each chunk prints a line. Without tqdm, None and a warning
+    when it was asked for."""
+    if asked is None:
+        asked = sys.stderr.isatty()
+    if not asked:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        _warn("--progress needs tqdm (pip install tqdm): each chunk prints a line instead")
+        return None
+    return tqdm(total=table.n_rows, desc=table.name, unit="row", unit_scale=True, file=sys.stderr)
 
 
 def _build_grouped(args, fmt, algorithm, model_name, table, estimator, classes, slopes, chunk_rows):

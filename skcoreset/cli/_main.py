@@ -281,6 +281,13 @@ def _build_parser(commands):
         "column numbers in 'X')",
     )
     build.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar of the rows read (needs tqdm; default: when standard error "
+        "is a terminal, else a line per chunk)",
+    )
+    build.add_argument(
         "--no-intercept",
         action="store_true",
         help="the likelihood has no intercept (default: it has one)",

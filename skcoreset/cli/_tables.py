@@ -6,7 +6,9 @@ Inputs, chosen by the file's extension:
   arrays are streamed from the archive, so only one chunk of rows is ever in memory;
 * ``.csv`` (also ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``, ``.csv.zip``): read with pandas, one
   chunk at a time; the label column is named, every other column is a feature;
-* ``.parquet``: read with pyarrow, one batch at a time, columns as for csv.
+* ``.parquet``: read with pyarrow, one batch at a time, columns as for csv; also a folder of
+  ``.parquet`` part files (as Spark, Dask and pandas write a data set), read in the order of
+  their names.
 
 A group column (``groups``, for a multilevel model) is neither a feature nor the label: each
 row's group label, any values (numbers or text), none missing; for ``.npz`` an array of the
@@ -69,10 +71,18 @@ def open_table(path, label=None, groups=None):
     table : DataTable
     """
     path = Path(path)
-    fmt = _format(path, INPUT_FORMATS, "the data file")
+    if path.is_dir():  # a data set of part files
+        if not any(path.glob("*.parquet")):
+            raise CommandError(
+                f"{str(path)!r} is a folder without .parquet files: name a data file, or a "
+                "folder of .parquet part files"
+            )
+        fmt = "parquet"
+    else:
+        fmt = _format(path, INPUT_FORMATS, "the data file")
     if not path.exists():
         raise CommandError(f"no such file: {str(path)!r}")
-    if not path.is_file():
+    if not path.is_file() and not path.is_dir():
         raise CommandError(f"not a file: {str(path)!r}")
     if fmt == "npz":
         label = "y" if label is None else label
@@ -115,6 +125,11 @@ class DataTable:
     @property
     def n_features(self):
         return len(self.feature_names)
+
+    @property
+    def n_rows(self):
+        """The rows of the file when its format says without reading them, else None."""
+        return None
 
     def chunks(self, rows):
         """Yield ``(start, X, y)``: the first row number, the features and the labels.
@@ -277,16 +292,18 @@ class CsvTable(DataTable):
 
 
 class ParquetTable(DataTable):
-    """A parquet file read with pyarrow, one batch of rows at a time."""
+    """A parquet file, or a folder of part files, read with pyarrow one batch of rows at a
+    time (a part file after the other: memory holds a batch, whatever the data set's size)."""
 
     def __init__(self, path, label, groups=None):
         pa = optional_import("pyarrow", "reading .parquet files")
-        pq = optional_import("pyarrow.parquet", "reading .parquet files")
+        ds = optional_import("pyarrow.dataset", "reading .parquet files")
         try:
-            self._file = pq.ParquetFile(path)
+            files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+            self._dataset = ds.dataset([str(f) for f in files], format="parquet")
         except (pa.ArrowException, OSError) as exc:
             raise CommandError(f"cannot read {path.name} as parquet: {_first_line(exc)}") from None
-        schema = self._file.schema_arrow
+        schema = self._dataset.schema
         for name in (label, groups):
             if name is not None and name not in schema.names:
                 raise _no_such_column(path, name, schema.names)
@@ -299,8 +316,18 @@ class ParquetTable(DataTable):
 
         self._refuse_non_numeric([n for n in features if not numeric(schema.field(n).type)])
 
+    @property
+    def n_rows(self):
+        return int(self._dataset.count_rows())  # the files' metadata
+
     def _batches(self, rows, columns):
-        return self._file.iter_batches(batch_size=rows, columns=columns)
+        # one file and one batch ahead at most: the reader's memory stays a few batches
+        scanner = self._dataset.scanner(
+            columns=columns, batch_size=rows, batch_readahead=1, fragment_readahead=1
+        )
+        for batch in scanner.to_batches():
+            if batch.num_rows:
+                yield batch
 
     def _column(self, batch, name, start, what):
         column = batch.column(name)
@@ -379,6 +406,10 @@ class NpzTable(DataTable):
                     f"{path.name}: {groups!r} holds Python objects; save plain arrays"
                 )
         super().__init__(path, label, [f"X[:, {j}]" for j in range(X_shape[1])], groups)
+
+    @property
+    def n_rows(self):
+        return int(self._X[0][0])
 
     def _stream(self, member, rows):
         """Yield consecutive blocks of ``rows`` rows of an array of the archive."""

@@ -315,9 +315,17 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         return X, y, w, model, labels, coded, seen
 
     @one_blas_thread()
-    def _finish_stream(self):
-        """The fitted attributes of everything :meth:`_partial_fit` was given."""
-        self._set_result(self._construction.final(), self._construction)
+    def _finish_stream(self, chunks=None):
+        """The fitted attributes of everything :meth:`_partial_fit` was given; ``chunks``
+        (``chunks()``: the stream's ``(X, y)`` again, in any chunks) lets the data's fit be
+        confirmed by more passes over them (a file read again, as by the command line)."""
+        construction = self._construction
+        stats = construction.stats
+        with recording(stats) as stats:
+            passes = None if chunks is None else construction.stream_passes(chunks)
+            self._set_result(construction.final(passes=passes), construction)
+        construction.stats = stats
+        self.fit_stats_ = stats.as_dict(construction.n_seen, _data_fit_info(construction))
         return self
 
     def get_coreset(self):

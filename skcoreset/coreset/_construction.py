@@ -31,7 +31,7 @@ from .._stats import stage
 from .._threads import one_numba_thread
 from .._warnings import warn
 from ..models._laplace import laplace_of_all_rows
-from ._blocks import block_bounds, describe_block, read_block
+from ._blocks import InMemoryData, as_source, block_bounds, describe_block, read_block
 from ._merge_reduce import FINAL, LEAF, SAMPLE, MergeTree, Node, NodeSeeds, union
 from ._taylor import data_summary, draw_sample, fit_from_sums, sample_size
 
@@ -266,9 +266,7 @@ class Construction:
         the first fit saw part of the data only: a stream's, a pilot's, an estimator's that
         reads the sums (``Context.summarised``), which a ``partial_fit`` may continue."""
         context = self.context
-        return context.laplace is not None and (
-            self.stream or context.pilot or context.summarised
-        )
+        return context.laplace is not None and (self.stream or context.pilot or context.summarised)
 
     def warn_changed_params(self, estimator):
         """A warning when parameters changed (``set_params``) since the stream began."""
@@ -431,6 +429,32 @@ class Construction:
         self.n_seen += n_rows
         self.calls += 1
         return final
+
+    def stream_passes(self, chunks):
+        """``passes(point)`` of :func:`~._taylor.fit_from_sums` for a stream whose rows can
+        be read again (``chunks()`` yields its ``(X, y)`` in order, unit weights): the data's
+        second-order sums at ``point``'s mean, a pass over the chunks, each coded as the
+        stream's were."""
+        model, labels = self.model, self.labels
+
+        def passes(point):
+            total = None
+            for X, y in chunks():
+                X = as_source(X)
+                coded = (
+                    labels.encode(np.asarray(y))
+                    if labels is not None
+                    else (model.encode_targets(np.asarray(y)))
+                )
+                w = np.ones(coded.shape[0])
+                data = InMemoryData(X, coded, w, self.block_rows)
+                data.validated = True  # the stream's first pass validated the rows
+                sums = data.taylor_pass(point)
+                if sums is not None:
+                    total = sums if total is None else total + sums
+            return total
+
+        return passes
 
     # -- dask tasks -----------------------------------------------------------------------
     def chunk(self, X, y, w, offset, chunk, checked=False):

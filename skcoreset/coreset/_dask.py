@@ -17,8 +17,8 @@ from scipy.sparse import issparse
 from sklearn.utils.validation import validate_data
 
 from .._progress import ProgressBar
-from .._stats import rows_read, stage
 from .._sklearn_compat import _check_sample_weight
+from .._stats import rows_read, stage
 from ..models import GLM, model_from_targets, with_extra
 from ..models._joint import JointExtra
 from ..models._laplace import LAST_STEP, _Posterior, as_joint, fit_posterior
@@ -30,9 +30,9 @@ from ._preparation import (
     check_classes,
     encode_targets,
     model_name,
+    pilot_rows,
     resolve_model,
     set_sizes,
-    pilot_rows,
     with_prior,
 )
 from ._taylor import taylor_sums
@@ -71,12 +71,20 @@ def _refuse_sparse_chunks(X):
         )
 
 
-def partition_lengths(X):
-    """The rows of each partition of a dask DataFrame, read off one column (a Parquet source
-    reads that column alone: not a pass over X); None for an array (its chunks say)."""
-    if not hasattr(X, "to_dask_array") or not hasattr(X, "columns") or len(X.columns) == 0:
-        return None
-    return [int(n) for n in X[X.columns[0]].map_partitions(len).compute()]
+def with_lengths(X):
+    """``(X, lengths)``: a dask DataFrame optimised, and the rows of each of its partitions
+    where its source knows them without reading its rows (a Parquet source's statistics,
+    through dask's expressions); None where it does not (the conversion then computes them, a
+    pass over X), and for an array (its chunks say)."""
+    if not hasattr(X, "to_dask_array") or not hasattr(X, "optimize"):
+        return X, None
+    try:  # dask's expression of the partitions' lengths, which a source may answer itself
+        from dask.dataframe.dask_expr._expr import Lengths, Literal
+    except ImportError:  # a dask without expressions
+        return X, None
+    X = X.optimize()
+    lengths = Lengths(X.expr).optimize()
+    return X, list(lengths.value) if isinstance(lengths, Literal) else None
 
 
 def aligned(data, chunks, name):
@@ -87,7 +95,10 @@ def aligned(data, chunks, name):
         return None
     if not is_dask_collection(data):
         return da.from_array(np.asarray(data), chunks=(chunks,))
-    data = as_dask_array(data, name)
+    # optimised first: the lengths dask computes are those of its optimised partitions (a
+    # Parquet column's, fused), which the plain collection's count would not match
+    frame, lengths = with_lengths(data)
+    data = as_dask_array(frame, name, lengths)
     if data.shape[0] != sum(chunks):
         raise ValueError(
             f"{name} has {data.shape[0]} rows but X has {sum(chunks)}; they must match."
@@ -140,8 +151,8 @@ def _chunked_coreset(estimator, X, y, sample_weight, composed):
     validate_data(estimator, X, reset=True, skip_check_array=True)
     if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
-    X = _float_columns(X)
-    X = as_dask_array(X, "X", partition_lengths(X))
+    X, lengths = with_lengths(_float_columns(X))
+    X = as_dask_array(X, "X", lengths)
     _refuse_sparse_chunks(X)
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D dask array for X, got {X.ndim} dimensions.")
@@ -293,9 +304,7 @@ def _chunk_moments(coding, X, y, w, rows, label):
     """``(moments, pilot)``: the weighted moments of a chunk's rows (float32 rows as stored),
     and its rows ``rows`` (positions in the chunk) of the pilot's sample, ``(X, y, w)`` (a
     dask task; None without rows)."""
-    X = read_block(
-        np.asarray(X), 0, len(X), label=label, estimator=coding.estimator, dtype=_FLOATS
-    )
+    X = read_block(np.asarray(X), 0, len(X), label=label, estimator=coding.estimator, dtype=_FLOATS)
     w = _weights(w, X.shape[0])
     y = encode_targets(np.asarray(y), coding.model, coding.labels)
     pilot = None

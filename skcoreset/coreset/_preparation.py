@@ -20,8 +20,8 @@ from ..models import GLM, classification_model, get_model, model_class, model_fr
 from ..models._checks import CHECK_ROWS
 from ..models._prior import DataPrior, checked_prior_scale, is_auto, prior_from_moments
 from ._blocks import InMemoryData, as_source, block_bounds, n_rows, read_block, sample_rows
-from ._merge_reduce import PILOT, NodeSeeds
 from ._exceptions import CoresetSizeWarning
+from ._merge_reduce import PILOT, NodeSeeds
 
 #: The range of ``n_points='auto'``.
 AUTO_SIZE = (100, 500)

@@ -17,9 +17,9 @@ They add up block by block, so a stream and a merge tree carry them exactly. Two
 import numpy as np
 
 from .._parallel_kernels import in_ranges, row_tasks, row_weights, sum_in_order
+from ..metrics._fidelity import gaussian_kl
 from ..models._glm import _LOG_EXTRA_STEP
 from ..models._joint import JointExtra
-from ..metrics._fidelity import gaussian_kl
 from ..models._laplace import _Posterior, as_joint, fit_posterior
 from ._merge_reduce import Node
 from ._quality import quality_target

@@ -33,9 +33,7 @@ def _columns(cols, X, i0, m, intercept):
 
 
 @row_task_kernel(THREADED_ROWS, rows=("X", "y", "w", "spread"), tasks=("parts",))
-def summary_tasks(
-    family, X, intercept, theta, y, w, extra, joint, step, L, size, parts, spread
-):
+def summary_tasks(family, X, intercept, theta, y, w, extra, joint, step, L, size, parts, spread):
     """``parts[c] += [G, H]`` of rows ``c size .. (c + 1) size - 1`` and each row's spread.
 
     ``theta`` is the coefficients' point (the design's columns: X's, then the intercept's);
@@ -101,12 +99,16 @@ def summary_tasks(
                 for r in range(m):
                     i = i0 + r
                     scores[r] = family.dlog_extra(e[r], y[i], param)
-                    cross[r] = w[i] * (
-                        family.terms(e[r], y[i], down)[1] - family.terms(e[r], y[i], up)[1]
-                    ) / h2
-                    extra_curv[r] = w[i] * (
-                        family.dlog_extra(e[r], y[i], down) - family.dlog_extra(e[r], y[i], up)
-                    ) / h2
+                    cross[r] = (
+                        w[i]
+                        * (family.terms(e[r], y[i], down)[1] - family.terms(e[r], y[i], up)[1])
+                        / h2
+                    )
+                    extra_curv[r] = (
+                        w[i]
+                        * (family.dlog_extra(e[r], y[i], down) - family.dlog_extra(e[r], y[i], up))
+                        / h2
+                    )
                 for k in range(P):
                     H[P, k] += dot_reassoc(cols[k, :m], cross[:m])
                 H[P, P] += sum_reassoc(extra_curv[:m])
