@@ -309,7 +309,7 @@ def _chunk_moments(coding, X, y, w, rows, label):
     y = encode_targets(np.asarray(y), coding.model, coding.labels)
     pilot = None
     if rows is not None and rows.shape[0]:
-        pilot = (np.asarray(X[rows], dtype=np.float64), y[rows], w[rows])
+        pilot = (X[rows], y[rows], w[rows])  # as stored: float32 rows travel at half size
     keep = w > 0
     if not keep.all():
         X, y, w = X[keep], y[keep], w[keep]
@@ -460,12 +460,14 @@ class DaskData:
 
     def pilot_sample(self):
         """``(indices, X, y, w)`` of the pilot's rows of positive weight (gathered by the
-        moments' pass, or by a pass of their own), or None when there is no pilot."""
+        moments' pass, or by a pass of their own), or None when there is no pilot. Given
+        once: the client does not hold them past the pilot's fit."""
         if self.pilot is None:
             return None
         if self._pilot_rows is None:
             self._keep_pilot(self.map_chunks(_chunk_pilot, per_chunk=self._pilot_by_chunk()))
-        return self._pilot_rows
+        rows, self._pilot_rows = self._pilot_rows, None
+        return rows
 
     @property
     def n_rows(self):

@@ -671,19 +671,21 @@ def laplace_approximation(
 
 
 def pilot_rows(n, block_rows):
-    """Rows of the pilot's sample (:func:`pilot_of_rows`): ``100 sqrt(n)``, from 10 000 to
-    four blocks' worth (``block_rows`` a block: a fit holds no more for long).
+    """Rows of the pilot's sample (:func:`pilot_of_rows`): ``100 sqrt(n)``, from 10 000 to a
+    block's worth (``block_rows``: a fit holds no more, and a dask fit's client holds the
+    pilot's rows).
 
     The pilot misses the data's mode by about ``sqrt(n / rows)`` posterior sds a parameter,
     and the error of the data's fit from the sums at its mean and a sample of rows grows
     like the square of that distance over ``sqrt(n)`` (the third-order remainder the sample
-    estimates): ``rows ~ sqrt(n)`` keeps it the same at every size. At 100 sqrt(n) rows and
-    the default sample, its predicted KL was 2e-5 to 8e-5 nats on synthetic logistic data
-    (20 features) at 10^6 and 10^7 rows, about 1% of the quality target at 21 parameters,
+    estimates): ``rows ~ sqrt(n)`` keeps it the same at every size, until the block's bound,
+    beyond which a pass more confirms the fit when its predicted error asks. On synthetic
+    logistic data (20 features) its predicted KL was 5e-6 to 4e-5 nats at 10^6 and 10^7 rows
+    (100 sqrt(n) rows, the default sample), within 1% of the quality target at 21 parameters,
     where a pilot of a hundredth of the rows (at most 30 000, the start of Newton's passes)
     was 100 times that (measured: benchmarks/README.md, Thresholds).
     """
-    return int(min(max(100.0 * np.sqrt(n), 10_000), 4 * block_rows))
+    return int(min(max(100.0 * np.sqrt(n), 10_000), block_rows))
 
 
 def laplace_start_rows(n):
