@@ -97,16 +97,20 @@ class Node:
 
     def subset(self, positions):
         """The node restricted to some of its rows (the summary of all the data is kept)."""
+
+        def rows(a):  # take gathers rows several times faster than fancy indexing
+            return None if a is None else a.take(positions, axis=0)
+
         return Node(
-            indices=self.indices[positions],
-            weights=self.weights[positions],
-            X=self.X[positions],
-            y=self.y[positions],
+            indices=rows(self.indices),
+            weights=rows(self.weights),
+            X=self.X[positions] if not hasattr(self.X, "take") else rows(self.X),
+            y=rows(self.y),
             summary=self.summary,
-            keys=None if self.keys is None else self.keys[positions],
+            keys=rows(self.keys),
             taylor=self.taylor,
             sample=self.sample,
-            spread=None if self.spread is None else self.spread[positions],
+            spread=rows(self.spread),
         )
 
 

@@ -133,11 +133,31 @@ def pilot_rows(estimator, n, block_rows):
 
 def classes_seen(labels, coded, w):
     """The coded classes (0, 1, ...) among the rows with positive weight (empty for numeric
-    targets): counted, where np.unique sorted them (measured: benchmarks/README.md, Thresholds)."""
+    targets): each of a few classes looked for by a comparison (no copy of the codes, none of
+    the weights when they are all one), more of them counted, where np.unique sorted them
+    (measured: benchmarks/README.md, Thresholds)."""
     if labels is None:
         return set()
-    counts = np.bincount(np.asarray(coded, dtype=np.intp), weights=w > 0)
+    n_classes = labels.classes.shape[0]
+    coded = np.asarray(coded)
+    unit = isinstance(w, np.ndarray) and w.ndim == 1 and w.strides == (0,) and w.size and w[0] > 0
+    positive = None if unit else np.asarray(w) > 0
+    if n_classes <= _FEW_CLASSES:
+        seen = set()
+        for k in range(n_classes):
+            found = coded == k
+            if positive is not None:
+                found &= positive
+            if found.any():
+                seen.add(k)
+        return seen
+    codes = coded if positive is None else coded[positive]
+    counts = np.bincount(codes.astype(np.intp), minlength=n_classes)
     return {int(c) for c in np.flatnonzero(counts)}
+
+
+#: Classes from which :func:`classes_seen` counts the codes rather than compare them.
+_FEW_CLASSES = 8
 
 
 def validate_source(estimator, X, y, sample_weight, *, reset, allow_all_zero=False):
