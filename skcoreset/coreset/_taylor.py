@@ -45,12 +45,11 @@ def data_summary(laplace, node, spread=True):
     chunks of rows.
     """
     model = laplace.model
-    if model.family is None:  # a model of draws: its own sums, each row's gradient's spread
-        Xd = model.design(node.X)
-        _, G = model.weighted_loglik(laplace.mean, Xd, node.y, node.weights)
-        H = model.weighted_loglik_hessian(laplace.mean, Xd, node.y, node.weights)
+    if model.family is None:  # a model of draws: its own sums and spreads
+        y, w = np.ascontiguousarray(node.y, dtype=np.float64), row_weights(node.weights)
+        G, H, spreads = model.second_order_sums(laplace.mean, laplace.chol, node.X, y, w, spread)
         summary = np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
-        return summary, row_spread(laplace, node.X, node.y) if spread else None
+        return summary, spreads
     P = laplace.mean.shape[0]
     if len(node) >= FUSED_SUMMARY_ROWS:
         return _fused_summary(laplace, node, spread)
@@ -152,8 +151,8 @@ def row_spread(laplace, X, y):
     """
     model = laplace.model
     if model.family is None:
-        g = model.loglik_grad_per_datum(laplace.mean, model.design(X), y)
-        return np.linalg.norm(g @ laplace.chol, axis=1)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        return model.row_spreads(laplace.mean, laplace.chol, model.design(X), y)
     Xd = model.design(X)
     eta = Xd @ laplace.coef_mean
     d, c = model.loglik_derivatives(eta, y)

@@ -11,25 +11,17 @@ same bits on any number of threads. This module imports no scikit-learn.
 """
 
 import numpy as np
-from numba import njit
 
 from .._parallel_kernels import THREADED_ROWS, row_task_kernel
-from ..models._glm_kernels import _add_group_products, dot_reassoc, sum_reassoc
-
-_GROUP = 64  # rows a group: its columns (about 2 x 22 x 64 x 8 bytes) stay in L1
-
-
-@njit(cache=True, inline="always")
-def _columns(cols, X, i0, m, intercept):
-    """``cols[:, :m]``: rows ``i0 .. i0 + m - 1`` of ``X`` transposed, in float64, with a
-    row of ones last when ``intercept``."""
-    D = X.shape[1]
-    for r in range(m):
-        for k in range(D):
-            cols[k, r] = X[i0 + r, k]
-    if intercept:
-        for r in range(m):
-            cols[D, r] = 1.0
+from ..models._glm_kernels import (
+    SUMMARY_GROUP as _GROUP,
+)
+from ..models._glm_kernels import (
+    _add_group_products,
+    dot_reassoc,
+    group_rows,
+    sum_reassoc,
+)
 
 
 @row_task_kernel(THREADED_ROWS, rows=("X", "y", "w", "spread"), tasks=("parts",))
@@ -69,7 +61,7 @@ def summary_tasks(family, X, intercept, theta, y, w, extra, joint, step, L, size
         end = min(n, (c + 1) * size)
         for i0 in range(c * size, end, _GROUP):
             m = min(_GROUP, end - i0)
-            _columns(cols, X, i0, m, intercept)
+            group_rows(cols, X, i0, m, intercept)
             e = etas[:m]
             for r in range(m):
                 e[r] = cols[0, r] * theta[0]

@@ -172,6 +172,69 @@ class GeneralModel(GLM):
         H = -(g[:P] - g[P:]) / (2.0 * h[:, None])
         return 0.5 * (H + H.T)
 
+    def row_spreads(self, theta, chol, Xd, y):
+        """Return how much each row's log-likelihood varies under a Gaussian fit.
+
+        To first order, the standard deviation of ``g_n . (theta' - theta)`` for ``theta'``
+        drawn from ``N(theta, chol chol^T)``: ``|chol^T g_n|``, with ``g_n`` the row's
+        gradient at ``theta`` (the keys of the coresets' pools and samples; a single-index
+        model adds the curvature's term). In blocks of rows.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            The fit's mean.
+        chol : ndarray of shape (P, P)
+            The lower Cholesky factor of its covariance.
+        Xd : ndarray of shape (n, Q)
+            Design matrix.
+        y : ndarray of shape (n,)
+            Coded targets.
+
+        Returns
+        -------
+        spread : ndarray of shape (n,)
+        """
+        out = np.empty(Xd.shape[0])
+        for sl in row_blocks(Xd.shape[0], 2 * chol.shape[0]):
+            z = self.loglik_grad_per_datum(theta, Xd[sl], y[sl]) @ chol
+            out[sl] = np.sqrt(np.einsum("ij,ij->i", z, z))
+        return out
+
+    def second_order_sums(self, theta, chol, X, y, w, spread=True):
+        """Return the weighted sums of the rows' gradients and curvatures, and their spreads.
+
+        The data's second-order expansion at ``theta`` (``_taylor.data_summary``): ``G =
+        sum_n w_n grad l_n(theta)`` and ``H = -sum_n w_n hess l_n(theta)``, and with
+        ``spread`` each row's :meth:`row_spreads` under ``N(theta, chol chol^T)``. A model
+        may override it with a faster pass (the built-ins' fused kernels).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (P,)
+            The point.
+        chol : ndarray of shape (P, P)
+            The lower Cholesky factor of the fit's covariance.
+        X : ndarray of shape (n, D)
+            The rows as stored (float32 or float64; :meth:`design` makes their design).
+        y : ndarray of shape (n,)
+            Coded targets.
+        w : ndarray of shape (n,)
+            Positive weights.
+        spread : bool, default=True
+            Whether to return the spreads.
+
+        Returns
+        -------
+        G : ndarray of shape (P,)
+        H : ndarray of shape (P, P)
+        spreads : ndarray of shape (n,) or None
+        """
+        Xd = self.design(X)
+        _, G = self.weighted_loglik(theta, Xd, y, w)
+        H = self.weighted_loglik_hessian(theta, Xd, y, w)
+        return G, H, self.row_spreads(theta, chol, Xd, y) if spread else None
+
     def loglik_matrix(self, Xd, y, thetas, out=None, extras=None):
         thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
         if out is None:

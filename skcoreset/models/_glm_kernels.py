@@ -608,6 +608,24 @@ def _group_columns(cols, X, i0, m):
             cols[k, r] = X[i0 + r, k]
 
 
+#: Rows a group of the fused second-order summaries (``coreset._taylor_kernels``, the models'
+#: own): its columns (about 2 x 22 x 64 x 8 bytes) stay in L1.
+SUMMARY_GROUP = 64
+
+
+@njit(cache=True, inline="always")
+def group_rows(cols, X, i0, m, intercept):
+    """``cols[:, :m]``: rows ``i0 .. i0 + m - 1`` of ``X`` (float32 or float64, as stored)
+    transposed, in float64, with a row of ones last when ``intercept`` (the design's)."""
+    D = X.shape[1]
+    for r in range(m):
+        for k in range(D):
+            cols[k, r] = X[i0 + r, k]
+    if intercept:
+        for r in range(m):
+            cols[D, r] = 1.0
+
+
 @njit(cache=True, inline="always")
 def _group_etas(etas, cols, theta, m):
     """``etas[:m]`` = the group's linear predictors ``x_r . theta``, an axpy per column (the

@@ -723,7 +723,29 @@ def pilot_of_rows(data, model, random_state):
         return *laplace_of_all_rows(data, model, random_state), False
     indices, X, y, w = sample
     w = w * (data.total_weight / w.sum())
-    return laplace_approximation(model, model.design(X), y, w, design=True), indices, True
+    return _pilot_fit(model, model.design(X), y, w), indices, True
+
+
+#: Rows of the pilot's own start (:func:`_pilot_fit`): a pilot of more rows is fitted by
+#: Newton from the fit of every k-th of its rows.
+PILOT_START_ROWS = 20_000
+
+
+def _pilot_fit(model, Xd, y, w):
+    """The Laplace fit of the pilot's rows: from the model's own start on every k-th of them
+    (a sample of the data too, at weights scaled up to theirs) when they are many, then
+    Newton on all of them: the model's start (least squares, a robust regression) and
+    Newton's first steps are paid on the few rows (a Student-t pilot of 266 000 rows: its
+    robust start took most of a 10^7-row fit's seconds)."""
+    n = y.shape[0]
+    if n < 4 * PILOT_START_ROWS:
+        return laplace_approximation(model, Xd, y, w, design=True)
+    rows = slice(None, None, n // PILOT_START_ROWS)
+    start = laplace_approximation(model, Xd[rows], y[rows], w[rows] * (w.sum() / w[rows].sum()),
+                                  design=True)  # fmt: skip
+    theta0 = start.mean if start.n_extra == 0 else start.mean  # every parameter, extra's log
+    return _fit(model, lambda: [(Xd, y, w)], np.array(theta0, dtype=np.float64), "newton",
+                1e-14, 100)  # fmt: skip
 
 
 def laplace_of_all_rows(data, model, random_state, start_rows="auto"):

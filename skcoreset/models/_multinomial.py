@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.special
 
+from .._parallel_kernels import row_tasks, row_weights, sum_in_order
 from . import _multinomial_kernels as kernels
 from ._general import GeneralModel
 from ._targets import ClassLabels
@@ -224,6 +225,32 @@ class MultinomialModel(GeneralModel):
         Xd, y, w = _as_c(Xd), _as_c(y), _as_c(w)
         self._checked_draws(theta[:, None], Xd, y)
         return kernels.weighted_hessian(theta, Xd, w)
+
+    def second_order_sums(self, theta, chol, X, y, w, spread=True):
+        # one fused kernel over the rows as stored (the generic sums built every row's
+        # gradient and its product with the factor in NumPy, most of a large fit's pass)
+        theta = np.ascontiguousarray(theta, dtype=np.float64).reshape(-1)
+        X = np.asarray(X)
+        X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype == np.float32 else np.float64)
+        y = _as_c(y)
+        P = theta.shape[0]
+        if P != self.n_params(X.shape[1] + self.fit_intercept) or X.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"{P} parameters, {X.shape[0]} rows of {X.shape[1]} features and "
+                f"{y.shape[0]} targets do not fit {self.n_classes} classes."
+            )
+        self._checked_codes(y)
+        size, parts = row_tasks(X.shape[0], (P + P * P,))
+        spreads = np.empty(X.shape[0] if spread else 0)
+        kernels.summary_tasks.for_size(X.shape[0])(
+            X, bool(self.fit_intercept), theta, y, row_weights(w),
+            np.ascontiguousarray(chol, dtype=np.float64), spread, size, parts, spreads,
+        )  # fmt: skip
+        total = sum_in_order(parts)
+        H = total[P:].reshape(P, P)
+        lower = np.tril_indices(P, -1)
+        H.T[lower] = H[lower]  # the kernel sums the lower triangle
+        return total[:P], H, spreads if spread else None
 
     def simulate_draws(self, thetas, Xd, random_state):
         # one class code per row and draw, by inversion of the cumulative probabilities

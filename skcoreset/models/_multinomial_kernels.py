@@ -24,16 +24,25 @@ scikit-learn.
 import numpy as np
 from numba import njit
 
-from .._parallel_kernels import PARALLEL_MIN_ENTRIES, row_task_kernel, row_tasks, row_weights
+from .._parallel_kernels import (
+    PARALLEL_MIN_ENTRIES,
+    THREADED_ROWS,
+    row_task_kernel,
+    row_tasks,
+    row_weights,
+)
 from ._fastmath_kernels import fast_exp, fast_log1p
 from ._glm_kernels import (
     _CONTRACT,
     FEATURES_MIN_ENTRIES,
+    SUMMARY_GROUP,
+    _add_group_products,
     _set_linear_predictors,
     _symmetric_sum,
     dot2_reassoc,
     dot4_reassoc,
     dot_reassoc,
+    group_rows,
     sum_reassoc,
 )
 
@@ -344,3 +353,127 @@ def _hessian_rows(theta, X, w, i0, i1, H):
                     xr = xx[a]
                     for b in range(Q):
                         h[b] += cv * xr[b]
+
+
+@njit(cache=True, inline="always")
+def _add_block_products(H, a0, b0, cols, weighted, m):
+    """``H[a0 + a, b0 + b] += weighted[a, :m] . cols[b, :m]`` for every ``a``, ``b``: a block
+    below the diagonal of the multinomial Hessian, four ``b`` at a time."""
+    Q = cols.shape[0]
+    for a in range(Q):
+        wa = weighted[a, :m]
+        b = 0
+        while b + 4 <= Q:
+            s0, s1, s2, s3 = dot4_reassoc(
+                cols[b, :m], cols[b + 1, :m], cols[b + 2, :m], cols[b + 3, :m], wa
+            )
+            H[a0 + a, b0 + b] += s0
+            H[a0 + a, b0 + b + 1] += s1
+            H[a0 + a, b0 + b + 2] += s2
+            H[a0 + a, b0 + b + 3] += s3
+            b += 4
+        while b < Q:
+            H[a0 + a, b0 + b] += dot_reassoc(cols[b, :m], wa)
+            b += 1
+
+
+@row_task_kernel(THREADED_ROWS, rows=("X", "y", "w", "spread"), tasks=("parts",))
+def summary_tasks(X, intercept, theta, y, w, L, want_spread, size, parts, spread):
+    """``parts[c] += [G, H]`` of rows ``c size .. (c + 1) size - 1`` and each row's spread
+    (``MultinomialModel.second_order_sums``): ``G = sum_n w_n r_n (x) x_n`` with ``r_n =
+    1[y_n = k] - p_nk``, ``H = sum_n w_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (its lower
+    triangle), over the K - 1 non-reference classes; the spread ``|L^T (r_n (x) x_n)|``, the
+    first-order one of a model of draws (``GeneralModel.row_spreads``; with ``want_spread``,
+    into ``spread``, one entry a row; else ``spread`` may be empty).
+
+    The rows are read as stored (float32 or float64) in groups laid out by column, as the
+    single-index models' summary (``coreset._taylor_kernels``); a row of the design ``Q``
+    columns (X's, then a one with ``intercept``), the parameters class by class.
+    """
+    n = X.shape[0]
+    P = theta.shape[0]
+    Q = X.shape[1] + intercept
+    K1 = P // Q
+    G_ = SUMMARY_GROUP
+    for c in range(parts.shape[0]):
+        part = parts[c]
+        H = part[P:].reshape((P, P))
+        cols = np.empty((Q, G_))
+        weighted = np.empty((Q, G_))
+        eta = np.empty((K1, G_))
+        r = np.empty((K1, G_))
+        mx = np.empty(G_)
+        s = np.empty(G_)
+        ties = np.empty(G_)
+        scale = np.empty(G_)
+        z = np.empty(G_)
+        acc = np.empty(G_)
+        g = np.empty((P, G_))
+        end = min(n, (c + 1) * size)
+        for i0 in range(c * size, end, G_):
+            m = min(G_, end - i0)
+            group_rows(cols, X, i0, m, intercept)
+            for k in range(K1):
+                e = eta[k]
+                base = k * Q
+                t0 = theta[base]
+                for t in range(m):
+                    e[t] = cols[0, t] * t0
+                for q in range(1, Q):
+                    cq = cols[q]
+                    tq = theta[base + q]
+                    for t in range(m):
+                        e[t] += cq[t] * tq
+            _lse_parts(eta, m, mx, s, ties, True)  # eta <- e^(eta_k - max)
+            for t in range(m):
+                scale[t] = 1.0 / (1.0 + s[t])
+            for k in range(K1):  # r_k = 1[y = k + 1] - p_k
+                for t in range(m):
+                    r[k, t] = (1.0 if y[i0 + t] == k + 1 else 0.0) - eta[k, t] * scale[t]
+            for ka in range(K1):
+                for kb in range(ka + 1):
+                    for t in range(m):  # w (diag(p) - p p^T)_ab
+                        pa = eta[ka, t] * scale[t]
+                        if ka == kb:
+                            cv = pa * _one_minus_p(eta[ka, t], s[t], scale[t])
+                        else:
+                            cv = -pa * eta[kb, t] * scale[t]
+                        acc[t] = w[i0 + t] * cv
+                    for q in range(Q):
+                        cq = cols[q]
+                        wq = weighted[q]
+                        for t in range(m):
+                            wq[t] = acc[t] * cq[t]
+                    if ka == kb:
+                        block = H[ka * Q : (ka + 1) * Q, ka * Q : (ka + 1) * Q]
+                        _add_group_products(block, cols, weighted, m)
+                    else:
+                        _add_block_products(H, ka * Q, kb * Q, cols, weighted, m)
+            for k in range(K1):
+                for t in range(m):
+                    acc[t] = w[i0 + t] * r[k, t]
+                for q in range(Q):
+                    part[k * Q + q] += dot_reassoc(cols[q, :m], acc[:m])
+            if not want_spread:
+                continue
+            for k in range(K1):  # the row's gradient, g_(k, q) = r_k x_q
+                for q in range(Q):
+                    gi = g[k * Q + q]
+                    cq = cols[q]
+                    rk = r[k]
+                    for t in range(m):
+                        gi[t] = rk[t] * cq[t]
+            for t in range(m):
+                acc[t] = 0.0
+            for j in range(P):  # z_j = sum_{i >= j} L[i, j] g_i: |z|^2 = g^T Sigma g
+                for t in range(m):
+                    z[t] = 0.0
+                for i in range(j, P):
+                    lij = L[i, j]
+                    gi = g[i]
+                    for t in range(m):
+                        z[t] += lij * gi[t]
+                for t in range(m):
+                    acc[t] += z[t] * z[t]
+            for t in range(m):
+                spread[i0 + t] = np.sqrt(acc[t])

@@ -13,9 +13,16 @@ import math
 import numpy as np
 from numba import njit
 
-from .._parallel_kernels import row_task_kernel
+from .._parallel_kernels import THREADED_ROWS, row_task_kernel
 from ._fastmath_kernels import fast_log1p
-from ._glm_kernels import FEATURES_MIN_ENTRIES, sum_reassoc
+from ._glm_kernels import (
+    FEATURES_MIN_ENTRIES,
+    SUMMARY_GROUP,
+    _add_group_products,
+    dot_reassoc,
+    group_rows,
+    sum_reassoc,
+)
 from ._special_kernels import digamma
 
 _CONTRACT = {"contract"}
@@ -220,3 +227,118 @@ def draw_constants(sigma, nu):
         out[3, j] = log_density_constant(v) - math.log(s)
         out[4, j] = dlog_nu_constant(v)
     return out
+
+
+@row_task_kernel(THREADED_ROWS, rows=("X", "y", "w", "spread"), tasks=("parts",))
+def summary_tasks(X, intercept, beta, y, w, point, L, want_spread, size, parts, spread):
+    """``parts[c] += [G, H]`` of rows ``c size .. (c + 1) size - 1`` and each row's spread, in
+    the coefficients, log sigma and log nu (``StudentTModel.second_order_sums``).
+
+    ``point = (sigma, nu, dnu0, dnu0')``: the scale, the degrees of freedom, the row-free
+    part of the score in log nu and its derivative in log nu. The rows are read as stored
+    (float32 or float64) in groups laid out by column, as the single-index models' summary
+    (``coreset._taylor_kernels``). A part is ``G`` (Q + 2) then ``H``'s lower triangle in a
+    (Q + 2) square; the spread is ``sqrt(|g|^2 + c^2 s^4 / 2)`` with ``g`` the row's whole
+    gradient whitened by ``L`` and ``s^2 = x^T Sigma_beta x`` (``want_spread``: computed,
+    into ``spread``, one entry a row; else ``spread`` may be empty).
+    """
+    n = X.shape[0]
+    Q = beta.shape[0]
+    S = Q + 2
+    sigma, nu, dnu0, ddnu0 = point[0], point[1], point[2], point[3]
+    nu1 = nu + 1.0
+    for c in range(parts.shape[0]):
+        part = parts[c]
+        H = part[S:].reshape((S, S))
+        coef_H = H[:Q, :Q]
+        cols = np.empty((Q, SUMMARY_GROUP))
+        weighted = np.empty((Q, SUMMARY_GROUP))
+        z = np.empty((Q, SUMMARY_GROUP))
+        e = np.empty(SUMMARY_GROUP)
+        terms = np.empty((9, SUMMARY_GROUP))  # d, c, ds, dn, xs, xn, css, csn, cnn
+        end = min(n, (c + 1) * size)
+        for i0 in range(c * size, end, SUMMARY_GROUP):
+            m = min(SUMMARY_GROUP, end - i0)
+            group_rows(cols, X, i0, m, intercept)
+            for r in range(m):
+                e[r] = cols[0, r] * beta[0]
+            for k in range(1, Q):
+                ck = cols[k]
+                bk = beta[k]
+                for r in range(m):
+                    e[r] += ck[r] * bk
+            for r in range(m):
+                # in u = z^2 / q and 1 / q (q = nu + z^2), bounded however far the residual
+                # z: the squares of a target of 1e100 would overflow the textbook forms
+                zr = (y[i0 + r] - e[r]) / sigma
+                az = abs(zr)
+                if az > 1e100:
+                    inv_q = (1.0 / az) / az
+                    u = 1.0 - nu * inv_q
+                    l1p = 2.0 * math.log(az) - math.log(nu)
+                else:
+                    z2 = zr * zr
+                    inv_q = 1.0 / (nu + z2)
+                    u = z2 * inv_q
+                    l1p = math.log1p(z2 / nu)
+                zq = zr * inv_q  # z / q
+                terms[0, r] = nu1 * zq / sigma
+                terms[1, r] = nu1 * (nu * inv_q - u) * inv_q / (sigma * sigma)
+                terms[2, r] = nu1 * u - 1.0
+                terms[3, r] = dnu0 + 0.5 * (nu1 * u - nu * l1p)
+                terms[4, r] = 2.0 * nu * nu1 * zq * inv_q / sigma
+                terms[5, r] = -nu * zq * (u - inv_q) / sigma
+                terms[6, r] = 2.0 * nu * nu1 * u * inv_q
+                terms[7, r] = -nu * u * (u - inv_q)
+                terms[8, r] = -(ddnu0 + 0.5 * nu * u * (u - inv_q) - 0.5 * nu * l1p + 0.5 * nu * u)
+            for k in range(Q):
+                ck = cols[k]
+                wk = weighted[k]
+                for r in range(m):
+                    wk[r] = w[i0 + r] * terms[1, r] * ck[r]
+            _add_group_products(coef_H, cols, weighted, m)
+            wd = np.empty(m)
+            for t in (0, 4, 5):  # the gradient's and the cross curvatures' products with x
+                for r in range(m):
+                    wd[r] = w[i0 + r] * terms[t, r]
+                for k in range(Q):
+                    s = dot_reassoc(cols[k, :m], wd)
+                    if t == 0:
+                        part[k] += s
+                    elif t == 4:
+                        H[Q, k] += s
+                    else:
+                        H[Q + 1, k] += s
+            for r in range(m):
+                wr = w[i0 + r]
+                part[Q] += wr * terms[2, r]
+                part[Q + 1] += wr * terms[3, r]
+                H[Q, Q] += wr * terms[6, r]
+                H[Q + 1, Q] += wr * terms[7, r]
+                H[Q + 1, Q + 1] += wr * terms[8, r]
+            if not want_spread:
+                continue
+            for k in range(Q):  # z = L^T x over the coefficients (L lower triangular)
+                zk = z[k]
+                for r in range(m):
+                    zk[r] = 0.0
+                for j in range(k, Q):
+                    ljk = L[j, k]
+                    cj = cols[j]
+                    for r in range(m):
+                        zk[r] += ljk * cj[r]
+            for r in range(m):
+                s2 = 0.0
+                g2 = 0.0
+                d, ds, dn = terms[0, r], terms[2, r], terms[3, r]
+                for k in range(Q):
+                    zk = z[k, r]
+                    s2 += zk * zk
+                    g = d * zk + ds * L[Q, k] + dn * L[Q + 1, k]
+                    g2 += g * g
+                g = ds * L[Q, Q] + dn * L[Q + 1, Q]
+                g2 += g * g
+                g = dn * L[Q + 1, Q + 1]
+                g2 += g * g
+                cr = terms[1, r]
+                spread[i0 + r] = math.sqrt(g2 + 0.5 * cr * cr * s2 * s2)
