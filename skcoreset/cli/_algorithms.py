@@ -54,7 +54,7 @@ def make_coreset(name, n_points, *, model, **options):
     ----------
     name : str
         A name of the registry (``BY_NAME``).
-    n_points : int
+    n_points : int or 'auto'
         The coreset size.
     model : str
         The likelihood: a name of ``skcoreset.models.MODEL_NAMES`` (from

@@ -75,7 +75,7 @@ def run_build(args):
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - started
-    if args.n_points >= n_rows:
+    if args.n_points != "auto" and args.n_points >= n_rows:
         _warn(
             f"--n-points {args.n_points} is not below the {n_rows} rows of {table.name}: the "
             "coreset is every row, with its weight"
@@ -188,7 +188,7 @@ def _build_grouped(args, fmt, algorithm, model_name, table, estimator, classes, 
             "on all rows at once)"
         ) from None
     seconds = time.perf_counter() - started
-    if args.n_points >= n_rows:
+    if args.n_points != "auto" and args.n_points >= n_rows:
         _warn(
             f"--n-points {args.n_points} is not below the {n_rows} rows of {table.name}: the "
             "coreset is every row, with its weight"
@@ -368,7 +368,7 @@ def _describe_grouped(
         f"groups: {n_groups}; {whole} kept whole (no more rows than their budget: every row, "
         f"weight unchanged), {n_groups - whole} reduced"
     )
-    if estimator.n_points_ > args.n_points:
+    if args.n_points != "auto" and estimator.n_points_ > args.n_points:
         print(
             f"the coreset is larger than --n-points {args.n_points}: a reduced group keeps at "
             "least 4 points per parameter its rows inform, and a group with no more rows "

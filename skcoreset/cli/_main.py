@@ -57,6 +57,11 @@ def _positive_int(text):
     return value
 
 
+def _size(text):
+    """A coreset size: a positive integer, or 'auto' (the estimators' own)."""
+    return "auto" if text == "auto" else _positive_int(text)
+
+
 def _large_rows(text):
     """0 (no large part), or enough rows for a default coreset well below them."""
     try:
@@ -222,9 +227,11 @@ def _build_parser(commands):
     build.add_argument(
         "--n-points",
         required=True,
-        type=_positive_int,
+        type=_size,
         metavar="M",
-        help="the coreset size: rows to keep (draws, for the methods that sample with replacement)",
+        help="the coreset size: rows to keep (draws, for the methods that sample with "
+        "replacement), or auto: the size the posterior calls for, grown until within the "
+        "quality target where the algorithm grows (the estimators' n_points='auto')",
     )
     build.add_argument(
         "-o",

@@ -243,7 +243,7 @@ class Pipeline(_skpipeline.Pipeline):
         groups = params.pop("groups", None) if not _routing_enabled() else None
         per_step, data_weight, head_params = self._split_params(params, first)
         Xt = self._fit_head(X, y, first, per_step, data_weight, head_params)
-        self._fit_tail(Xt, y, first, per_step, data_weight, num_rows(X), groups)
+        self._fit_tail(Xt, y, first, per_step, data_weight, lambda: _n_rows(X), groups)
         return self
 
     def _split_params(self, params, first):
@@ -311,9 +311,10 @@ class Pipeline(_skpipeline.Pipeline):
 
     def _fit_tail(self, Xt, yt, first, per_step, weight, n_rows, groups=None):
         """Fit the coreset steps and every step after them, each on the rows kept so far
-        (``groups``: the rows' groups, which the coresets keep with them)."""
+        (``groups``: the rows' groups, which the coresets keep with them; ``n_rows()``: the
+        data's rows, asked only to check a later step's parameters)."""
         model = self._model_for_resamplers()
-        rows = np.arange(n_rows)
+        rows = _ALL_ROWS  # the rows kept so far: every row of X, until a coreset selects
         last = len(self.steps) - 1
         coreset = None  # the coreset whose rows the next step gets as they are
         grouped = {}
@@ -332,10 +333,14 @@ class Pipeline(_skpipeline.Pipeline):
                 )
                 groups = grouped.get("groups")
                 indices = getattr(step, "sample_indices_", None)
-                rows = None if rows is None or indices is None else rows[indices]
+                if rows is None or indices is None:
+                    rows = None
+                else:
+                    rows = indices if rows is _ALL_ROWS else rows[indices]
                 coreset = step
             else:
-                self._check_tail_params(name, step_params, n_rows)
+                if step_params:
+                    self._check_tail_params(name, step_params, n_rows())
                 if grouped and has_fit_parameter(step, "groups"):
                     step_params.update(grouped)  # the coreset's rows' groups (and weights)
                 Xt = self._fit_weighted_step(
@@ -344,7 +349,7 @@ class Pipeline(_skpipeline.Pipeline):
                 if coreset is not None and idx == last:  # left-out groups' effects
                     recover_left_out(step, coreset, *before)
                 coreset = None  # a transformer's output is not the coreset's space
-        if rows is not None:
+        if rows is not None and rows is not _ALL_ROWS:
             self.sample_indices_ = rows
         self.sample_weight_ = weight
 
@@ -863,3 +868,16 @@ def make_pipeline(*steps, memory=None, verbose=False):
     """
     named = _skpipeline.make_pipeline(*steps).steps  # scikit-learn's naming rule
     return Pipeline(named, memory=memory, verbose=verbose)
+
+
+#: The rows a pipeline's fit has kept before its first coreset: all of them (no index array of
+#: every row, which a fit of 10^8 rows would hold for nothing).
+_ALL_ROWS = object()
+
+
+def _n_rows(X):
+    """The rows of ``X``; a dask collection's counted (its source's metadata for Parquet)."""
+    if hasattr(X, "__dask_graph__"):
+        shape = getattr(X, "shape", (None,))[0]
+        return int(shape) if isinstance(shape, int | np.integer) else int(len(X))
+    return num_rows(X)

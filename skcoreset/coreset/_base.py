@@ -453,7 +453,17 @@ class BaseCoreset(PPLExportMixin, BaseEstimator):
         return 3 * 8 * (n_features + 1)
 
     def _selected(self, X, y):
-        """The fitted subset of (X, y) and its weights, in the callers' containers."""
+        """The fitted subset of (X, y) and its weights, in the callers' containers (a dask
+        collection's: the coreset's rows as the fit kept them, a DataFrame's with its
+        columns, not a selection from the chunks, which would read them again)."""
+        if is_dask_collection(X) or is_dask_collection(y):
+            X_m, y_m, params = self.get_coreset()
+            names = getattr(self, "feature_names_in_", None)
+            if names is not None and hasattr(X, "columns"):
+                import pandas as pd
+
+                X_m = pd.DataFrame(X_m, columns=names)
+            return X_m, y_m, params
         idx = self.sample_indices_
         return (
             _safe_indexing(X, idx),
