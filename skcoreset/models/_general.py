@@ -194,6 +194,7 @@ class GeneralModel(GLM):
         Returns
         -------
         spread : ndarray of shape (n,)
+            Each row's spread.
         """
         out = np.empty(Xd.shape[0])
         for sl in row_blocks(Xd.shape[0], 2 * chol.shape[0]):
@@ -227,8 +228,11 @@ class GeneralModel(GLM):
         Returns
         -------
         G : ndarray of shape (P,)
+            The weighted sum of the rows' log-likelihood gradients.
         H : ndarray of shape (P, P)
+            Minus the weighted sum of their Hessians.
         spreads : ndarray of shape (n,) or None
+            Each row's :meth:`row_spreads` (None without ``spread``).
         """
         Xd = self.design(X)
         _, G = self.weighted_loglik(theta, Xd, y, w)
