@@ -664,12 +664,14 @@ class FrankWolfeCoreset(_HilbertCoreset):
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
-        Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of a hundredth of them
-        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
-        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
-        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
-        standard deviations. None: Newton on all rows from the start.
+        The pilot: the rows of the first Laplace fit, at whose mean every block is
+        summarised in the fit's one pass over the data (its rows' second-order sums, their
+        spreads, a sample of them), the data's Laplace fit then made from those sums and
+        confirmed by another pass when its predicted error asks (the projection draws its
+        parameters from it, and ``laplace_kl_`` measures against it). 'auto': a uniform
+        sample of 100 sqrt(N) rows, at most a block's worth (every row when the data are one
+        block); an int: that many rows. None: the exact Laplace fit by Newton's passes over
+        the blocks, and every row projected (a pass more each, for reference).
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -677,12 +679,15 @@ class FrankWolfeCoreset(_HilbertCoreset):
         the results merged in a binary tree (merge-reduce), so memory stays bounded whatever
         the number of rows. 'auto' sizes a block to about 128 MB of working memory.
     n_candidates : int, 'auto' or None, default='auto'
-        Size of the pool of candidate rows. While the exact projected sum of every row is
-        accumulated block by block, the rows are sampled into a pool with probabilities
-        proportional to their projection norms; the algorithm then chooses the ``n_points``
-        from the pool, aiming at the exact sum: one pass over the data, memory bounded by the
-        pool. 'auto': max(10 000, 50 n_points) (on smaller data every row is a candidate).
-        None: the algorithm reduces every block and every merge of the tree instead.
+        Size of the pool of candidate rows. In the one pass over the data the rows are
+        sampled into a pool with probabilities proportional to their spreads under the
+        pilot's Laplace fit (the Laplace counterpart of their projections' norms); the pool's
+        rows are then projected, at draws of the data's fit, and the algorithm chooses the
+        ``n_points`` among them aiming at the data's projected sum, estimated from the pool
+        under the control variate of the data's second-order sums (exact when the pool is
+        every row): memory bounded by the pool. 'auto': max(10 000, 50 n_points) (on smaller
+        data every row is a candidate). None: the algorithm reduces every block and every
+        merge of the tree instead, every row projected.
     max_iter : int or None, default=None
         Iteration cap; None allows ``10 * n_points + 100`` (a point can be chosen again).
     progress : bool, default=False
@@ -833,12 +838,14 @@ class GIGACoreset(FrankWolfeCoreset):
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
-        Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of a hundredth of them
-        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
-        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
-        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
-        standard deviations. None: Newton on all rows from the start.
+        The pilot: the rows of the first Laplace fit, at whose mean every block is
+        summarised in the fit's one pass over the data (its rows' second-order sums, their
+        spreads, a sample of them), the data's Laplace fit then made from those sums and
+        confirmed by another pass when its predicted error asks (the projection draws its
+        parameters from it, and ``laplace_kl_`` measures against it). 'auto': a uniform
+        sample of 100 sqrt(N) rows, at most a block's worth (every row when the data are one
+        block); an int: that many rows. None: the exact Laplace fit by Newton's passes over
+        the blocks, and every row projected (a pass more each, for reference).
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -846,12 +853,15 @@ class GIGACoreset(FrankWolfeCoreset):
         the results merged in a binary tree (merge-reduce), so memory stays bounded whatever
         the number of rows. 'auto' sizes a block to about 128 MB of working memory.
     n_candidates : int, 'auto' or None, default='auto'
-        Size of the pool of candidate rows. While the exact projected sum of every row is
-        accumulated block by block, the rows are sampled into a pool with probabilities
-        proportional to their projection norms; the algorithm then chooses the ``n_points``
-        from the pool, aiming at the exact sum: one pass over the data, memory bounded by the
-        pool. 'auto': max(10 000, 50 n_points) (on smaller data every row is a candidate).
-        None: the algorithm reduces every block and every merge of the tree instead.
+        Size of the pool of candidate rows. In the one pass over the data the rows are
+        sampled into a pool with probabilities proportional to their spreads under the
+        pilot's Laplace fit (the Laplace counterpart of their projections' norms); the pool's
+        rows are then projected, at draws of the data's fit, and the algorithm chooses the
+        ``n_points`` among them aiming at the data's projected sum, estimated from the pool
+        under the control variate of the data's second-order sums (exact when the pool is
+        every row): memory bounded by the pool. 'auto': max(10 000, 50 n_points) (on smaller
+        data every row is a candidate). None: the algorithm reduces every block and every
+        merge of the tree instead, every row projected.
     max_iter : int or None, default=None
         Iteration cap; None allows ``10 * n_points + 100`` (a point can be chosen again).
     progress : bool, default=False
@@ -960,12 +970,14 @@ class IHTCoreset(_HilbertCoreset):
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
-        Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of a hundredth of them
-        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
-        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
-        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
-        standard deviations. None: Newton on all rows from the start.
+        The pilot: the rows of the first Laplace fit, at whose mean every block is
+        summarised in the fit's one pass over the data (its rows' second-order sums, their
+        spreads, a sample of them), the data's Laplace fit then made from those sums and
+        confirmed by another pass when its predicted error asks (the projection draws its
+        parameters from it, and ``laplace_kl_`` measures against it). 'auto': a uniform
+        sample of 100 sqrt(N) rows, at most a block's worth (every row when the data are one
+        block); an int: that many rows. None: the exact Laplace fit by Newton's passes over
+        the blocks, and every row projected (a pass more each, for reference).
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -973,12 +985,15 @@ class IHTCoreset(_HilbertCoreset):
         the results merged in a binary tree (merge-reduce), so memory stays bounded whatever
         the number of rows. 'auto' sizes a block to about 128 MB of working memory.
     n_candidates : int, 'auto' or None, default='auto'
-        Size of the pool of candidate rows. While the exact projected sum of every row is
-        accumulated block by block, the rows are sampled into a pool with probabilities
-        proportional to their projection norms; the algorithm then chooses the ``n_points``
-        from the pool, aiming at the exact sum: one pass over the data, memory bounded by the
-        pool. 'auto': max(10 000, 50 n_points) (on smaller data every row is a candidate).
-        None: the algorithm reduces every block and every merge of the tree instead.
+        Size of the pool of candidate rows. In the one pass over the data the rows are
+        sampled into a pool with probabilities proportional to their spreads under the
+        pilot's Laplace fit (the Laplace counterpart of their projections' norms); the pool's
+        rows are then projected, at draws of the data's fit, and the algorithm chooses the
+        ``n_points`` among them aiming at the data's projected sum, estimated from the pool
+        under the control variate of the data's second-order sums (exact when the pool is
+        every row): memory bounded by the pool. 'auto': max(10 000, 50 n_points) (on smaller
+        data every row is a candidate). None: the algorithm reduces every block and every
+        merge of the tree instead, every row projected.
     debias : bool, default=False
         A-IHT II: a de-biasing gradient step on the support after each thresholding.
     max_iter : int, default=300
@@ -1142,12 +1157,14 @@ class OMPCoreset(_HilbertCoreset):
     fit_intercept : bool, default=True
         Whether the likelihood has an intercept.
     laplace_subsample : int, 'auto' or None, default='auto'
-        Rows of the Laplace fit the projection draws its parameters from. 'auto': all of
-        them, by Newton passes over the blocks started from a fit of a hundredth of them
-        (10 000 to 30 000 rows; one fit of the data when it is a single block). An int:
-        that many rows drawn uniformly (weights scaled up to the total) and no pass over the
-        others; faster, but the draws then miss the full posterior by about sqrt(N / n)
-        standard deviations. None: Newton on all rows from the start.
+        The pilot: the rows of the first Laplace fit, at whose mean every block is
+        summarised in the fit's one pass over the data (its rows' second-order sums, their
+        spreads, a sample of them), the data's Laplace fit then made from those sums and
+        confirmed by another pass when its predicted error asks (the projection draws its
+        parameters from it, and ``laplace_kl_`` measures against it). 'auto': a uniform
+        sample of 100 sqrt(N) rows, at most a block's worth (every row when the data are one
+        block); an int: that many rows. None: the exact Laplace fit by Newton's passes over
+        the blocks, and every row projected (a pass more each, for reference).
     dtype : {'float64', 'float32'}, default='float64'
         Storage of the projected vectors of a block, the largest allocation of a fit.
     block_size : int or 'auto', default='auto'
@@ -1155,12 +1172,15 @@ class OMPCoreset(_HilbertCoreset):
         the results merged in a binary tree (merge-reduce), so memory stays bounded whatever
         the number of rows. 'auto' sizes a block to about 128 MB of working memory.
     n_candidates : int, 'auto' or None, default='auto'
-        Size of the pool of candidate rows. While the exact projected sum of every row is
-        accumulated block by block, the rows are sampled into a pool with probabilities
-        proportional to their projection norms; the algorithm then chooses the ``n_points``
-        from the pool, aiming at the exact sum: one pass over the data, memory bounded by the
-        pool. 'auto': max(10 000, 50 n_points) (on smaller data every row is a candidate).
-        None: the algorithm reduces every block and every merge of the tree instead.
+        Size of the pool of candidate rows. In the one pass over the data the rows are
+        sampled into a pool with probabilities proportional to their spreads under the
+        pilot's Laplace fit (the Laplace counterpart of their projections' norms); the pool's
+        rows are then projected, at draws of the data's fit, and the algorithm chooses the
+        ``n_points`` among them aiming at the data's projected sum, estimated from the pool
+        under the control variate of the data's second-order sums (exact when the pool is
+        every row): memory bounded by the pool. 'auto': max(10 000, 50 n_points) (on smaller
+        data every row is a candidate). None: the algorithm reduces every block and every
+        merge of the tree instead, every row projected.
     progress : bool, default=False
         Show a tqdm progress bar of the construction (needs the optional tqdm).
     random_state : int, RandomState instance or None, default=None
