@@ -69,6 +69,29 @@ def recording(stats=None):
         _CURRENT.reset(token)
 
 
+@contextmanager
+def paused():
+    """Nothing inside is recorded: a dask task run in the fit's own thread (the synchronous
+    scheduler, a local thread that inherits the context), whose pass the client counts."""
+    token = _CURRENT.set(None)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def untracked(task):
+    """``task`` run :func:`paused` (a decorator of the dask tasks)."""
+
+    def run(*args, **kwargs):
+        with paused():
+            return task(*args, **kwargs)
+
+    run.__name__, run.__qualname__, run.__doc__ = task.__name__, task.__qualname__, task.__doc__
+    run.__module__ = task.__module__
+    return run
+
+
 def rows_read(n, at_random=False):
     """Report ``n`` rows read by the running fit: in a pass over the blocks, or at random."""
     stats = _CURRENT.get()

@@ -18,7 +18,7 @@ from sklearn.utils.validation import validate_data
 
 from .._progress import ProgressBar
 from .._sklearn_compat import _check_sample_weight
-from .._stats import rows_read, stage
+from .._stats import rows_read, stage, untracked
 from ..models import GLM, model_from_targets, with_extra
 from ..models._joint import JointExtra
 from ..models._laplace import LAST_STEP, _Posterior, as_joint, fit_posterior
@@ -260,6 +260,7 @@ def _weights(w, n):
     )
 
 
+@untracked
 def _chunk_task(construction, X, y, w, offset, chunk, checked=False):
     """The coreset of one chunk (a task): its targets coded, its blocks reduced."""
     X = np.asarray(X)
@@ -300,6 +301,7 @@ def _coded_chunk(coding, X, y, w, label=None, dtype=np.float64):
     return X, y, w
 
 
+@untracked
 def _chunk_moments(coding, X, y, w, rows, label):
     """``(moments, pilot)``: the weighted moments of a chunk's rows (float32 rows as stored),
     and its rows ``rows`` (positions in the chunk) of the pilot's sample, ``(X, y, w)`` (a
@@ -316,6 +318,7 @@ def _chunk_moments(coding, X, y, w, rows, label):
     return Moments(X.shape[1]).add(X, y, w), pilot
 
 
+@untracked
 def _chunk_pilot(coding, X, y, w, rows, label):
     """A chunk's rows of the pilot's sample (a dask task): ``_chunk_moments``'s ``pilot``."""
     if rows is None or rows.shape[0] == 0:
@@ -346,6 +349,7 @@ def _chunk_designs(coding, X, y, w, label):
         yield design, y[start:stop], w[start:stop]
 
 
+@untracked
 def _chunk_loglik(coding, X, y, w, theta, value, label):
     """The log-likelihood parts of a chunk's blocks, in order: ``(ll, gradient, Hessian)``
     of each (``value``), or its Hessian alone. Summed like the blocks of an in-memory fit,
@@ -355,6 +359,7 @@ def _chunk_loglik(coding, X, y, w, theta, value, label):
     return [part(theta, *block) for block in _chunk_designs(coding, X, y, w, label)]
 
 
+@untracked
 def _chunk_taylor(coding, X, y, w, point, label):
     """The second-order sums of a chunk's rows at ``point``'s mean (a dask task; None for a
     chunk without a row of positive weight)."""
