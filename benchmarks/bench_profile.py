@@ -16,10 +16,14 @@ model), float32 X in memory, as in ``bench_scale``. For each size and each pipel
 
 Phases (the functions they time; none calls another of the list):
 
-* ``moments``: the pass computing the data's moments, for the prior's scale;
-* ``laplace``: the Laplace fit of all rows (Newton passes from a subsample's fit);
-* ``projection pass``: the log-likelihood projection of every row, summed (the target) and
-  its row norms (the pool's sampling keys);
+* ``moments``: the pass computing the data's moments, for the prior's scale (it validates
+  every row);
+* ``pilot``: the pilot's Laplace fit (its rows read at random);
+* ``summaries``: the pass's second-order sums and spreads of every block (the fused kernel);
+* ``data fit``: the data's Laplace fit from the sums and the sample (and any pass that
+  confirms it, whose summaries it then holds);
+* ``laplace``: Newton's passes over the blocks, where a fit still makes them (none here);
+* ``projection pass``: the projection of every row, where a fit still makes it (none here);
 * ``pool projection``: the projected vectors of the pooled rows;
 * ``omp``: orthogonal matching pursuit among them (QNC: its start, several projections);
 * ``start KLs``: QNC's Laplace fits of the candidate starts (the best is kept);
@@ -55,6 +59,9 @@ import numpy as np
 # phase -> (path suffix of the module, function name)
 PHASES = {
     "moments": ("coreset/_blocks.py", "moments"),
+    "pilot": ("models/_laplace.py", "pilot_of_rows"),
+    "summaries": ("coreset/_taylor.py", "data_summary"),
+    "data fit": ("coreset/_taylor.py", "fit_from_sums"),
     "laplace": ("models/_laplace.py", "laplace_of_all_rows"),
     "projection pass": ("projection/_projection.py", "summarize"),
     "pool projection": ("projection/_projection.py", "transform"),
@@ -128,6 +135,7 @@ def worker(N, algorithm):
     phases = phase_seconds(profile)
     phases["other"] = profiled - sum(phases.values())
     record = {"N": N, "algorithm": algorithm, "first fit": total, "profiled total": profiled}
+    record["passes"] = pipeline[0].fit_stats_["passes"]
     record["repeat fit"] = repeat
     record["phases"] = phases
     record.update(accuracy(pipeline))
