@@ -244,7 +244,7 @@ class MultinomialModel(GeneralModel):
         spreads = np.empty(X.shape[0] if spread else 0)
         kernels.summary_tasks.for_size(X.shape[0])(
             X, bool(self.fit_intercept), theta, y, row_weights(w),
-            np.ascontiguousarray(chol, dtype=np.float64), spread, size, parts, spreads,
+            _padded_lower(chol, P), spread, size, parts, spreads,
         )  # fmt: skip
         total = sum_in_order(parts)
         H = total[P:].reshape(P, P)
@@ -289,3 +289,12 @@ class MultinomialModel(GeneralModel):
         p = scipy.special.softmax(E, axis=1)
         codes = (random_state.random_sample(n_samples)[:, None] > np.cumsum(p, axis=1)).sum(1)
         return X, np.array(["a", "b", "c"])[np.minimum(codes, 2)]
+
+
+def _padded_lower(chol, P):
+    """``chol``'s lower triangle, zeros above, its columns padded with zeros to a multiple of
+    four (the summary kernel takes four columns at a time)."""
+    out = np.zeros((P, -(-P // 4) * 4))
+    if chol is not None:
+        out[:, :P] = np.tril(chol)
+    return out

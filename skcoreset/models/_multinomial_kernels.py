@@ -386,7 +386,8 @@ def summary_tasks(X, intercept, theta, y, w, L, want_spread, size, parts, spread
     first-order one of a model of draws (``GeneralModel.row_spreads``; with ``want_spread``,
     into ``spread``, one entry a row; else ``spread`` may be empty).
 
-    The rows are read as stored (float32 or float64) in groups laid out by column, as the
+    ``L`` is the factor's lower triangle with zeros above, its columns padded with zeros to a
+    multiple of four. The rows are read as stored (float32 or float64) in groups laid out by column, as the
     single-index models' summary (``coreset._taylor_kernels``); a row of the design ``Q``
     columns (X's, then a one with ``intercept``), the parameters class by class.
     """
@@ -407,6 +408,9 @@ def summary_tasks(X, intercept, theta, y, w, L, want_spread, size, parts, spread
         ties = np.empty(G_)
         scale = np.empty(G_)
         z = np.empty(G_)
+        z1 = np.empty(G_)
+        z2 = np.empty(G_)
+        z3 = np.empty(G_)
         acc = np.empty(G_)
         g = np.empty((P, G_))
         end = min(n, (c + 1) * size)
@@ -465,15 +469,30 @@ def summary_tasks(X, intercept, theta, y, w, L, want_spread, size, parts, spread
                         gi[t] = rk[t] * cq[t]
             for t in range(m):
                 acc[t] = 0.0
-            for j in range(P):  # z_j = sum_{i >= j} L[i, j] g_i: |z|^2 = g^T Sigma g
+            # z_j = sum_{i >= j} L[i, j] g_i, so |z|^2 = g^T Sigma g; four j at a time, each g_i
+            # loaded once for the four (L's zeros above the diagonal make the ragged start
+            # exact), a third less time than one j at a time (benchmarks/README.md, Thresholds)
+            j = 0
+            while j < P:
                 for t in range(m):
                     z[t] = 0.0
+                    z1[t] = 0.0
+                    z2[t] = 0.0
+                    z3[t] = 0.0
                 for i in range(j, P):
-                    lij = L[i, j]
+                    l0 = L[i, j]
+                    l1 = L[i, j + 1]
+                    l2 = L[i, j + 2]
+                    l3 = L[i, j + 3]
                     gi = g[i]
                     for t in range(m):
-                        z[t] += lij * gi[t]
+                        v = gi[t]
+                        z[t] += l0 * v
+                        z1[t] += l1 * v
+                        z2[t] += l2 * v
+                        z3[t] += l3 * v
                 for t in range(m):
-                    acc[t] += z[t] * z[t]
+                    acc[t] += z[t] * z[t] + z1[t] * z1[t] + z2[t] * z2[t] + z3[t] * z3[t]
+                j += 4
             for t in range(m):
                 spread[i0 + t] = np.sqrt(acc[t])
