@@ -63,6 +63,16 @@ def sum_in_order(parts):
     return total
 
 
+def summed_gradient_hessian(parts, P):
+    """``(G, H)`` from row tasks' parts laid out ``[G (P), H (P x P)]``, the kernels having
+    summed ``H``'s lower triangle only (its upper mirrored here), added in order."""
+    total = sum_in_order(parts)
+    H = total[P:].reshape(P, P)
+    lower = np.tril_indices(P, -1)
+    H.T[lower] = H[lower]
+    return total[:P], H
+
+
 class RowTaskKernel:
     """A kernel over row tasks, run for large inputs on Python threads around its one build.
 

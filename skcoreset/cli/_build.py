@@ -6,8 +6,9 @@ reduces it and merges it into the coreset of the rows seen so far (merge-reduce)
 one chunk and a few coresets, whatever the size of the file. The coreset of all the rows is
 finalized once, after the last chunk, not after every chunk as ``partial_fit`` does. A file
 that fits in one chunk gives exactly the coreset of ``fit`` on all its rows; for more chunks,
-the first one fixes what every chunk shares (for the Hilbert methods the Laplace fit the
-projection is drawn from).
+the first one fixes what every chunk shares (for the pooled methods the fit each chunk is
+summarised at), and the file is read again where the data's fit from the summaries is too
+uncertain (``_finish_stream(chunks=...)``).
 
 With ``--groups`` the model is multilevel (:class:`~skcoreset.models.Multilevel`), whose
 coreset is built by the estimator's ``fit(X, y, groups=...)`` on the whole file (read in

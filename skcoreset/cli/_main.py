@@ -176,8 +176,10 @@ def _build_parser(commands):
             "subsample the data for any tool that takes sample weights. The file is read in "
             "chunks of rows, each merged into the coreset of the rows seen so far, so files "
             "larger than memory work. A file read in one chunk gives the same coreset as the "
-            "estimator's fit on all of it; with more chunks, the first chunk fixes the Laplace "
-            "fit the random projection is drawn from (shuffle files sorted by label).",
+            "estimator's fit on all of it; with more chunks, every chunk is summarised at the "
+            "first chunk's Laplace fit, the data's fit comes from the summaries, and the file "
+            "is read again where that fit's predicted error asks for it (a file sorted by "
+            "label, whose first chunk misleads; shuffle such files).",
             "With --groups, the coreset is that of a multilevel model (a random intercept per "
             "group, and random slopes with --slopes), built by the estimator's fit(X, y, "
             "groups=...) on all rows at once (so that small groups can become a coreset of "

@@ -16,7 +16,13 @@ They add up block by block, so a stream and a merge tree carry them exactly. Two
 
 import numpy as np
 
-from .._parallel_kernels import in_ranges, row_tasks, row_weights, sum_in_order
+from .._parallel_kernels import (
+    in_ranges,
+    row_tasks,
+    row_weights,
+    sum_in_order,
+    summed_gradient_hessian,
+)
 from ..metrics._fidelity import gaussian_kl
 from ..models._glm import _LOG_EXTRA_STEP
 from ..models._joint import JointExtra
@@ -115,11 +121,8 @@ def _fused_summary(laplace, node, spread):
         parts,
         spreads,
     )
-    total = sum_in_order(parts)
-    H = total[P:].reshape(P, P)
-    lower = np.tril_indices(P, -1)
-    H.T[lower] = H[lower]  # the kernel sums the lower triangle
-    summary = np.concatenate([[node.weights.sum(), float(len(node))], total])
+    G, H = summed_gradient_hessian(parts, P)
+    summary = np.concatenate([[node.weights.sum(), float(len(node))], G, H.ravel()])
     return summary, spreads if spread else None
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.special
 
-from .._parallel_kernels import row_tasks, row_weights, sum_in_order
+from .._parallel_kernels import row_tasks, row_weights, summed_gradient_hessian
 from . import _multinomial_kernels as kernels
 from ._general import GeneralModel
 from ._targets import ClassLabels
@@ -246,11 +246,8 @@ class MultinomialModel(GeneralModel):
             X, bool(self.fit_intercept), theta, y, row_weights(w),
             _padded_lower(chol, P), spread, size, parts, spreads,
         )  # fmt: skip
-        total = sum_in_order(parts)
-        H = total[P:].reshape(P, P)
-        lower = np.tril_indices(P, -1)
-        H.T[lower] = H[lower]  # the kernel sums the lower triangle
-        return total[:P], H, spreads if spread else None
+        G, H = summed_gradient_hessian(parts, P)
+        return G, H, spreads if spread else None
 
     def simulate_draws(self, thetas, Xd, random_state):
         # one class code per row and draw, by inversion of the cumulative probabilities

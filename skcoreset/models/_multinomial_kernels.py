@@ -387,9 +387,9 @@ def summary_tasks(X, intercept, theta, y, w, L, want_spread, size, parts, spread
     into ``spread``, one entry a row; else ``spread`` may be empty).
 
     ``L`` is the factor's lower triangle with zeros above, its columns padded with zeros to a
-    multiple of four. The rows are read as stored (float32 or float64) in groups laid out by column, as the
-    single-index models' summary (``coreset._taylor_kernels``); a row of the design ``Q``
-    columns (X's, then a one with ``intercept``), the parameters class by class.
+    multiple of four. The rows are read as stored (float32 or float64) in groups laid out by
+    column, as the single-index models' summary (``coreset._taylor_kernels``); a row of the
+    design ``Q`` columns (X's, then a one with ``intercept``), the parameters class by class.
     """
     n = X.shape[0]
     P = theta.shape[0]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.special
 
-from .._parallel_kernels import row_tasks, row_weights, sum_in_order
+from .._parallel_kernels import row_tasks, row_weights, summed_gradient_hessian
 from . import _student_t_kernels as kernels
 from ._general import GeneralModel
 from ._targets import MAX_SQUARED_TARGET, check_target_scale, numeric_targets
@@ -336,11 +336,8 @@ class StudentTModel(GeneralModel):
             np.ascontiguousarray(y, dtype=np.float64), row_weights(w), point, chol, spread,
             size, parts, spreads,
         )  # fmt: skip
-        total = sum_in_order(parts)
-        H = total[S:].reshape(S, S)
-        lower = np.tril_indices(S, -1)
-        H.T[lower] = H[lower]  # the kernel sums the lower triangle
-        return total[:S], H, spreads if spread else None
+        G, H = summed_gradient_hessian(parts, S)
+        return G, H, spreads if spread else None
 
     def grad_draws(self, thetas, Xd, y):
         d_eta, d_s, d_nu = self._scores(np.atleast_2d(thetas), Xd, y)

@@ -123,8 +123,10 @@ class ClassLabels:
             if np.all(positive | (y == self.classes[0])):
                 return positive.astype(np.float64)
         K = self.classes.shape[0]
-        if y.dtype.kind in "iu" and self.classes.dtype.kind in "iu" and (
-            self.classes[0] == 0 and self.classes[-1] == K - 1
+        if (
+            y.dtype.kind in "iu"
+            and self.classes.dtype.kind in "iu"
+            and (self.classes[0] == 0 and self.classes[-1] == K - 1)
         ):
             # integer labels 0, ..., K - 1 (sorted and distinct, so these two ends settle it):
             # each label is its own code, checked by one range test instead of searchsorted
